@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * lcpi_abi.h - the one definition of the interface between lcpi.ko and
+ * user space (lcpid, the tests, the simulator).
+ *
+ * Both sides include this file; nothing in it may be duplicated elsewhere.
+ * Every struct uses fixed-width types with explicit padding, so the layout
+ * is the same in the kernel and in any user-space compiler. Structs that
+ * may grow carry their size as their first member: the kernel accepts any
+ * size it knows (LCPI_*_SIZE_VERn) and rejects others with -EINVAL.
+ *
+ * The data stream read from /dev/lcpi is a sequence of overflow buffers:
+ *
+ *   struct lcpi_buffer_header   (header_size bytes)
+ *   struct lcpi_record          (nr_records of them)
+ *
+ * read() hands out whole buffers only: a read whose length cannot hold one
+ * whole buffer (LCPI_INFO.buffer_bytes) fails with -EINVAL; a read never
+ * splits a buffer.
+ */
+#ifndef LCPI_ABI_H
+#define LCPI_ABI_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Bumped on any incompatible change; compat additions only grow structs. */
+#define LCPI_ABI_VERSION 1
+
+#define LCPI_DEVICE_PATH "/dev/lcpi"
+
+/* Events sampled at once; more than the PMU has are multiplexed by perf. */
+#define LCPI_MAX_EVENTS 4
+
+/*
+ * One overflow record: a (pid, pc, event) key and the number of samples it
+ * collected while it lived in the hash table. The same 16-byte layout is a
+ * hash-table entry; count == 0 marks an empty entry.
+ */
+struct lcpi_record {
+	__u64 pc;	/* sampled instruction address */
+	__u32 pid;	/* thread group id (the process), 0 for idle */
+	__u16 count;	/* samples; an entry that would overflow is evicted */
+	__u8 event;	/* index into lcpi_config.events */
+	__u8 flags;	/* LCPI_RECORD_* */
+};
+
+#define LCPI_RECORD_KERNEL 0x01	/* pc is a kernel-mode address */
+#define LCPI_RECORD_COUNT_MAX 0xffffu
+
+/*
+ * Precedes the records of each overflow buffer. The time window
+ * [t_first, t_last] is in the perf clock (local_clock(), the clock of
+ * perf's side-band records), so the daemon can resolve each record
+ * against the address space live in that window.
+ */
+struct lcpi_buffer_header {
+	__u32 magic;		/* LCPI_BUFFER_MAGIC */
+	__u16 version;		/* LCPI_ABI_VERSION */
+	__u16 header_size;	/* sizeof(struct lcpi_buffer_header) */
+	__u32 cpu;
+	__u32 nr_records;
+	__u64 seq;		/* per-CPU, +1 for every buffer handed out */
+	__u64 t_first;		/* ns: first record written into the buffer */
+	__u64 t_last;		/* ns: the buffer was sealed */
+	__u64 dropped;		/* samples dropped on this CPU before this buffer */
+};
+
+#define LCPI_BUFFER_MAGIC 0x4c435042u	/* "LCPB" */
+
+/*
+ * Statistics of one per-CPU hash table. Every sample is accounted once:
+ *   samples == hits + misses + dropped
+ * and every sample ends up in exactly one place:
+ *   samples == sum(record counts handed out) + sum(counts in the table)
+ *              + dropped
+ */
+struct lcpi_table_stats {
+	__u64 samples;		/* samples offered to the table */
+	__u64 hits;		/* key found: count incremented */
+	__u64 misses;		/* key not found: inserted */
+	__u64 evictions;	/* victims written to a buffer to make room */
+	__u64 saturations;	/* entries written out because count was full */
+	__u64 flushed;		/* entries written out by a flush */
+	__u64 swaps;		/* buffers sealed and handed to the reader */
+	__u64 dropped;		/* samples lost: both buffers were full */
+};
+
+/* One event to sample. type/config are perf_event_attr's. */
+struct lcpi_event_config {
+	__u32 type;		/* PERF_TYPE_* */
+	__u32 flags;		/* LCPI_EVENT_* */
+	__u64 config;		/* perf_event_attr.config */
+	__u64 period;		/* mean sample period, > 0 */
+	__u32 jitter_pct;	/* randomise each period by +- this % (0..50) */
+	__u32 reserved;		/* must be zero */
+};
+
+/* Fall back to the software cpu-clock event if the PMU lacks this one. */
+#define LCPI_EVENT_FALLBACK_CPU_CLOCK 0x01
+
+/* LCPI_IOC_SET_CONFIG: choose events; only while stopped. */
+struct lcpi_config {
+	__u32 size;		/* sizeof(struct lcpi_config) */
+	__u32 nr_events;	/* 1..LCPI_MAX_EVENTS */
+	struct lcpi_event_config events[LCPI_MAX_EVENTS];
+};
+
+#define LCPI_CONFIG_SIZE_VER1 136
+
+/*
+ * LCPI_IOC_GET_INFO: the module's geometry and the events really in use,
+ * plus the module's own view of the ABI struct sizes (a test compares
+ * them with user space's).
+ */
+struct lcpi_info {
+	__u32 size;		/* in: sizeof(struct lcpi_info) */
+	__u32 abi_version;
+	__u32 nr_cpus;		/* nr_cpu_ids: valid cpu numbers are below */
+	__u32 ways;
+	__u32 sets;
+	__u32 buffer_records;	/* records per overflow buffer */
+	__u32 buffer_bytes;	/* header + records: the smallest read() */
+	__u32 running;		/* 1 while sampling */
+	__u32 nr_events;
+	__u32 sizeof_record;
+	__u32 sizeof_buffer_header;
+	__u32 sizeof_cpu_stats;
+	__u32 sizeof_config;
+	__u32 reserved;
+	/* what each configured event really is (after any fallback) */
+	struct lcpi_event_config events[LCPI_MAX_EVENTS];
+};
+
+#define LCPI_INFO_SIZE_VER1 184
+
+/* LCPI_IOC_GET_STATS: one CPU's statistics. */
+struct lcpi_cpu_stats {
+	__u32 size;		/* in: sizeof(struct lcpi_cpu_stats) */
+	__u32 cpu;		/* in: which CPU */
+	__u32 online;		/* out: 1 if the CPU is sampling */
+	__u32 reserved;
+	struct lcpi_table_stats table;
+	__u64 nested;		/* samples dropped: the table was in use */
+	__u64 handler_ns_hit;	/* total handler time for hits */
+	__u64 handler_ns_miss;	/* total handler time for misses */
+	__u64 buffers_read;	/* buffers handed to user space */
+	__u64 time_enabled[LCPI_MAX_EVENTS];	/* ns, for multiplex scaling */
+	__u64 time_running[LCPI_MAX_EVENTS];
+};
+
+#define LCPI_CPU_STATS_SIZE_VER1 176
+
+#define LCPI_IOC_MAGIC 0xb7
+
+#define LCPI_IOC_GET_VERSION	_IOR(LCPI_IOC_MAGIC, 0x00, __u32)
+#define LCPI_IOC_SET_CONFIG	_IOW(LCPI_IOC_MAGIC, 0x01, struct lcpi_config)
+#define LCPI_IOC_START		_IO(LCPI_IOC_MAGIC, 0x02)
+#define LCPI_IOC_STOP		_IO(LCPI_IOC_MAGIC, 0x03)
+/* Drain every CPU's table into its buffers (runs on each CPU). */
+#define LCPI_IOC_FLUSH		_IO(LCPI_IOC_MAGIC, 0x04)
+#define LCPI_IOC_GET_INFO	_IOWR(LCPI_IOC_MAGIC, 0x05, struct lcpi_info)
+#define LCPI_IOC_GET_STATS	_IOWR(LCPI_IOC_MAGIC, 0x06, struct lcpi_cpu_stats)
+
+#ifdef __cplusplus
+static_assert(sizeof(struct lcpi_record) == 16, "record layout");
+static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header layout");
+static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
+static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
+static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
+static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER1, "stats");
+#elif !defined(__KERNEL__)
+_Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
+_Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
+_Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
+_Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
+_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER1,
+	       "stats");
+#endif
+/* The kernel side checks the same sizes with BUILD_BUG_ON() at init. */
+
+#endif /* LCPI_ABI_H */

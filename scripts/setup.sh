@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# setup.sh - installs every build and test dependency from Debian's packages.
+# Idempotent and fast when everything is already there: apt-get runs only
+# for packages that are missing. Needs root (or sudo) to install.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake pkg-config
+  # libprofile, lcpid and the tools
+  libelf-dev libdw-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
+  # tests
+  catch2 elfutils binutils
+  # the kernel module and the QEMU harness that loads it into a real kernel
+  linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
