@@ -1,0 +1,279 @@
+// daemon.cpp - lcpid's loop, flushing, epochs and status.
+#include "daemon/daemon.h"
+
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "lcpi_hashtable.h"
+#include "libprofile/perf_source.h"
+
+namespace lcpi {
+namespace {
+
+constexpr int kPollMs = 100;
+constexpr auto kRetryAfterFailure = std::chrono::seconds(10);
+
+uint64_t RssBytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+uint64_t CpuNs() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto ns = [](const timeval& t) {
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + t.tv_usec * 1000ull;
+  };
+  return ns(ru.ru_utime) + ns(ru.ru_stime);
+}
+
+lcpi_ht_config DefaultTableConfig() {
+  return lcpi_ht_config{LCPI_HT_DEFAULT_WAYS, LCPI_HT_DEFAULT_SET_BITS, LCPI_POLICY_ROUND_ROBIN,
+                        LCPI_HASH_MULTIPLY, LCPI_HT_DEFAULT_BUFFER_RECORDS};
+}
+
+// The source statistics that go into the database, as deltas since the last merge.
+void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStats& before) {
+  auto add = [&](const char* name, uint64_t a, uint64_t b) {
+    if (a != b) batch.stats.emplace_back(name, static_cast<int64_t>(a - b));
+  };
+  add("samples", now.table.samples + now.lost + now.nested,
+      before.table.samples + before.lost + before.nested);
+  add("hits", now.table.hits, before.table.hits);
+  add("misses", now.table.misses, before.table.misses);
+  add("evictions", now.table.evictions, before.table.evictions);
+  add("lost", now.lost + now.nested, before.lost + before.nested);
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
+
+Daemon::~Daemon() {
+  if (signal_fd_ >= 0) close(signal_fd_);
+}
+
+Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
+  SourceOptions so;
+  so.events = options_.events;
+  so.period = options_.period;
+  so.frequency = options_.frequency;
+  so.jitter_pct = options_.jitter_pct;
+  std::string kind = options_.source;
+  if (kind == "auto") kind = access(LCPI_DEVICE_PATH, F_OK) == 0 ? "kmod" : "perf";
+  if (kind == "kmod")
+    return Error(Errc::kUnsupported, "the kmod source is not built into this lcpid yet");
+  return std::unique_ptr<Source>(new PerfSource(so, DefaultTableConfig()));
+}
+
+Expected<void> Daemon::Start() {
+  started_ = Clock::now();
+  Expected<std::unique_ptr<ProfileDb>> db = ProfileDb::Open(options_.db, DbMode::kReadWrite);
+  if (!db) return db.error();
+  db_ = std::move(*db);
+  Expected<int64_t> epoch = db_->CurrentEpoch();
+  if (!epoch) return epoch.error();
+  epoch_ = *epoch;
+
+  Expected<KernelSymbols> kernel = KernelSymbols::Load();
+  if (kernel) {
+    kernel_ = std::move(*kernel);
+  } else {
+    spdlog::warn("kernel symbols unavailable ({}): kernel samples go to one [kernel] image",
+                 kernel.error().message());
+  }
+  aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr);
+
+  // Side-band first, then the /proc scan: a process started in between is
+  // seen by both, never by neither.
+  sideband_ = std::make_unique<Sideband>(tracker_, images_);
+  if (Expected<void> e = sideband_->Start(); !e) return e;
+  size_t procs = ScanProc(tracker_, images_);
+
+  Expected<std::unique_ptr<Source>> source = MakeSource();
+  if (!source) return source.error();
+  source_ = std::move(*source);
+  if (Expected<void> e = source_->Start(); !e) return e;
+  for (const RealEvent& ev : source_->Events())
+    spdlog::info("event {}: sampling {} every {} (mean){}", ev.requested.name, ev.used, ev.period,
+                 ev.fell_back ? ", fallback: the PMU lacks it" : "");
+
+  if (Expected<void> e = control_.Listen(options_.socket); !e) return e;
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd_ < 0) return ErrnoError("signalfd", errno);
+
+  next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
+  spdlog::info("lcpid: source {}, {} processes found, epoch {}, database {}", source_->Name(),
+               procs, epoch_, options_.db);
+  return {};
+}
+
+void Daemon::ResolveQueued() {
+  sideband_->Drain();
+  while (!queue_.empty()) {
+    aggregator_->Add(queue_.front());
+    queue_.pop_front();
+  }
+}
+
+Expected<void> Daemon::Flush() {
+  // Every address space that ended before this point can be reaped once the
+  // source has been drained: all its samples are resolved by then.
+  sideband_->Drain();
+  uint64_t reap_before = sideband_->newest();
+  Expected<void> drained =
+      source_->Flush([this](const RecordBuffer& b) { queue_.push_back(b); });
+  ResolveQueued();
+  if (!drained) spdlog::error("draining the source: {}", drained.error().message());
+  tracker_.Reap(reap_before);
+
+  SourceStats now = source_->Stats();
+  MergeBatch batch = aggregator_->Batch(epoch_, source_->Events());
+  AddSourceDeltas(batch, now, stored_stats_);
+  Expected<void> merged = db_->Merge(batch);
+  if (!merged) {
+    // Nothing was written: the counts stay in memory for the next attempt.
+    failed_flushes_++;
+    last_flush_error_ = merged.error().ToString();
+    spdlog::error("flush failed, counts kept in memory, will retry: {}", last_flush_error_);
+    return merged;
+  }
+  aggregator_->Commit();
+  stored_stats_ = now;
+  flushes_++;
+  last_flush_error_.clear();
+  spdlog::debug("flushed {} counts for {} images", batch.counts.size(), batch.images.size());
+  return {};
+}
+
+std::string Daemon::Status() {
+  SourceStats s = source_->Stats();
+  const AggregateTotals& t = aggregator_->totals();
+  double secs = std::chrono::duration<double>(Clock::now() - started_).count();
+  uint64_t pending = s.table.samples - s.table.dropped - t.samples;  // still in the hash tables
+  uint64_t lost = s.lost + s.table.dropped + s.nested;
+  uint64_t all = s.table.samples + s.lost + s.nested;
+  std::ostringstream o;
+  o << "ok\n";
+  o << "source " << source_->Name() << "\n";
+  for (size_t i = 0; i < source_->Events().size(); i++) {
+    const RealEvent& ev = source_->Events()[i];
+    o << "event." << i << " " << ev.requested.name << " sampled-as " << ev.used << " period "
+      << ev.period << (ev.fell_back ? " (fallback)" : "") << "\n";
+  }
+  o << "database " << options_.db << "\n";
+  o << "epoch " << epoch_ << "\n";
+  o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
+  o << "samples " << all << "\n";
+  o << "samples_per_s " << static_cast<uint64_t>(secs > 0 ? all / secs : 0) << "\n";
+  o << "attributed " << t.attributed << "\n";
+  o << "unknown " << t.unknown << "\n";
+  o << "lost " << lost << "\n";
+  o << "in_tables " << pending << "\n";
+  o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";
+  o << "hits " << s.table.hits << "\n";
+  o << "misses " << s.table.misses << "\n";
+  o << "evictions " << s.table.evictions << "\n";
+  o << "miss_rate_pct " << (s.table.samples ? 100.0 * s.table.misses / s.table.samples : 0.0)
+    << "\n";
+  o << "records " << t.records << "\n";
+  o << "buffers " << t.buffers << "\n";
+  o << "sideband_records " << sideband_->records() << "\n";
+  o << "sideband_lost " << sideband_->lost() << "\n";
+  o << "processes_tracked " << tracker_.processes() << "\n";
+  o << "images " << images_.size() << "\n";
+  o << "pending_entries " << aggregator_->entries() << "\n";
+  o << "daemon_cpu_ns_per_sample " << (all ? CpuNs() / all : 0) << "\n";
+  o << "rss_bytes " << RssBytes() << "\n";
+  o << "flushes " << flushes_ << "\n";
+  o << "failed_flushes " << failed_flushes_ << "\n";
+  if (!last_flush_error_.empty()) o << "last_flush_error " << last_flush_error_ << "\n";
+  o << "\n";
+  return o.str();
+}
+
+std::string Daemon::Handle(const std::string& request) {
+  std::istringstream in(request);
+  std::string verb, arg;
+  in >> verb;
+  std::getline(in >> std::ws, arg);
+  if (verb == "status") return Status();
+  if (verb == "flush") {
+    Expected<void> e = Flush();
+    return e ? "ok\nepoch " + std::to_string(epoch_) + "\n\n"
+             : "error " + e.error().ToString() + "\n\n";
+  }
+  if (verb == "epoch") {
+    // The old epoch's counts must be on disk before the new one starts.
+    if (Expected<void> e = Flush(); !e) return "error " + e.error().ToString() + "\n\n";
+    std::optional<std::string> tag;
+    if (!arg.empty()) tag = arg;
+    Expected<int64_t> id = db_->NewEpoch(tag);
+    if (!id) return "error " + id.error().ToString() + "\n\n";
+    epoch_ = *id;
+    spdlog::info("new epoch {}{}", epoch_, tag ? " (" + *tag + ")" : "");
+    return "ok\nepoch " + std::to_string(epoch_) + "\n\n";
+  }
+  if (verb == "stop") {
+    stop_ = true;
+    return "ok\nstopping\n\n";
+  }
+  return "error unknown request '" + verb + "' (status, flush, epoch [TAG], stop)\n\n";
+}
+
+int Daemon::Run() {
+  auto sink = [this](const RecordBuffer& b) { queue_.push_back(b); };
+  while (!stop_) {
+    Expected<void> polled = source_->Poll(kPollMs, sink);
+    if (!polled) spdlog::error("reading the source: {}", polled.error().message());
+    ResolveQueued();
+    control_.ServePending([this](const std::string& r) { return Handle(r); });
+    signalfd_siginfo si;
+    while (read(signal_fd_, &si, sizeof(si)) == sizeof(si)) {
+      if (si.ssi_signo == SIGHUP) {
+        next_flush_ = Clock::now();  // SIGHUP: flush now
+      } else {
+        spdlog::info("signal {}: flushing and stopping", si.ssi_signo);
+        stop_ = true;
+      }
+    }
+    if (Clock::now() >= next_flush_) {
+      Expected<void> e = Flush();
+      next_flush_ = Clock::now() + (e ? std::chrono::seconds(options_.flush_interval)
+                                      : std::chrono::duration_cast<std::chrono::seconds>(
+                                            kRetryAfterFailure));
+    }
+  }
+  source_->Stop();
+  // The last flush must land: retry while the database is busy or full.
+  for (int attempt = 0;; attempt++) {
+    Expected<void> e = Flush();
+    if (e) break;
+    if (attempt >= 30) {
+      spdlog::critical("giving up: {} unflushed samples lost", aggregator_->totals().samples);
+      return 1;
+    }
+    sleep(1);
+  }
+  spdlog::info("stopped after {} flushes", flushes_);
+  return 0;
+}
+
+}  // namespace lcpi

@@ -1,0 +1,71 @@
+// daemon.h - lcpid's main loop: reads side-band and sample buffers, resolves
+// and aggregates them, merges into the database every flush interval, on
+// request and on SIGTERM/SIGINT, and answers the control socket.
+#ifndef LCPI_DAEMON_DAEMON_H
+#define LCPI_DAEMON_DAEMON_H
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "daemon/control_server.h"
+#include "daemon/options.h"
+#include "libprofile/aggregator.h"
+#include "libprofile/image_table.h"
+#include "libprofile/kernel_symbols.h"
+#include "libprofile/process_tracker.h"
+#include "libprofile/profile_db.h"
+#include "libprofile/sideband.h"
+#include "libprofile/source.h"
+
+namespace lcpi {
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  ~Daemon();
+
+  // Opens the database, the source, the side-band events and the socket.
+  Expected<void> Start();
+  // Runs until stopped (signal or "stop" request); returns the exit status.
+  int Run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  Expected<std::unique_ptr<Source>> MakeSource();
+  // Resolves queued buffers after reading the side-band, so every mapping
+  // made before a sample is known when the sample is resolved.
+  void ResolveQueued();
+  // Drains the source and merges everything into the database.
+  Expected<void> Flush();
+  std::string Handle(const std::string& request);
+  std::string Status();
+
+  DaemonOptions options_;
+  std::unique_ptr<ProfileDb> db_;
+  int64_t epoch_ = 0;
+  std::unique_ptr<Source> source_;
+  ProcessTracker tracker_;
+  ImageTable images_;
+  std::optional<KernelSymbols> kernel_;
+  std::unique_ptr<Sideband> sideband_;
+  std::unique_ptr<Aggregator> aggregator_;
+  ControlServer control_;
+  std::deque<RecordBuffer> queue_;
+  int signal_fd_ = -1;
+  bool stop_ = false;
+
+  Clock::time_point started_;
+  Clock::time_point next_flush_;
+  SourceStats stored_stats_;  // source statistics already merged into the database
+  uint64_t flushes_ = 0;
+  uint64_t failed_flushes_ = 0;
+  std::string last_flush_error_;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_DAEMON_DAEMON_H

@@ -1,0 +1,82 @@
+// main.cpp - lcpid: parse the command line, set up logging, daemonize (the
+// parent returns only once sampling has started, with the daemon's verdict),
+// write the pid file, run.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/syslog_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "daemon/daemon.h"
+#include "daemon/options.h"
+
+namespace {
+
+void SetUpLogging(const lcpi::DaemonOptions& o) {
+  if (!o.foreground) {
+    if (!o.log_file.empty())
+      spdlog::set_default_logger(spdlog::basic_logger_mt("lcpid", o.log_file));
+    else
+      spdlog::set_default_logger(spdlog::syslog_logger_mt("lcpid", "lcpid", LOG_PID, LOG_DAEMON));
+  }
+  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  spdlog::flush_on(spdlog::level::info);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  lcpi::DaemonOptions options;
+  if (int rc = lcpi::ParseDaemonOptions(argc, argv, &options); rc >= 0) return rc;
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "lcpid: must run as root (system-wide perf events, %s)\n",
+                 options.socket.c_str());
+    return 1;
+  }
+  int ready[2] = {-1, -1};
+  if (!options.foreground) {
+    if (pipe(ready) < 0) return 1;
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child > 0) {
+      close(ready[1]);
+      char verdict = 1;
+      if (read(ready[0], &verdict, 1) != 1) verdict = 1;
+      if (verdict != 0) std::fprintf(stderr, "lcpid: failed to start (see the log)\n");
+      return verdict;
+    }
+    close(ready[0]);
+    setsid();
+    if (chdir("/") < 0) return 1;
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+  }
+  SetUpLogging(options);
+  lcpi::Daemon daemon(options);
+  lcpi::Expected<void> started = daemon.Start();
+  if (!started) {
+    spdlog::critical("lcpid: {}", started.error().ToString());
+    if (options.foreground) std::fprintf(stderr, "lcpid: %s\n", started.error().ToString().c_str());
+    if (ready[1] >= 0) {
+      char verdict = 1;
+      (void)!write(ready[1], &verdict, 1);
+    }
+    return 1;
+  }
+  if (!options.foreground) {
+    std::ofstream(options.pid_file) << getpid() << "\n";
+    char verdict = 0;
+    (void)!write(ready[1], &verdict, 1);
+    close(ready[1]);
+  }
+  int rc = daemon.Run();
+  if (!options.foreground) unlink(options.pid_file.c_str());
+  return rc;
+}

@@ -1,0 +1,69 @@
+// options.cpp - lcpid's command line, with CLI11.
+#include "daemon/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace lcpi {
+
+int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
+  DaemonOptions o;
+  std::string events = "cycles";
+  CLI::App app{
+      "lcpid - the lcpi daemon: samples every CPU continuously and keeps per-image\n"
+      "profiles in an SQLite database. Needs root (perf events for the whole\n"
+      "machine, /dev/lcpi, the control socket)."};
+  app.add_option("--db", o.db, "profile database (created if missing)")->capture_default_str();
+  app.add_option("--source", o.source,
+                 "where samples come from: kmod (/dev/lcpi), perf (perf_event_open), or auto "
+                 "(kmod when /dev/lcpi exists)")
+      ->check(CLI::IsMember({"auto", "perf", "kmod"}))
+      ->capture_default_str();
+  app.add_option("--events", events,
+                 "comma-separated events: cycles, imiss, instructions, branch-misses, "
+                 "cache-misses, dmiss, cpu-clock, task-clock, or r:TYPE:CONFIG. Events the PMU "
+                 "lacks fall back to cpu-clock (logged, and shown by lcpictl status)")
+      ->capture_default_str();
+  auto* period = app.add_option("--period", o.period,
+                                "mean events between samples (ns for cpu-clock); randomised by "
+                                "+-jitter%. Default: 5000 samples/s/CPU");
+  auto* freq = app.add_option("--frequency", o.frequency, "samples per second per CPU instead");
+  period->excludes(freq);
+  period->check(CLI::PositiveNumber);
+  freq->check(CLI::Range(1, 100000));
+  app.add_option("--jitter", o.jitter_pct, "randomise each period by +- this percent")
+      ->check(CLI::Range(0, 50))
+      ->capture_default_str();
+  app.add_option("--flush-interval", o.flush_interval, "seconds between merges into the database")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  app.add_flag("--foreground,-f", o.foreground, "stay in the foreground, log to stderr");
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_option("--log-file", o.log_file, "log here in daemon mode (default: syslog)");
+  app.add_option("--socket", o.socket, "control socket (root only)")->capture_default_str();
+  app.add_option("--pid-file", o.pid_file, "pid file in daemon mode")->capture_default_str();
+  app.footer(
+      "Examples:\n"
+      "  lcpid                                  daemon, all defaults\n"
+      "  lcpid -f --db /tmp/p.db --flush-interval 10 --events cycles,imiss\n"
+      "  lcpictl status                         what the daemon is doing\n"
+      "  lcpiprof                               per-image report of the newest epoch");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  Expected<std::vector<EventSpec>> parsed = ParseEventList(events);
+  if (!parsed) {
+    std::cerr << "lcpid: " << parsed.error().message() << "\n";
+    return 2;
+  }
+  o.events = *parsed;
+  *out = o;
+  return -1;
+}
+
+}  // namespace lcpi

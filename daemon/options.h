@@ -1,0 +1,36 @@
+// options.h - lcpid's command line: what to sample, where to keep it, how
+// often to flush, and how to run.
+#ifndef LCPI_DAEMON_OPTIONS_H
+#define LCPI_DAEMON_OPTIONS_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "libprofile/control_protocol.h"
+#include "libprofile/event_spec.h"
+
+namespace lcpi {
+
+struct DaemonOptions {
+  std::string db = kDefaultDatabase;
+  std::string source = "auto";  // auto | perf | kmod
+  std::vector<EventSpec> events;
+  uint64_t period = 0;
+  uint64_t frequency = 0;
+  uint32_t jitter_pct = 10;
+  int flush_interval = 300;  // seconds
+  bool foreground = false;
+  std::string log_level = "info";
+  std::string log_file;  // daemon mode: empty means syslog
+  std::string socket = kDefaultControlSocket;
+  std::string pid_file = kDefaultPidFile;
+};
+
+// Parses argv. Returns the exit status to leave with (0 after --help) when
+// the daemon should not run, else -1 with *out filled.
+int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out);
+
+}  // namespace lcpi
+
+#endif  // LCPI_DAEMON_OPTIONS_H

@@ -1,0 +1,20 @@
+# lcpid end to end on this host's perf events (needs root). The workloads are
+# small C programs built here with known behaviour.
+foreach(w shares tiny exec_first exec_second syscalls)
+  add_executable(workload_${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
+  set_target_properties(workload_${w} PROPERTIES OUTPUT_NAME ${w}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
+  target_compile_options(workload_${w} PRIVATE -O1 -g -fno-inline)
+endforeach()
+
+add_executable(daemon_test ${CMAKE_CURRENT_SOURCE_DIR}/daemon_test.cpp
+  $<TARGET_OBJECTS:lcpi_catch_main>)
+target_link_libraries(daemon_test PRIVATE lcpiprofile Catch2::Catch2)
+target_include_directories(daemon_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(daemon_test PRIVATE
+  LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
+  WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
+add_dependencies(daemon_test lcpid lcpictl workload_shares workload_tiny workload_exec_first
+  workload_exec_second workload_syscalls)
+catch_discover_tests(daemon_test TEST_PREFIX "lcpid: "
+  PROPERTIES LABELS "integration;root" RUN_SERIAL TRUE)

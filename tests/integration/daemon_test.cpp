@@ -1,0 +1,213 @@
+// daemon_test.cpp - lcpid end to end, as root, on this host's real perf
+// events: known shares, a storm of short-lived processes, exec, kernel
+// samples, SIGTERM and SIGKILL, and a status whose figures add up.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "daemon_fixture.h"
+#include "libprofile/elf_symbols.h"
+
+using lcpi::testing::Capture;
+using lcpi::testing::DaemonFixture;
+using lcpi::testing::Run;
+
+namespace {
+
+const std::string kWorkloads = WORKLOAD_DIR;
+
+// The value of a query that must succeed (a copy: never iterate a temporary's insides).
+template <class T>
+T Must(lcpi::Expected<T> e) {
+  REQUIRE(e);
+  return std::move(*e);
+}
+
+// Total count per image path in the newest epoch.
+std::map<std::string, uint64_t> PerImage(lcpi::ProfileDb& db, const std::string& kind = "") {
+  std::map<int64_t, lcpi::ImageInfo> images;
+  for (const lcpi::ImageInfo& i : Must(db.ListImages())) images[i.id] = i;
+  std::map<std::string, uint64_t> out;
+  for (const lcpi::ImageTotal& t : Must(db.ImageTotals(*db.CurrentEpoch())))
+    if (kind.empty() || images[t.image_id].kind == kind) out[images[t.image_id].path] += t.count;
+  return out;
+}
+
+int64_t ImageId(lcpi::ProfileDb& db, const std::string& path) {
+  for (const lcpi::ImageInfo& i : Must(db.ListImages()))
+    if (i.path == path) return i.id;
+  return -1;
+}
+
+// Samples per function of the ELF file at path.
+std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string& path) {
+  std::map<std::string, uint64_t> out;
+  int64_t id = ImageId(db, path);
+  if (id < 0) return out;
+  auto elf = lcpi::ElfImage::Open(path);
+  REQUIRE(elf);
+  int64_t epoch = *db.CurrentEpoch();
+  for (const lcpi::EventInfo& ev : Must(db.ListEvents()))
+    for (const lcpi::OffsetCount& oc : Must(db.OffsetCounts(epoch, id, ev.id, 0, UINT64_MAX >> 1))) {
+      auto hit = (*elf)->LookupFileOffset(oc.offset);
+      out[hit ? hit->symbol->name : "?"] += oc.count;
+    }
+  return out;
+}
+
+uint64_t Stat(lcpi::ProfileDb& db, const std::string& name) {
+  auto stats = db.Stats(*db.CurrentEpoch());
+  REQUIRE(stats);
+  auto it = stats->find(name);
+  return it == stats->end() ? 0 : static_cast<uint64_t>(it->second);
+}
+
+}  // namespace
+
+TEST_CASE("known shares of work come back within a few points") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "4"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  std::map<std::string, uint64_t> sym = PerSymbol(*db, kWorkloads + "/shares");
+  double total = sym["work60"] + sym["work30"] + sym["work10"];
+  INFO("work60 " << sym["work60"] << " work30 " << sym["work30"] << " work10 " << sym["work10"]);
+  REQUIRE(total > 1000);  // 4 s at 5000 samples/s: about 20000
+  CHECK(std::abs(100 * sym["work60"] / total - 60) < 4);
+  CHECK(std::abs(100 * sym["work30"] / total - 30) < 4);
+  CHECK(std::abs(100 * sym["work10"] / total - 10) < 4);
+}
+
+TEST_CASE("a storm of 500 short-lived processes is attributed to its image") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  std::string tiny = kWorkloads + "/tiny";
+  REQUIRE(Run({"/bin/sh", "-c", "i=0; while [ $i -lt 500 ]; do " + tiny + " 4; i=$((i+1)); done"}) ==
+          0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  std::map<std::string, uint64_t> images = PerImage(*db);
+  uint64_t on_tiny = images[tiny];
+  // Where a missed exec or mapping would land: the unknown image of tiny's
+  // name, or of the shell that forked it.
+  uint64_t unknown = 0;
+  for (const char* comm : {"tiny", "sh", "dash", "bash"})
+    unknown += images[std::string("[unknown ") + comm + "]"];
+  INFO("tiny " << on_tiny << ", unknown " << unknown);
+  REQUIRE(on_tiny > 1000);  // 500 x 4 ms at 5000/s: about 10000
+  CHECK(static_cast<double>(on_tiny) / (on_tiny + unknown) >= 0.99);
+  std::map<std::string, uint64_t> sym = PerSymbol(*db, tiny);
+  CHECK(sym["tiny_spin"] > on_tiny * 9 / 10);
+}
+
+TEST_CASE("a process that execs another program has samples on both images") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  std::string first = kWorkloads + "/exec_first", second = kWorkloads + "/exec_second";
+  REQUIRE(Run({first, second, "1.5"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  std::map<std::string, uint64_t> s1 = PerSymbol(*db, first), s2 = PerSymbol(*db, second);
+  INFO("first_work " << s1["first_work"] << ", second_work " << s2["second_work"]);
+  CHECK(s1["first_work"] > 2000);
+  CHECK(s2["second_work"] > 2000);
+  // each on the right one: no sample of the first image names the second's work
+  CHECK(s1.count("second_work") == 0);
+  CHECK(s2.count("first_work") == 0);
+  // one pid, both images
+  std::map<uint32_t, std::set<int64_t>> images_of_pid;
+  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch())))
+    if (p.image_id == ImageId(*db, first) || p.image_id == ImageId(*db, second))
+      images_of_pid[p.pid].insert(p.image_id);
+  bool both = false;
+  for (const auto& [pid, ids] : images_of_pid) both |= ids.size() == 2;
+  CHECK(both);
+}
+
+TEST_CASE("samples in the kernel land on the kernel image") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/syscalls", "2"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  uint64_t kernel = 0, syscalls_total = 0;
+  std::map<int64_t, std::string> kind;
+  for (const lcpi::ImageInfo& i : Must(db->ListImages())) kind[i.id] = i.kind;
+  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch()))) {
+    if (p.comm != "syscalls") continue;
+    syscalls_total += p.count;
+    if (kind[p.image_id] == "kernel") kernel += p.count;
+  }
+  INFO("kernel " << kernel << " of " << syscalls_total);
+  REQUIRE(syscalls_total > 2000);
+  CHECK(kernel > syscalls_total / 2);  // reading /dev/zero is kernel work
+  // and they symbolize: the kernel's symbols were stored for the tools
+  int64_t kernel_id = -1;
+  for (const auto& [id, k] : kind)
+    if (k == "kernel") kernel_id = id;
+  REQUIRE(kernel_id >= 0);
+  CHECK(db->Symbols(kernel_id)->size() > 1000);
+}
+
+TEST_CASE("SIGTERM loses nothing and the figures add up") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
+  auto st = d.Status();
+  uint64_t samples = std::stoull(st["samples"]);
+  CHECK(samples == std::stoull(st["attributed"]) + std::stoull(st["unknown"]) +
+                       std::stoull(st["lost"]) + std::stoull(st["in_tables"]));
+  CHECK(st["source"] == "perf");
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  uint64_t on_disk = 0;
+  for (const auto& [path, n] : PerImage(*db)) on_disk += n;
+  // Everything sampled is on disk: counted, or counted as lost.
+  CHECK(Stat(*db, "samples") >= samples);
+  CHECK(Stat(*db, "samples") == on_disk + Stat(*db, "lost") + Stat(*db, "dropped"));
+  CHECK(on_disk == Stat(*db, "attributed") + Stat(*db, "unknown"));
+}
+
+TEST_CASE("SIGKILL loses at most the unflushed interval; a restart continues") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
+  REQUIRE(!d.Ctl("flush").empty());
+  uint64_t flushed = 0;
+  {
+    auto db = d.OpenDb();
+    REQUIRE(db);
+    for (const auto& [path, n] : PerImage(*db)) flushed += n;
+  }
+  REQUIRE(flushed > 1000);
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);  // the unflushed interval
+  CHECK(d.Kill(SIGKILL) == -SIGKILL);
+  uint64_t after_kill = 0;
+  {
+    auto db = d.OpenDb();
+    REQUIRE(db);
+    REQUIRE(db->CheckIntegrity());
+    for (const auto& [path, n] : PerImage(*db)) after_kill += n;
+  }
+  CHECK(after_kill == flushed);  // the flushed part survives, whole
+  d.Start();
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  uint64_t final_total = 0;
+  for (const auto& [path, n] : PerImage(*db)) final_total += n;
+  CHECK(final_total > after_kill + 1000);
+}

@@ -1,0 +1,33 @@
+/* shares.c - a workload with known shares of work: work60, work30 and work10
+ * run the same loop for 60, 30 and 10 units of every 100, for argv[1] seconds. */
+#include <stdlib.h>
+#include <time.h>
+
+static volatile unsigned long sink;
+
+#define WORK(name)                                         \
+	__attribute__((noinline)) void name(long n)        \
+	{                                                  \
+		for (long i = 0; i < n; i++)               \
+			sink = sink * 31 + (unsigned long)i; \
+	}
+
+WORK(work60)
+WORK(work30)
+WORK(work10)
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 3;
+	struct timespec start, now;
+	const long unit = 20000;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		work60(60 * unit);
+		work30(30 * unit);
+		work10(10 * unit);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	return 0;
+}

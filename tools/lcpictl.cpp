@@ -1,0 +1,86 @@
+// lcpictl - talks to a running lcpid over its control socket: status, flush,
+// a new epoch (with a tag), stop. Root only, like the socket.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "libprofile/control_protocol.h"
+
+namespace {
+
+// Sends one request; prints the reply's body. Returns the exit status.
+int Request(const std::string& socket_path, const std::string& request) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.size() >= sizeof(addr.sun_path)) {
+    std::cerr << "lcpictl: socket path too long\n";
+    return 2;
+  }
+  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size());
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0) {
+    int err = errno;
+    std::cerr << "lcpictl: cannot reach lcpid at " << socket_path << ": " << std::strerror(err)
+              << (err == ENOENT || err == ECONNREFUSED ? " (is lcpid running?)" : "")
+              << (err == EACCES ? " (the control socket is root only)" : "") << "\n";
+    return 1;
+  }
+  std::string line = request + "\n";
+  if (send(fd, line.data(), line.size(), MSG_NOSIGNAL) < 0) {
+    std::cerr << "lcpictl: send: " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) reply.append(buf, static_cast<size_t>(n));
+  close(fd);
+  size_t nl = reply.find('\n');
+  std::string first = reply.substr(0, nl);
+  std::string body = nl == std::string::npos ? "" : reply.substr(nl + 1);
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  if (first.rfind("ok", 0) == 0) {
+    if (!body.empty()) std::cout << body << "\n";
+    return 0;
+  }
+  std::cerr << "lcpictl: " << (first.empty() ? "no reply from lcpid" : first) << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"lcpictl - control a running lcpid"};
+  std::string socket_path = lcpi::kDefaultControlSocket;
+  app.add_option("--socket", socket_path, "lcpid's control socket")->capture_default_str();
+  app.require_subcommand(1);
+  app.add_subcommand("status",
+                     "source, events really sampled, samples/s, hits, misses, evictions, lost, "
+                     "unknown share, daemon CPU per sample, memory");
+  app.add_subcommand("flush", "merge everything sampled so far into the database now");
+  std::string tag;
+  auto* epoch = app.add_subcommand("epoch", "flush, then start a new epoch");
+  epoch->add_option("--tag", tag, "a name for the new epoch (unique)");
+  app.add_subcommand("stop", "flush and stop the daemon");
+  app.footer(
+      "Examples:\n"
+      "  lcpictl status\n"
+      "  lcpictl epoch --tag before-upgrade\n"
+      "  lcpictl --socket /tmp/lcpid.sock flush");
+  CLI11_PARSE(app, argc, argv);
+  std::string verb = app.get_subcommands().front()->get_name();
+  if (verb == "epoch" && !tag.empty()) {
+    if (tag.find_first_of("\n\r") != std::string::npos) {
+      std::cerr << "lcpictl: a tag is one line\n";
+      return 2;
+    }
+    verb += " " + tag;
+  }
+  return Request(socket_path, verb);
+}
