@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lcpi.h - declarations shared by the files of lcpi.ko.
+ *
+ * Per-CPU state: one hash table with its two overflow buffers per possible
+ * CPU (lcpi_hashtable.h), allocated at module load and freed at unload only,
+ * so a sample handler, a hotplug callback or a reader can never touch freed
+ * memory. The handler may run in NMI context: everything it writes lives in
+ * the per-CPU struct lcpi_cpu of the CPU it runs on, guarded against nesting
+ * by lcpi_cpu.busy.
+ *
+ * Locking: lcpi_mutex serialises configuration, start/stop, flush, statistics
+ * and the hotplug callbacks. Always take cpus_read_lock() before lcpi_mutex;
+ * hotplug callbacks run with the hotplug lock already held.
+ */
+#ifndef LCPI_H
+#define LCPI_H
+
+#include <linux/irq_work.h>
+#include <linux/mutex.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+#include "include/lcpi_abi.h"
+#include "include/lcpi_hashtable.h"
+
+struct lcpi_cpu;
+
+/* The overflow handler's context: which CPU, which configured event. */
+struct lcpi_evctx {
+	struct lcpi_cpu *cpu;
+	u32 idx;
+};
+
+struct lcpi_cpu {
+	struct lcpi_ht ht;
+	void *mem;			/* lcpi_ht_mem_size() bytes */
+	unsigned int id;
+	/* written by this CPU's handler only */
+	u32 busy;			/* nesting guard: the table is in use */
+	u64 nested;
+	u64 handler_ns_hit;
+	u64 handler_ns_miss;
+	u64 rnd;			/* xorshift64 state for period jitter */
+	/* written by the reader only, under lcpi_read_mutex */
+	u64 buffers_read;
+	/* under lcpi_mutex */
+	struct perf_event *events[LCPI_MAX_EVENTS];
+	struct lcpi_evctx ctx[LCPI_MAX_EVENTS];
+	u64 time_enabled[LCPI_MAX_EVENTS];	/* of events already released */
+	u64 time_running[LCPI_MAX_EVENTS];
+	/* wakes the reader from the handler (NMI-safe) */
+	struct irq_work wake_work;
+};
+
+extern struct mutex lcpi_mutex;
+extern wait_queue_head_t lcpi_wait;
+extern struct lcpi_cpu **lcpi_cpus;	/* [nr_cpu_ids], NULL if not possible */
+extern struct lcpi_ht_config lcpi_ht_cfg;
+
+/* Configuration and state, under lcpi_mutex. */
+extern struct lcpi_config lcpi_cfg;
+extern struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
+extern bool lcpi_running;
+
+/* lcpi_sample.c */
+void lcpi_sample_init(void);
+void lcpi_sample_configure(const struct lcpi_config *cfg);
+int lcpi_sample_start(void);
+void lcpi_sample_stop(void);
+int lcpi_sample_cpu_online(unsigned int cpu);
+void lcpi_sample_cpu_offline(unsigned int cpu);
+int lcpi_sample_flush(void);
+void lcpi_sample_times(struct lcpi_cpu *c, u64 *enabled, u64 *running);
+void lcpi_wake_func(struct irq_work *work);
+
+/* lcpi_dev.c */
+int lcpi_dev_register(void);
+void lcpi_dev_unregister(void);
+int lcpi_config_check(const struct lcpi_config *cfg);
+
+#endif /* LCPI_H */

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lcpi_sample.c - the perf counters of lcpi.ko and their overflow handler.
+ *
+ * Each online CPU gets one kernel counter per configured event
+ * (perf_event_create_kernel_counter()), created at start and when a CPU
+ * comes online, released at stop and when it goes offline. The perf core
+ * programs the PMU, multiplexes and throttles; this file only counts.
+ *
+ * The overflow handler runs in NMI context for PMU events and in hrtimer
+ * interrupt context for the software cpu-clock event: it must be safe from
+ * any context. It takes no lock, allocates nothing and wakes nobody
+ * directly: a sealed buffer is announced through irq_work. Everything it
+ * writes belongs to the CPU it runs on (per-CPU tables: an NMI cannot
+ * synchronise with anyone, a shared table would contend at high rates).
+ * The only writers of a table are this handler and lcpi_flush_cpu(), which
+ * runs on the table's CPU with interrupts off; lcpi_cpu.busy makes an NMI
+ * that arrives while either of them is inside the table count itself in
+ * 'nested' and leave.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/math64.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/smp.h>
+
+#include "lcpi.h"
+
+/* the minimum period perf's cpu-clock hrtimer accepts, ns */
+#define LCPI_CPU_CLOCK_MIN_NS 10000
+/* a fallen-back PMU period becomes ns as if at 2 GHz, as lcpid's perf source */
+#define LCPI_ASSUMED_CYCLES_PER_NS 2
+
+static const struct lcpi_config lcpi_default_cfg = {
+	.size = sizeof(struct lcpi_config),
+	.nr_events = 1,
+	.events[0] = {
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.flags = LCPI_EVENT_FALLBACK_CPU_CLOCK,
+		.period = 1000000,
+		.jitter_pct = 10,
+	},
+};
+
+struct lcpi_config lcpi_cfg;
+struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
+bool lcpi_running;
+
+/* per-event constants the handler needs, so it never divides */
+static u64 lcpi_period[LCPI_MAX_EVENTS];
+static u64 lcpi_delta[LCPI_MAX_EVENTS];
+
+void lcpi_wake_func(struct irq_work *work)
+{
+	wake_up_interruptible(&lcpi_wait);
+}
+
+static u64 lcpi_rand(struct lcpi_cpu *c)
+{
+	u64 x = c->rnd;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	c->rnd = x;
+	return x;
+}
+
+/*
+ * Chooses the next period uniformly in mean +- delta. Setting
+ * hw.sample_period from the overflow handler is what perf's own period
+ * logic relies on: the cpu-clock hrtimer re-arms with it right after this
+ * handler returns; x86 PMU events reload it at their next overflow.
+ * Only this CPU touches the event's hw state here.
+ */
+static void lcpi_jitter(struct lcpi_cpu *c, struct perf_event *event, u32 idx)
+{
+	u64 delta = lcpi_delta[idx];
+	u64 next;
+
+	if (!delta)
+		return;
+	next = lcpi_period[idx] - delta +
+	       mul_u64_u64_shr(lcpi_rand(c), 2 * delta + 1, 64);
+	event->hw.sample_period = next ? next : 1;
+}
+
+/* Must be safe from any context, NMI included. */
+static void lcpi_overflow(struct perf_event *event,
+			  struct perf_sample_data *data, struct pt_regs *regs)
+{
+	struct lcpi_evctx *x = event->overflow_handler_context;
+	struct lcpi_cpu *c = x->cpu;
+	enum lcpi_ht_result r;
+	u32 flags = 0;
+	int wake = 0;
+	u64 t0, t1;
+
+	t0 = local_clock();
+	if (READ_ONCE(c->busy)) {
+		/* we interrupted the handler or a flush on this CPU */
+		c->nested++;
+		return;
+	}
+	WRITE_ONCE(c->busy, 1);
+	barrier();	/* busy is set before the table is touched */
+
+	if (!user_mode(regs))
+		flags |= LCPI_RECORD_KERNEL;
+	r = lcpi_ht_add(&c->ht, task_tgid_nr(current),
+			instruction_pointer(regs), x->idx, flags, t0, &wake);
+	lcpi_jitter(c, event, x->idx);
+
+	t1 = local_clock();
+	if (r == LCPI_HT_HIT)
+		c->handler_ns_hit += t1 - t0;
+	else
+		c->handler_ns_miss += t1 - t0;
+	barrier();	/* the table is left alone before busy is cleared */
+	WRITE_ONCE(c->busy, 0);
+
+	if (wake)
+		irq_work_queue(&c->wake_work);
+}
+
+static void lcpi_ctx_set(struct lcpi_cpu *c, u32 i)
+{
+	c->ctx[i].cpu = c;
+	c->ctx[i].idx = i;
+}
+
+static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
+{
+	const struct lcpi_event_config *ev = &lcpi_real[i];
+	struct perf_event_attr attr = {
+		.type = ev->type,
+		.size = sizeof(attr),
+		.config = ev->config,
+		.sample_period = ev->period,
+	};
+
+	lcpi_ctx_set(c, i);
+	return perf_event_create_kernel_counter(&attr, c->id, NULL,
+						lcpi_overflow, &c->ctx[i]);
+}
+
+static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
+{
+	lcpi_real[i] = *ev;
+	lcpi_period[i] = ev->period;
+	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
+}
+
+/* Degrades event @i to the software cpu-clock; false if it cannot. */
+static bool lcpi_fall_back(u32 i, long err)
+{
+	struct lcpi_event_config ev = lcpi_real[i];
+
+	if (!(ev.flags & LCPI_EVENT_FALLBACK_CPU_CLOCK))
+		return false;
+	if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK)
+		return false;
+	pr_info("event %u (type %u config 0x%llx) unavailable (%ld): sampling cpu-clock instead\n",
+		i, ev.type, ev.config, err);
+	ev.type = PERF_TYPE_SOFTWARE;
+	ev.config = PERF_COUNT_SW_CPU_CLOCK;
+	/* the same rate if a cycle took 1/LCPI_ASSUMED_CYCLES_PER_NS ns */
+	ev.period = max_t(u64, div_u64(ev.period, LCPI_ASSUMED_CYCLES_PER_NS),
+			  LCPI_CPU_CLOCK_MIN_NS);
+	lcpi_real_set(i, &ev);
+	return true;
+}
+
+/* Reads an event's times, then releases it: no handler runs after this. */
+static void lcpi_event_release(struct lcpi_cpu *c, u32 i)
+{
+	struct perf_event *event = c->events[i];
+	u64 enabled = 0, running = 0;
+
+	if (!event)
+		return;
+	perf_event_read_value(event, &enabled, &running);
+	c->time_enabled[i] += enabled;
+	c->time_running[i] += running;
+	perf_event_release_kernel(event);
+	c->events[i] = NULL;
+}
+
+static void lcpi_cpu_release(struct lcpi_cpu *c)
+{
+	u32 i;
+
+	for (i = 0; i < LCPI_MAX_EVENTS; i++)
+		lcpi_event_release(c, i);
+}
+
+/*
+ * Creates @c's counters. With @probe, an event the PMU lacks falls back to
+ * cpu-clock (for every CPU) and a failure is returned; otherwise a failure
+ * only leaves that event off on this CPU. Under lcpi_mutex.
+ */
+static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
+{
+	struct perf_event *event;
+	u32 i;
+
+	for (i = 0; i < lcpi_cfg.nr_events; i++) {
+		event = lcpi_event_create(c, i);
+		if (IS_ERR(event) && probe && lcpi_fall_back(i, PTR_ERR(event)))
+			event = lcpi_event_create(c, i);
+		if (IS_ERR(event)) {
+			if (probe) {
+				pr_warn("event %u: cannot sample on cpu %u (%ld)\n",
+					i, c->id, PTR_ERR(event));
+				lcpi_cpu_release(c);
+				return PTR_ERR(event);
+			}
+			pr_warn_ratelimited("event %u: not sampled on cpu %u (%ld)\n",
+					    i, c->id, PTR_ERR(event));
+			continue;
+		}
+		c->events[i] = event;
+	}
+	return 0;
+}
+
+/* Takes a checked configuration. Under lcpi_mutex, while stopped. */
+void lcpi_sample_configure(const struct lcpi_config *cfg)
+{
+	static const struct lcpi_event_config none;
+	u32 i;
+
+	lcpi_cfg = *cfg;
+	for (i = 0; i < LCPI_MAX_EVENTS; i++)
+		lcpi_real_set(i, i < cfg->nr_events ? &cfg->events[i] : &none);
+}
+
+/* Under cpus_read_lock() and lcpi_mutex. */
+int lcpi_sample_start(void)
+{
+	unsigned int cpu;
+	bool probe = true;
+	int ret;
+
+	if (lcpi_running)
+		return -EBUSY;
+	/* probe again: a fallback chosen last time may not be needed now */
+	lcpi_sample_configure(&lcpi_cfg);
+	for_each_online_cpu(cpu) {
+		ret = lcpi_cpu_create(lcpi_cpus[cpu], probe);
+		if (ret) {
+			lcpi_sample_stop();
+			return ret;
+		}
+		probe = false;
+	}
+	lcpi_running = true;
+	return 0;
+}
+
+/* Under cpus_read_lock() and lcpi_mutex. */
+void lcpi_sample_stop(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		lcpi_cpu_release(lcpi_cpus[cpu]);
+	lcpi_running = false;
+}
+
+void lcpi_sample_init(void)
+{
+	lcpi_sample_configure(&lcpi_default_cfg);
+}
+
+/* Hotplug: runs on @cpu with the hotplug lock held. Never fails. */
+int lcpi_sample_cpu_online(unsigned int cpu)
+{
+	mutex_lock(&lcpi_mutex);
+	if (lcpi_running)
+		lcpi_cpu_create(lcpi_cpus[cpu], false);
+	mutex_unlock(&lcpi_mutex);
+	return 0;
+}
+
+void lcpi_sample_cpu_offline(unsigned int cpu)
+{
+	mutex_lock(&lcpi_mutex);
+	lcpi_cpu_release(lcpi_cpus[cpu]);
+	mutex_unlock(&lcpi_mutex);
+}
+
+struct lcpi_flush_arg {
+	struct lcpi_cpu *c;
+	int full;
+	int wake;
+};
+
+/* On the table's CPU with interrupts off, or for an offline CPU anywhere. */
+static void lcpi_flush_cpu(void *info)
+{
+	struct lcpi_flush_arg *a = info;
+	struct lcpi_cpu *c = a->c;
+
+	WRITE_ONCE(c->busy, 1);
+	barrier();	/* as in lcpi_overflow(): NMIs now stay out */
+	if (lcpi_ht_flush(&c->ht, local_clock(), &a->wake))
+		a->full = 1;
+	barrier();
+	WRITE_ONCE(c->busy, 0);
+}
+
+/*
+ * Writes every table out to its buffers. -EAGAIN if some buffers filled
+ * first: the reader drains them and calls again. Under cpus_read_lock()
+ * and lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
+ * counters, so its table is flushed from here.
+ */
+int lcpi_sample_flush(void)
+{
+	struct lcpi_flush_arg a;
+	unsigned int cpu;
+	bool full = false, wake = false;
+	int ret;
+
+	for_each_possible_cpu(cpu) {
+		a.c = lcpi_cpus[cpu];
+		a.full = 0;
+		a.wake = 0;
+		if (cpu_online(cpu)) {
+			ret = smp_call_function_single(cpu, lcpi_flush_cpu, &a, 1);
+			if (ret)
+				return ret;
+		} else {
+			lcpi_flush_cpu(&a);
+		}
+		full |= a.full;
+		wake |= a.wake;
+	}
+	if (wake)
+		wake_up_interruptible(&lcpi_wait);
+	return full ? -EAGAIN : 0;
+}
+
+/* Total times of @c's events, released ones included. Under lcpi_mutex. */
+void lcpi_sample_times(struct lcpi_cpu *c, u64 *enabled, u64 *running)
+{
+	u64 en, run;
+	u32 i;
+
+	for (i = 0; i < LCPI_MAX_EVENTS; i++) {
+		enabled[i] = c->time_enabled[i];
+		running[i] = c->time_running[i];
+		if (!c->events[i])
+			continue;
+		en = 0;
+		run = 0;
+		perf_event_read_value(c->events[i], &en, &run);
+		enabled[i] += en;
+		running[i] += run;
+	}
+}

@@ -1,0 +1,43 @@
+#!/bin/busybox sh
+# shellcheck shell=dash disable=SC2154,SC2013
+# guest-init.sh - /init of the initramfs run-guest.sh builds: loads the 9p
+# modules, mounts the host's / read-only at /host with fresh /proc, /sys,
+# /dev and a tmpfs on /run, mounts the run's shared directory writable at its
+# host path, runs the command run-guest.sh wrote there (chrooted into the
+# host's tree), prints "LCPI-GUEST-EXIT=<status>" and powers off.
+# lcpi_shared and lcpi_dmesg come from the kernel command line.
+/bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+[ -e /dev/console ] || mknod /dev/console c 5 1
+exec </dev/console >/dev/console 2>&1
+
+finish() {
+	echo "LCPI-GUEST-EXIT=$1"
+	if [ "$lcpi_dmesg" = 1 ]; then
+		echo "----- guest dmesg -----"
+		dmesg
+		echo "----- end of guest dmesg -----"
+	fi
+	sync
+	poweroff -f
+}
+
+for m in $(cat /modules.order); do
+	insmod "/lib/modules/$m" || echo "guest-init: insmod $m failed"
+done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose \
+	hostroot /host || finish 125
+mount -t proc proc /host/proc
+mount -t sysfs sys /host/sys
+mount -t devtmpfs dev /host/dev
+mount -t tmpfs run /host/run
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
+	lcpishared "/host$lcpi_shared" || finish 125
+echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
+
+chroot /host /bin/bash "$lcpi_shared/.guest-cmd.sh"
+finish $?

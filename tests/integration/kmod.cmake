@@ -1,0 +1,40 @@
+# kmod.cmake - tests of lcpi.ko in a QEMU guest (label "kmod"), through
+# scripts/qemu/run-guest.sh: it builds the module against the installed
+# Debian 6.1 headers, boots that kernel under TCG with the host's / shared
+# read-only, and runs a guest script from tests/kmod/. Each test boots its
+# own guest; they run one at a time (TCG needs both cores). A host without
+# the kernel image, headers or qemu skips them (exit 77).
+add_executable(lcpi_kmod_check ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_kmod_check.cpp)
+target_include_directories(lcpi_kmod_check PRIVATE ${CMAKE_SOURCE_DIR}/kmod/include)
+
+set(LCPI_RUN_GUEST ${CMAKE_SOURCE_DIR}/scripts/qemu/run-guest.sh)
+set(LCPI_QEMU_BUILD ${CMAKE_BINARY_DIR}/qemu)
+
+function(lcpi_kmod_test name timeout)
+  math(EXPR ctest_timeout "${timeout} + 60")  # the harness kills the guest first
+  add_test(NAME kmod.${name}
+    COMMAND ${LCPI_RUN_GUEST} --timeout ${timeout} --dmesg --build-dir ${LCPI_QEMU_BUILD}
+            ${ARGN})
+  set_tests_properties(kmod.${name} PROPERTIES
+    LABELS "kmod;integration;slow"
+    RUN_SERIAL TRUE
+    SKIP_RETURN_CODE 77
+    TIMEOUT ${ctest_timeout})
+endfunction()
+
+# (a) sample, flush, read, reconcile counts with statistics, ABI sizes
+lcpi_kmod_test(reconcile 150
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/reconcile.sh $<TARGET_FILE:lcpi_kmod_check>)
+# (b) malformed requests fail with their errno; privileges; single opener
+lcpi_kmod_test(badargs 120
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/badargs.sh $<TARGET_FILE:lcpi_kmod_check>)
+# (c) 50 x load/sample/hotplug/flush/stop/unload, reader gone; clean dmesg
+lcpi_kmod_test(stress 300 --no-load
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)
+
+# KmodSource (libprofile) against the real module: every counted sample
+# reaches the sink
+add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source_check.cpp)
+target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
+lcpi_kmod_test(source 150
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/source.sh $<TARGET_FILE:lcpi_kmod_source_check>)

@@ -1,0 +1,484 @@
+// lcpi_kmod_check.cpp - checks lcpi.ko from user space, inside a QEMU guest
+// (scripts/qemu/run-guest.sh). It uses only lcpi_abi.h, as lcpid does.
+//
+//   lcpi_kmod_check reconcile [--ms N] [--hotplug]
+//       sample busy children for N ms (with --hotplug: take cpu1 offline and
+//       back meanwhile), stop, flush, drain; every buffer must be well formed
+//       and, per CPU, stats.samples == hits + misses + dropped ==
+//       sum of record counts read + dropped. Prints handler cost per sample.
+//   lcpi_kmod_check badargs
+//       every malformed request fails with its documented errno.
+//   lcpi_kmod_check abandon
+//       starts sampling and exits without stopping (release must stop it).
+// Exit status 0 when every check passed; each failure is printed.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <linux/perf_event.h>
+
+#include "lcpi_abi.h"
+
+namespace {
+
+int g_failures = 0;
+
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
+      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      ++g_failures;                                                      \
+    }                                                                    \
+  } while (0)
+
+// Expects a call that returns -1 to fail with errno `want`.
+void ExpectErrno(const char* what, int rc, int want) {
+  int err = errno;
+  if (rc != -1 || err != want) {
+    std::fprintf(stderr, "FAIL %s: rc %d errno %d (%s), want errno %d (%s)\n", what, rc,
+                 rc == -1 ? err : 0, rc == -1 ? std::strerror(err) : "-", want,
+                 std::strerror(want));
+    ++g_failures;
+  } else {
+    std::printf("ok   %s -> %s\n", what, std::strerror(want));
+  }
+}
+
+int OpenDev(int flags = 0) {
+  int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | flags);
+  if (fd < 0) {
+    std::fprintf(stderr, "open %s: %s\n", LCPI_DEVICE_PATH, std::strerror(errno));
+    std::exit(2);
+  }
+  return fd;
+}
+
+lcpi_info GetInfo(int fd) {
+  lcpi_info info{};
+  info.size = sizeof(info);
+  if (ioctl(fd, LCPI_IOC_GET_INFO, &info) != 0) {
+    std::perror("GET_INFO");
+    std::exit(2);
+  }
+  return info;
+}
+
+lcpi_config CpuClockConfig(uint64_t period_ns) {
+  lcpi_config cfg{};
+  cfg.size = sizeof(cfg);
+  cfg.nr_events = 2;
+  // a PMU event that falls back where there is no PMU (as in QEMU/TCG),
+  // to cpu-clock at period / 2 ns (cycles as if at 2 GHz) ...
+  cfg.events[0].type = PERF_TYPE_HARDWARE;
+  cfg.events[0].config = PERF_COUNT_HW_CPU_CYCLES;
+  cfg.events[0].flags = LCPI_EVENT_FALLBACK_CPU_CLOCK;
+  cfg.events[0].period = period_ns * 2;
+  cfg.events[0].jitter_pct = 20;
+  // ... and the software clock itself
+  cfg.events[1].type = PERF_TYPE_SOFTWARE;
+  cfg.events[1].config = PERF_COUNT_SW_CPU_CLOCK;
+  cfg.events[1].period = period_ns * 2;
+  cfg.events[1].jitter_pct = 0;
+  return cfg;
+}
+
+// Children spinning until killed: user-mode samples with their pids.
+std::vector<pid_t> SpawnSpinners(int n) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      volatile uint64_t x = 0;
+      for (;;) x = x * 3 + 1;
+    }
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
+void KillAll(const std::vector<pid_t>& pids) {
+  for (pid_t p : pids) kill(p, SIGKILL);
+  for (pid_t p : pids) waitpid(p, nullptr, 0);
+}
+
+bool SetCpuOnline(int cpu, bool online) {
+  std::string path = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, online ? "1" : "0", 1) == 1;
+  close(fd);
+  return ok;
+}
+
+struct Totals {
+  std::map<uint32_t, uint64_t> counts;  // per CPU: sum of record counts
+  std::map<uint32_t, uint64_t> next_seq;
+  std::map<uint32_t, uint64_t> hdr_dropped;
+  std::map<uint32_t, uint64_t> pids;
+  uint64_t buffers = 0, records = 0, kernel = 0, user = 0;
+};
+
+// Validates one buffer as read() returned it and adds it to the totals.
+void TakeBuffer(const uint8_t* p, ssize_t n, const lcpi_info& info, Totals* t) {
+  lcpi_buffer_header h;
+  CHECK(n >= static_cast<ssize_t>(sizeof(h)));
+  if (n < static_cast<ssize_t>(sizeof(h))) return;
+  std::memcpy(&h, p, sizeof(h));
+  CHECK(h.magic == LCPI_BUFFER_MAGIC);
+  CHECK(h.version == LCPI_ABI_VERSION);
+  CHECK(h.header_size == sizeof(h));
+  CHECK(h.cpu < info.nr_cpus);
+  CHECK(h.nr_records >= 1 && h.nr_records <= info.buffer_records);
+  CHECK(static_cast<uint64_t>(h.nr_records) * sizeof(lcpi_record) + sizeof(h) ==
+        static_cast<uint64_t>(n));
+  CHECK(h.t_first <= h.t_last);
+  auto seq = t->next_seq.find(h.cpu);
+  if (seq != t->next_seq.end()) CHECK(h.seq == seq->second);
+  t->next_seq[h.cpu] = h.seq + 1;
+  t->hdr_dropped[h.cpu] += h.dropped;
+  ++t->buffers;
+  uint64_t nrec = (static_cast<uint64_t>(n) - sizeof(h)) / sizeof(lcpi_record);
+  for (uint64_t i = 0; i < nrec && i < h.nr_records; ++i) {
+    lcpi_record r;
+    std::memcpy(&r, p + sizeof(h) + i * sizeof(r), sizeof(r));
+    CHECK(r.count >= 1);
+    CHECK(r.event < info.nr_events);
+    t->counts[h.cpu] += r.count;
+    ++t->records;
+    if (r.flags & LCPI_RECORD_KERNEL)
+      t->kernel += r.count;
+    else
+      t->user += r.count;
+    t->pids[r.pid] += r.count;
+  }
+}
+
+// Reads every sealed buffer without blocking.
+void Drain(int fd, const lcpi_info& info, std::vector<uint8_t>* buf, Totals* t) {
+  for (;;) {
+    pollfd pfd{fd, POLLIN, 0};
+    int pr = poll(&pfd, 1, 0);
+    ssize_t n = read(fd, buf->data(), buf->size());
+    if (n < 0) {
+      CHECK(errno == EAGAIN);
+      if (errno != EAGAIN) std::perror("read");
+      CHECK(pr == 0);  // poll agreed that nothing was ready
+      return;
+    }
+    TakeBuffer(buf->data(), n, info, t);
+  }
+}
+
+// Statistics of every possible CPU (absent ones stay zero).
+std::vector<lcpi_cpu_stats> AllStats(int fd, uint32_t nr_cpus) {
+  std::vector<lcpi_cpu_stats> v(nr_cpus);
+  for (uint32_t cpu = 0; cpu < nr_cpus; ++cpu) {
+    lcpi_cpu_stats st{};
+    st.size = sizeof(st);
+    st.cpu = cpu;
+    if (ioctl(fd, LCPI_IOC_GET_STATS, &st) != 0) {
+      CHECK(errno == EINVAL);  // not a possible CPU
+      st = lcpi_cpu_stats{};
+    }
+    v[cpu] = st;
+  }
+  return v;
+}
+
+// Flushes and drains until every table is empty.
+void FlushAll(int fd, const lcpi_info& info, std::vector<uint8_t>* buf, Totals* t) {
+  for (int rounds = 0;; ++rounds) {
+    int rc = ioctl(fd, LCPI_IOC_FLUSH, 0);
+    int err = errno;
+    Drain(fd, info, buf, t);
+    if (rc == 0) break;
+    CHECK(err == EAGAIN);
+    if (err != EAGAIN || rounds > 1000) break;
+  }
+  Drain(fd, info, buf, t);
+}
+
+int Reconcile(int ms, bool hotplug) {
+  int fd = OpenDev(O_NONBLOCK);
+  uint32_t version = 0;
+  CHECK(ioctl(fd, LCPI_IOC_GET_VERSION, &version) == 0);
+  CHECK(version == LCPI_ABI_VERSION);
+  lcpi_info info = GetInfo(fd);
+  CHECK(info.abi_version == LCPI_ABI_VERSION);
+  CHECK(info.sizeof_record == sizeof(lcpi_record));
+  CHECK(info.sizeof_buffer_header == sizeof(lcpi_buffer_header));
+  CHECK(info.sizeof_cpu_stats == sizeof(lcpi_cpu_stats));
+  CHECK(info.sizeof_config == sizeof(lcpi_config));
+  CHECK(info.buffer_bytes ==
+        sizeof(lcpi_buffer_header) + info.buffer_records * sizeof(lcpi_record));
+
+  // Statistics count from module load: start from what an earlier reader
+  // left in the tables, drained, and compare differences.
+  std::vector<uint8_t> buf(info.buffer_bytes);
+  {
+    Totals before;
+    FlushAll(fd, info, &buf, &before);
+  }
+  std::vector<lcpi_cpu_stats> base = AllStats(fd, info.nr_cpus);
+
+  lcpi_config cfg = CpuClockConfig(100000);  // 10 kHz per CPU
+  CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+  CHECK(ioctl(fd, LCPI_IOC_START, 0) == 0);
+  info = GetInfo(fd);
+  CHECK(info.running == 1);
+  CHECK(info.nr_events == 2);
+  for (uint32_t i = 0; i < info.nr_events; ++i)
+    std::printf("event %u: type %u config %llu period %llu jitter %u\n", i,
+                info.events[i].type, static_cast<unsigned long long>(info.events[i].config),
+                static_cast<unsigned long long>(info.events[i].period),
+                info.events[i].jitter_pct);
+  CHECK(info.events[1].type == PERF_TYPE_SOFTWARE);
+
+  Totals t;
+  std::vector<pid_t> spinners = SpawnSpinners(2);
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  bool offlined = false, onlined = false;
+  while (elapsed_ms() < ms) {
+    if (hotplug && !offlined && elapsed_ms() > ms / 3) {
+      offlined = true;
+      CHECK(SetCpuOnline(1, false));
+    }
+    if (hotplug && offlined && !onlined && elapsed_ms() > 2 * ms / 3) {
+      onlined = true;
+      CHECK(SetCpuOnline(1, true));
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    poll(&pfd, 1, 20);
+    Drain(fd, info, &buf, &t);
+    // FLUSH while sampling must work too
+    if (ioctl(fd, LCPI_IOC_FLUSH, 0) != 0) CHECK(errno == EAGAIN);
+  }
+  if (hotplug && !onlined) CHECK(SetCpuOnline(1, true));
+  CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
+  KillAll(spinners);
+
+  FlushAll(fd, info, &buf, &t);
+  std::vector<lcpi_cpu_stats> now = AllStats(fd, info.nr_cpus);
+
+  uint64_t samples = 0, read_counts = 0, dropped = 0, nested = 0, hits = 0, misses = 0;
+  uint64_t ns_hit = 0, ns_miss = 0;
+  for (uint32_t cpu = 0; cpu < info.nr_cpus; ++cpu) {
+    // this run's share: now - base
+    lcpi_cpu_stats st = now[cpu];
+    const lcpi_cpu_stats& b = base[cpu];
+    if (st.size == 0) continue;
+    lcpi_table_stats& s = st.table;
+    s.samples -= b.table.samples;
+    s.hits -= b.table.hits;
+    s.misses -= b.table.misses;
+    s.evictions -= b.table.evictions;
+    s.flushed -= b.table.flushed;
+    s.swaps -= b.table.swaps;
+    s.dropped -= b.table.dropped;
+    st.nested -= b.nested;
+    st.buffers_read -= b.buffers_read;
+    st.handler_ns_hit -= b.handler_ns_hit;
+    st.handler_ns_miss -= b.handler_ns_miss;
+    std::printf(
+        "cpu %u: samples %llu hits %llu misses %llu evictions %llu flushed %llu swaps %llu "
+        "dropped %llu nested %llu buffers_read %llu read %llu enabled %llu ns running %llu ns\n",
+        cpu, (unsigned long long)s.samples, (unsigned long long)s.hits,
+        (unsigned long long)s.misses, (unsigned long long)s.evictions,
+        (unsigned long long)s.flushed, (unsigned long long)s.swaps,
+        (unsigned long long)s.dropped, (unsigned long long)st.nested,
+        (unsigned long long)st.buffers_read, (unsigned long long)t.counts[cpu],
+        (unsigned long long)st.time_enabled[0], (unsigned long long)st.time_running[0]);
+    CHECK(st.online == 0);  // stopped
+    CHECK(s.samples == s.hits + s.misses + s.dropped);
+    CHECK(s.samples == t.counts[cpu] + s.dropped);
+    CHECK(t.hdr_dropped[cpu] <= s.dropped);
+    CHECK(st.buffers_read == s.swaps);
+    samples += s.samples;
+    read_counts += t.counts[cpu];
+    dropped += s.dropped;
+    nested += st.nested;
+    hits += s.hits;
+    misses += s.misses;
+    ns_hit += st.handler_ns_hit;
+    ns_miss += st.handler_ns_miss;
+  }
+  std::printf("total: samples %llu = read %llu + dropped %llu (nested, outside the table: %llu)\n",
+              (unsigned long long)samples, (unsigned long long)read_counts,
+              (unsigned long long)dropped, (unsigned long long)nested);
+  std::printf("buffers %llu records %llu user %llu kernel %llu\n",
+              (unsigned long long)t.buffers, (unsigned long long)t.records,
+              (unsigned long long)t.user, (unsigned long long)t.kernel);
+  std::printf("handler: %.0f ns per hit, %.0f ns per miss\n",
+              hits ? static_cast<double>(ns_hit) / hits : 0.0,
+              (misses + dropped) ? static_cast<double>(ns_miss) / (misses + dropped) : 0.0);
+  CHECK(samples == read_counts + dropped);
+  CHECK(samples > 100);
+  uint64_t spin = 0;
+  for (pid_t p : spinners) spin += t.pids[static_cast<uint32_t>(p)];
+  std::printf("samples of the spinning children: %llu\n", (unsigned long long)spin);
+  CHECK(spin > 0);
+  CHECK(t.user > 0);
+  close(fd);
+  return g_failures ? 1 : 0;
+}
+
+int BadArgs() {
+  int fd = OpenDev();
+  lcpi_info info = GetInfo(fd);
+
+  ExpectErrno("unknown ioctl nr", ioctl(fd, _IO(LCPI_IOC_MAGIC, 0x7f), 0), ENOTTY);
+  ExpectErrno("foreign ioctl", ioctl(fd, _IO('T', 0x01), 0), ENOTTY);
+  ExpectErrno("GET_INFO wrong size",
+              [&] {
+                lcpi_info i{};
+                i.size = sizeof(i) - 8;
+                return ioctl(fd, LCPI_IOC_GET_INFO, &i);
+              }(),
+              EINVAL);
+
+  struct Case {
+    const char* what;
+    void (*mutate)(lcpi_config*);
+  };
+  const Case cases[] = {
+      {"SET_CONFIG size 0", [](lcpi_config* c) { c->size = 0; }},
+      {"SET_CONFIG size +8", [](lcpi_config* c) { c->size += 8; }},
+      {"SET_CONFIG nr_events 0", [](lcpi_config* c) { c->nr_events = 0; }},
+      {"SET_CONFIG nr_events > max", [](lcpi_config* c) { c->nr_events = LCPI_MAX_EVENTS + 1; }},
+      {"SET_CONFIG period 0", [](lcpi_config* c) { c->events[0].period = 0; }},
+      {"SET_CONFIG jitter 51", [](lcpi_config* c) { c->events[1].jitter_pct = 51; }},
+      {"SET_CONFIG bad type", [](lcpi_config* c) { c->events[0].type = 99; }},
+      {"SET_CONFIG tracepoint type", [](lcpi_config* c) { c->events[0].type = PERF_TYPE_TRACEPOINT; }},
+      {"SET_CONFIG reserved", [](lcpi_config* c) { c->events[1].reserved = 1; }},
+      {"SET_CONFIG unknown flag", [](lcpi_config* c) { c->events[0].flags |= 0x80; }},
+      {"SET_CONFIG unused slot set", [](lcpi_config* c) { c->events[3].period = 5; }},
+  };
+  for (const Case& k : cases) {
+    lcpi_config cfg = CpuClockConfig(1000000);
+    k.mutate(&cfg);
+    ExpectErrno(k.what, ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg), EINVAL);
+  }
+
+  lcpi_cpu_stats st{};
+  st.size = sizeof(st);
+  st.cpu = info.nr_cpus;
+  ExpectErrno("GET_STATS cpu == nr_cpus", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
+  st.cpu = 0xffffffffu;
+  ExpectErrno("GET_STATS cpu ~0", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
+  st.cpu = 0;
+  st.size = 8;
+  ExpectErrno("GET_STATS size 8", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
+  ExpectErrno("GET_STATS bad pointer", ioctl(fd, LCPI_IOC_GET_STATS, 16), EFAULT);
+  ExpectErrno("SET_CONFIG bad pointer", ioctl(fd, LCPI_IOC_SET_CONFIG, 16), EFAULT);
+
+  std::vector<uint8_t> buf(info.buffer_bytes);
+  ExpectErrno("read 1 byte short", static_cast<int>(read(fd, buf.data(), buf.size() - 1)),
+              EINVAL);
+  ExpectErrno("read 0 bytes", static_cast<int>(read(fd, buf.data(), 0)), EINVAL);
+  int nb = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, nb | O_NONBLOCK);
+  ExpectErrno("read, nothing sealed, O_NONBLOCK", static_cast<int>(read(fd, buf.data(), buf.size())),
+              EAGAIN);
+  fcntl(fd, F_SETFL, nb);
+
+  ExpectErrno("second open", open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC), EBUSY);
+
+  lcpi_config cfg = CpuClockConfig(1000000);
+  CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+  CHECK(ioctl(fd, LCPI_IOC_START, 0) == 0);
+  ExpectErrno("START while running", ioctl(fd, LCPI_IOC_START, 0), EBUSY);
+  ExpectErrno("SET_CONFIG while running", ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg), EBUSY);
+  CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
+  CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);  // idempotent
+
+  // A PMU event without the fallback must fail START cleanly where the
+  // PMU lacks it (QEMU/TCG), or work where it has it.
+  lcpi_config hw{};
+  hw.size = sizeof(hw);
+  hw.nr_events = 1;
+  hw.events[0].type = PERF_TYPE_HARDWARE;
+  hw.events[0].config = PERF_COUNT_HW_CACHE_MISSES;
+  hw.events[0].period = 100000;
+  CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &hw) == 0);
+  int rc = ioctl(fd, LCPI_IOC_START, 0);
+  std::printf("START cache-misses, no fallback: %s\n", rc == 0 ? "ok" : std::strerror(errno));
+  ioctl(fd, LCPI_IOC_STOP, 0);
+  CHECK(GetInfo(fd).running == 0);
+  close(fd);
+
+  // Unprivileged: the node is 0600 and open needs CAP_SYS_ADMIN.
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    int f = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+    _exit(f < 0 && (errno == EACCES || errno == EPERM) ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::printf("%s  open as uid 65534 -> EACCES/EPERM\n",
+              WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "ok  " : "FAIL");
+
+  // After all that the device still works.
+  fd = OpenDev();
+  CHECK(GetInfo(fd).abi_version == LCPI_ABI_VERSION);
+  close(fd);
+  return g_failures ? 1 : 0;
+}
+
+int Abandon() {
+  int fd = OpenDev();
+  lcpi_config cfg = CpuClockConfig(50000);
+  CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+  CHECK(ioctl(fd, LCPI_IOC_START, 0) == 0);
+  std::vector<pid_t> sp = SpawnSpinners(1);
+  usleep(100000);
+  KillAll(sp);
+  return g_failures ? 1 : 0;  // exits with the device open and sampling
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::string mode = argc > 1 ? argv[1] : "";
+  int ms = 1500;
+  bool hotplug = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--ms" && i + 1 < argc)
+      ms = std::atoi(argv[++i]);
+    else if (a == "--hotplug")
+      hotplug = true;
+  }
+  int rc;
+  if (mode == "reconcile")
+    rc = Reconcile(ms, hotplug);
+  else if (mode == "badargs")
+    rc = BadArgs();
+  else if (mode == "abandon")
+    rc = Abandon();
+  else {
+    std::fprintf(stderr, "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon\n");
+    return 2;
+  }
+  std::printf("%s: %s (%d failures)\n", mode.c_str(), rc ? "FAILED" : "passed", g_failures);
+  return rc;
+}
