@@ -39,12 +39,12 @@ log=$(mktemp /tmp/lcpid-XXXXXX.log)
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
-  "$bin/daemon/lcpictl" --socket "$sock" status >/dev/null 2>&1 && break
+  "$bin/tools/lcpictl" --socket "$sock" status >/dev/null 2>&1 && break
   if ! kill -0 $daemon 2>/dev/null; then cat "$log" >&2; exit 1; fi
   sleep 0.1
 done
 tag="run-$(date +%Y%m%d-%H%M%S)"
-"$bin/daemon/lcpictl" --socket "$sock" epoch --tag "$tag" >/dev/null
+"$bin/tools/lcpictl" --socket "$sock" epoch --tag "$tag" >/dev/null
 status=0
 if [ $# -gt 0 ]; then
   echo "lcpi: profiling the machine while '$*' runs" >&2
@@ -53,8 +53,8 @@ else
   echo "lcpi: profiling the machine for $seconds s" >&2
   sleep "$seconds"
 fi
-"$bin/daemon/lcpictl" --socket "$sock" status | grep -E '^(source|event|samples |lost|unknown_share)' >&2 || true
-"$bin/daemon/lcpictl" --socket "$sock" stop >/dev/null
+"$bin/tools/lcpictl" --socket "$sock" status | grep -E '^(source|event|samples |lost|unknown_share)' >&2 || true
+"$bin/tools/lcpictl" --socket "$sock" stop >/dev/null
 wait $daemon || { cat "$log" >&2; exit 1; }
 trap - EXIT
 grep -E 'warn|error' "$log" >&2 || true

@@ -1,0 +1,88 @@
+# End-to-end tests of the analysis tools (label "tools"): a fixture writes a
+# real profile database (tests/unit/report_fixture.h), then lcpiprof, lcpilist
+# and lcpidiff run on it as a user would, and tools/check.cmake compares exit
+# status, stdout (golden files under tests/golden/, JSON fields) and stderr.
+add_executable(lcpi_tools_fixture ${CMAKE_CURRENT_LIST_DIR}/tools_fixture.cpp)
+target_link_libraries(lcpi_tools_fixture PRIVATE lcpiprofile)
+
+set(LCPI_TOOLS_DIR ${CMAKE_BINARY_DIR}/tools-fixture)
+add_test(NAME "tools: fixture" COMMAND lcpi_tools_fixture ${LCPI_TOOLS_DIR})
+set_tests_properties("tools: fixture" PROPERTIES FIXTURES_SETUP lcpi_tools LABELS tools)
+
+# lcpi_tools_test(NAME TOOL tool ARGS a|b|c [RC n] [GOLDEN file] [STDOUT regex]
+#                 [STDERR regex] [JSON path=value|...])
+# ARGS and JSON are separated by '|'; @DIR@ in ARGS is the fixture directory.
+function(lcpi_tools_test name)
+  cmake_parse_arguments(T "" "TOOL;ARGS;RC;GOLDEN;STDOUT;STDERR;JSON" "" ${ARGN})
+  if(NOT DEFINED T_RC)
+    set(T_RC 0)
+  endif()
+  add_test(NAME "tools: ${name}"
+    COMMAND ${CMAKE_COMMAND}
+      "-DTOOL=$<TARGET_FILE:${T_TOOL}>" "-DARGS=${T_ARGS}" "-DRC=${T_RC}"
+      "-DGOLDEN=${T_GOLDEN}" "-DSTDOUT=${T_STDOUT}" "-DSTDERR=${T_STDERR}"
+      "-DJSON=${T_JSON}" "-DDIR=${LCPI_TOOLS_DIR}"
+      "-DGOLDEN_DIR=${CMAKE_SOURCE_DIR}/tests/golden"
+      -P ${CMAKE_CURRENT_LIST_DIR}/tools/check.cmake)
+  set_tests_properties("tools: ${name}" PROPERTIES FIXTURES_REQUIRED lcpi_tools LABELS tools)
+endfunction()
+
+set(_db "--db|@DIR@/profiles.db")
+
+# lcpiprof: the three views against golden files, --top/--keep/--sort, formats.
+lcpi_tools_test(lcpiprof-images TOOL lcpiprof ARGS "${_db}|--epoch|base|--width|200"
+  GOLDEN lcpiprof_images.txt)
+lcpi_tools_test(lcpiprof-procedures TOOL lcpiprof ARGS "${_db}|--epoch|base|-p|--width|200"
+  GOLDEN lcpiprof_procedures.txt STDERR "warning: cannot read /usr/lib/fake/libfake.so")
+lcpi_tools_test(lcpiprof-processes TOOL lcpiprof
+  ARGS "${_db}|--epoch|2|-P|--width|200|--no-header" GOLDEN lcpiprof_processes.txt)
+lcpi_tools_test(lcpiprof-top-keep TOOL lcpiprof
+  ARGS "${_db}|--epoch|base|-p|--keep|5|--top|2|--sort|imiss|--width|200|--no-header"
+  GOLDEN lcpiprof_top_keep.txt)
+lcpi_tools_test(lcpiprof-csv TOOL lcpiprof ARGS "${_db}|--epoch|base|--format|csv"
+  GOLDEN lcpiprof_images.csv)
+lcpi_tools_test(lcpiprof-json TOOL lcpiprof ARGS "${_db}|--epoch|base|-p|--format|json"
+  JSON "version=1|view=procedures|rows.0.name=hot_loop|rows.0.counts.cycles=6000|rows.0.percent.cycles=58.5366|rows.1.name=warm|rows.1.counts.imiss=300|events.0.samples=10250|events.1.samples=500|omitted.rows=0|epochs.0.tag=base")
+lcpi_tools_test(lcpiprof-newest TOOL lcpiprof ARGS "${_db}|--format|json"
+  JSON "epochs.0.tag=after|events.0.samples=8000|rows.0.counts.cycles=6000|rows.0.kind=user")
+lcpi_tools_test(lcpiprof-image-filter TOOL lcpiprof
+  ARGS "${_db}|--epoch|base|-p|-i|kernel|--no-header|--width|200" GOLDEN lcpiprof_kernel.txt)
+lcpi_tools_test(lcpiprof-help TOOL lcpiprof ARGS "--help" STDOUT "Examples:.*lcpiprof -p --top 20")
+
+# Errors: clear message, non-zero exit status.
+lcpi_tools_test(lcpiprof-no-db TOOL lcpiprof ARGS "--db|@DIR@/missing.db" RC 1
+  STDERR "missing.db: no such database")
+lcpi_tools_test(lcpiprof-garbage TOOL lcpiprof ARGS "--db|@DIR@/garbage.db" RC 1
+  STDERR "not a database")
+lcpi_tools_test(lcpiprof-no-epoch TOOL lcpiprof ARGS "${_db}|--epoch|nosuch" RC 1
+  STDERR "no such epoch: nosuch")
+lcpi_tools_test(lcpiprof-no-image TOOL lcpiprof ARGS "${_db}|-p|-i|nosuch.so" RC 1
+  STDERR "no such image: nosuch.so")
+lcpi_tools_test(lcpiprof-no-event TOOL lcpiprof ARGS "${_db}|--event|nosuch" RC 1
+  STDERR "no such event: nosuch")
+
+# lcpilist
+lcpi_tools_test(lcpilist-hot-loop TOOL lcpilist ARGS "${_db}|--epoch|base|hot_loop|prog|--source"
+  STDOUT "prog.c:6:  +s \\+= \\(i \\* i\\)")
+lcpi_tools_test(lcpilist-lines TOOL lcpilist
+  ARGS "${_db}|--epoch|base|hot_loop|--lines|--format|json"
+  JSON "procedure=hot_loop|totals.cycles=6000|totals.imiss=100")
+lcpi_tools_test(lcpilist-kernel TOOL lcpilist ARGS "${_db}|--epoch|base|do_syscall_64"
+  STDOUT "0x1010 +800 +100.00" STDERR "no code for \\[kernel\\]")
+lcpi_tools_test(lcpilist-range-missing-image TOOL lcpilist
+  ARGS "${_db}|--epoch|base|--range|libfake.so:0x1000-0x1010"
+  STDOUT "0x1000 +200 +66.67" STDERR "cannot read /usr/lib/fake/libfake.so")
+lcpi_tools_test(lcpilist-no-proc TOOL lcpilist ARGS "${_db}|no_such_function" RC 1
+  STDERR "no such procedure: no_such_function")
+lcpi_tools_test(lcpilist-no-db TOOL lcpilist ARGS "--db|@DIR@/missing.db|main" RC 1
+  STDERR "no such database")
+
+# lcpidiff
+lcpi_tools_test(lcpidiff-images TOOL lcpidiff ARGS "${_db}|--epoch|base|--epoch|after|--width|200"
+  GOLDEN lcpidiff_images.txt)
+lcpi_tools_test(lcpidiff-procedures TOOL lcpidiff
+  ARGS "${_db}|-p|--width|200|--no-header" GOLDEN lcpidiff_procedures.txt)
+lcpi_tools_test(lcpidiff-json TOOL lcpidiff ARGS "${_db}|--epoch|base|--epoch|after|--format|json"
+  JSON "event=cycles|rows.0.name=/usr/lib/fake/libnew.so|rows.0.status=new|rows.1.count_a=8650|rows.1.count_b=6000|rows.2.status=vanished|a.samples=10250|b.samples=8000")
+lcpi_tools_test(lcpidiff-two-dbs TOOL lcpidiff
+  ARGS "--db|@DIR@/profiles.db|--db|@DIR@/garbage.db" RC 1 STDERR "not a database")

@@ -1,0 +1,81 @@
+// lcpidiff.cpp - lcpidiff: two profiles side by side (two epochs of one
+// database, or two databases), per image or per procedure, as shares of one
+// event, sorted by the largest change. See docs/tools.md.
+#include <cstdio>
+
+#include "tools/report_cli.h"
+
+int main(int argc, char** argv) {
+  using namespace lcpi;
+  const std::string tool = "lcpidiff";
+  CLI::App app{"lcpidiff: what changed between two epochs or two databases"};
+  std::vector<std::string> dbs;
+  std::vector<std::string> epochs;
+  report::DiffOptions opts;
+  bool procedures = false;
+  tools::OutputFlags out;
+  app.add_option("--db", dbs,
+                 "database; once for both sides, or twice: A then B "
+                 "(default: $LCPI_DB, else /var/lib/lcpi/profiles.db)");
+  app.add_option("--epoch", epochs,
+                 "epoch id, tag or 'all'; twice: A then B (default: the newest of each "
+                 "database, or with one database the two newest epochs)");
+  app.add_option("-e,--event", opts.event, "the event compared (default: the first in both)");
+  app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
+  app.add_option("-i,--image", opts.images, "with -p: only these images (path part or identity)");
+  app.add_option("--keep", opts.keep_points,
+                 "only rows whose share moved by at least this many points");
+  app.add_option("--top", opts.top, "at most this many rows");
+  tools::AddOutputOptions(app, &out);
+  app.footer(
+      "Examples:\n"
+      "  lcpidiff --epoch before-upgrade --epoch after-upgrade\n"
+      "  lcpidiff -p --top 20 --epoch 3 --epoch 4\n"
+      "  lcpidiff --db old.db --db new.db -p -i myprog\n"
+      "Exit status: 0 on success, 1 on an error (no database, not a database, no such\n"
+      "epoch, event or image), 2 on a bad command line.");
+  CLI11_PARSE(app, argc, argv);
+  if (dbs.size() > 2 || epochs.size() > 2) {
+    std::fprintf(stderr, "%s: error: at most two --db and two --epoch\n", tool.c_str());
+    return 2;
+  }
+  if (dbs.empty()) dbs.push_back(tools::DefaultDb());
+  opts.view = procedures ? report::View::kProcedures : report::View::kImages;
+  report::RenderOptions ro;
+  if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
+  auto db_a = tools::OpenDb(tool, dbs[0]);
+  if (!db_a) return 1;
+  std::unique_ptr<ProfileDb> db_b_owned;
+  if (dbs.size() == 2) {
+    db_b_owned = tools::OpenDb(tool, dbs[1]);
+    if (!db_b_owned) return 1;
+  }
+  ProfileDb& db_b = db_b_owned ? *db_b_owned : *db_a;
+  if (epochs.size() == 2) {
+    opts.epoch_a = epochs[0];
+    opts.epoch_b = epochs[1];
+  } else if (epochs.size() == 1) {
+    opts.epoch_a = opts.epoch_b = epochs[0];
+  } else if (!db_b_owned) {
+    // One database, no epochs: the two newest.
+    auto list = db_a->ListEpochs();
+    if (!list) return tools::Fail(tool, list.error());
+    if (list->size() < 2) {
+      std::fprintf(stderr, "%s: error: %s has fewer than two epochs; give --epoch twice\n",
+                   tool.c_str(), dbs[0].c_str());
+      return 1;
+    }
+    opts.epoch_a = std::to_string((*list)[list->size() - 2].id);
+    opts.epoch_b = std::to_string(list->back().id);
+  }
+  if (dbs.size() == 1 && opts.epoch_a == opts.epoch_b) {
+    std::fprintf(stderr, "%s: warning: comparing epoch %s with itself\n", tool.c_str(),
+                 opts.epoch_a.empty() ? "(newest)" : opts.epoch_a.c_str());
+  }
+  auto diff = report::BuildDiff(*db_a, db_b, opts);
+  if (!diff) return tools::Fail(tool, diff.error());
+  tools::PrintWarnings(tool, diff->warnings);
+  std::string text = report::RenderDiff(*diff, ro);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,67 @@
+// report_cli.cpp - the command-line plumbing shared by the analysis tools.
+#include "tools/report_cli.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace lcpi::tools {
+
+std::string DefaultDb() {
+  const char* env = std::getenv("LCPI_DB");
+  return env && *env ? env : kDefaultDb;
+}
+
+void AddOutputOptions(CLI::App& app, OutputFlags* flags) {
+  app.add_option("--format", flags->format, "output format: text, csv or json")
+      ->check(CLI::IsMember({"text", "csv", "json"}))
+      ->capture_default_str();
+  app.add_option("--width", flags->width,
+                 "text width in columns (default: the terminal's, else $COLUMNS, else 100)");
+  app.add_flag("--no-header", flags->no_header, "text: leave out the '#' header lines");
+}
+
+std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& path) {
+  auto db = ProfileDb::Open(path, DbMode::kReadOnly);
+  if (db) return std::move(*db);
+  std::string why;
+  switch (db.error().code()) {
+    case Errc::kNotFound:
+      why = path + ": no such database (is lcpid running? give --db PATH)";
+      break;
+    case Errc::kNotADatabase:
+      why = path + ": not a database (not an lcpi profile database)";
+      break;
+    default:
+      why = db.error().ToString();
+  }
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), why.c_str());
+  return nullptr;
+}
+
+int Fail(const std::string& tool, const Error& error) {
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.message().c_str());
+  return 1;
+}
+
+void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) {
+    std::fprintf(stderr, "%s: warning: %s\n", tool.c_str(), w.c_str());
+  }
+}
+
+bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,
+                       report::RenderOptions* options) {
+  auto format = report::ParseFormat(flags.format);
+  if (!format) {
+    Fail(tool, format.error());
+    return false;
+  }
+  options->format = *format;
+  options->width = report::OutputWidth(flags.width, STDOUT_FILENO);
+  options->header = !flags.no_header;
+  return true;
+}
+
+}  // namespace lcpi::tools

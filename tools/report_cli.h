@@ -1,0 +1,44 @@
+// report_cli.h - what the command lines of lcpiprof, lcpilist and lcpidiff
+// share: the database option, opening it read-only with errors people can
+// act on, the output options (--format, --width, --no-header), and printing
+// warnings and the result.
+#ifndef LCPI_TOOLS_REPORT_CLI_H
+#define LCPI_TOOLS_REPORT_CLI_H
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "libprofile/profile_db.h"
+#include "libprofile/report.h"
+
+namespace lcpi::tools {
+
+// Where lcpid writes by default; $LCPI_DB overrides it.
+inline constexpr const char* kDefaultDb = "/var/lib/lcpi/profiles.db";
+std::string DefaultDb();
+
+struct OutputFlags {
+  std::string format = "text";
+  int width = 0;
+  bool no_header = false;
+};
+void AddOutputOptions(CLI::App& app, OutputFlags* flags);
+
+// Opens `path` read-only, or prints why not ("<tool>: <path>: not an lcpi
+// database") and returns null.
+std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& path);
+
+// Prints "<tool>: error: ..." and returns the exit status 1.
+int Fail(const std::string& tool, const Error& error);
+
+void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings);
+
+// Checks the format and fills the render options (width from the terminal).
+bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,
+                       report::RenderOptions* options);
+
+}  // namespace lcpi::tools
+
+#endif  // LCPI_TOOLS_REPORT_CLI_H
