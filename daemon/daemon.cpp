@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "lcpi_hashtable.h"
+#include "libprofile/kmod_source.h"
 #include "libprofile/perf_source.h"
 
 namespace lcpi {
@@ -71,8 +72,7 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
   so.jitter_pct = options_.jitter_pct;
   std::string kind = options_.source;
   if (kind == "auto") kind = access(LCPI_DEVICE_PATH, F_OK) == 0 ? "kmod" : "perf";
-  if (kind == "kmod")
-    return Error(Errc::kUnsupported, "the kmod source is not built into this lcpid yet");
+  if (kind == "kmod") return std::unique_ptr<Source>(new KmodSource(so));
   return std::unique_ptr<Source>(new PerfSource(so, DefaultTableConfig()));
 }
 
@@ -193,6 +193,11 @@ std::string Daemon::Status() {
   o << "evictions " << s.table.evictions << "\n";
   o << "miss_rate_pct " << (s.table.samples ? 100.0 * s.table.misses / s.table.samples : 0.0)
     << "\n";
+  if (s.handler_ns_hit || s.handler_ns_miss) {  // the module times its handler
+    o << "handler_ns_per_hit " << (s.table.hits ? s.handler_ns_hit / s.table.hits : 0) << "\n";
+    o << "handler_ns_per_miss " << (s.table.misses ? s.handler_ns_miss / s.table.misses : 0)
+      << "\n";
+  }
   o << "records " << t.records << "\n";
   o << "buffers " << t.buffers << "\n";
   o << "sideband_records " << sideband_->records() << "\n";

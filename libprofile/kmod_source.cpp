@@ -129,6 +129,7 @@ Expected<void> KmodSource::Start() {
     if (err == EBUSY) return Error(Errc::kBusy, device_ + ": already sampling");
     return ErrnoError(device_ + ": SET_CONFIG", err);
   }
+  baseline_ = ModuleStats();
   if (ioctl(fd_, LCPI_IOC_START, 0) != 0) {
     int err = errno;
     if (err == ENOENT || err == EOPNOTSUPP)
@@ -206,7 +207,25 @@ Expected<void> KmodSource::Flush(const BufferSink& sink) {
   }
 }
 
+// The module counts from load; a source reports from its own start.
 SourceStats KmodSource::Stats() const {
+  SourceStats now = ModuleStats(), out = now;
+  const SourceStats& b = baseline_;
+  out.table.samples -= b.table.samples;
+  out.table.hits -= b.table.hits;
+  out.table.misses -= b.table.misses;
+  out.table.evictions -= b.table.evictions;
+  out.table.saturations -= b.table.saturations;
+  out.table.flushed -= b.table.flushed;
+  out.table.swaps -= b.table.swaps;
+  out.table.dropped -= b.table.dropped;
+  out.nested -= b.nested;
+  out.handler_ns_hit -= b.handler_ns_hit;
+  out.handler_ns_miss -= b.handler_ns_miss;
+  return out;
+}
+
+SourceStats KmodSource::ModuleStats() const {
   SourceStats out;
   if (fd_ < 0) return out;
   for (uint32_t cpu = 0; cpu < info_.nr_cpus; cpu++) {

@@ -37,7 +37,7 @@ class KmodSource : public Source {
   void Stop() override;
   Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
   Expected<void> Flush(const BufferSink& sink) override;
-  SourceStats Stats() const override;
+  SourceStats Stats() const override;  // since Start()
   const std::vector<RealEvent>& Events() const override { return events_; }
 
   // The module's geometry, valid after Start().
@@ -57,6 +57,9 @@ class KmodSource : public Source {
   std::vector<uint8_t> buffer_;
   uint64_t buffers_ = 0;
   bool running_ = false;
+  // The module's cumulative statistics (since it was loaded).
+  SourceStats ModuleStats() const;
+  SourceStats baseline_;  // ModuleStats() at Start()
 };
 
 }  // namespace lcpi

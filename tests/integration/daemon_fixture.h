@@ -50,8 +50,13 @@ inline std::string Capture(const std::string& cmd) {
 class DaemonFixture {
  public:
   explicit DaemonFixture(std::vector<std::string> extra = {}) {
-    char tmpl[] = "/tmp/lcpi-daemon-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    // TMPDIR: in the QEMU guest /tmp is the host's, read-only
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp ? tmp : "/tmp") + "/lcpi-daemon-test-XXXXXX";
+    dir_ = mkdtemp(tmpl.data());
+    // LCPI_TEST_SOURCE=kmod runs the same tests through /dev/lcpi (in the guest)
+    if (const char* source = std::getenv("LCPI_TEST_SOURCE"))
+      extra.insert(extra.begin(), {"--source", source});
     db_ = dir_ + "/profiles.db";
     socket_ = dir_ + "/lcpid.sock";
     extra_ = std::move(extra);

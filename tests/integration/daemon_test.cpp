@@ -104,7 +104,8 @@ TEST_CASE("a storm of 500 short-lived processes is attributed to its image") {
   REQUIRE(on_tiny > 1000);  // 500 x 4 ms at 5000/s: about 10000
   CHECK(static_cast<double>(on_tiny) / (on_tiny + unknown) >= 0.99);
   std::map<std::string, uint64_t> sym = PerSymbol(*db, tiny);
-  CHECK(sym["tiny_spin"] > on_tiny * 9 / 10);
+  // most of its own image time is its spin loop (the rest: main, PLT, start-up)
+  CHECK(sym["tiny_spin"] > on_tiny * 3 / 4);
 }
 
 TEST_CASE("a process that execs another program has samples on both images") {
@@ -166,7 +167,8 @@ TEST_CASE("SIGTERM loses nothing and the figures add up") {
   uint64_t samples = std::stoull(st["samples"]);
   CHECK(samples == std::stoull(st["attributed"]) + std::stoull(st["unknown"]) +
                        std::stoull(st["lost"]) + std::stoull(st["in_tables"]));
-  CHECK(st["source"] == "perf");
+  const char* source = std::getenv("LCPI_TEST_SOURCE");
+  CHECK(st["source"] == (source ? source : "perf"));
   REQUIRE(d.Stop() == 0);
   auto db = d.OpenDb();
   REQUIRE(db);

@@ -38,3 +38,8 @@ add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source
 target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
 lcpi_kmod_test(source 150
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/source.sh $<TARGET_FILE:lcpi_kmod_source_check>)
+
+# lcpid --source kmod in the guest: the daemon's known-shares, storm and
+# accounting tests give the same answers as the perf source on the host
+lcpi_kmod_test(daemon 400
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/daemon.sh $<TARGET_FILE:daemon_test>)
