@@ -45,15 +45,15 @@ lcpi_ht_config DefaultTableConfig() {
 
 // The source statistics that go into the database, as deltas since the last merge.
 void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStats& before) {
-  auto add = [&](const char* name, uint64_t a, uint64_t b) {
-    if (a != b) batch.stats.emplace_back(name, static_cast<int64_t>(a - b));
+  SourceStats d = now - before;
+  auto add = [&](const char* name, uint64_t delta) {
+    if (delta) batch.stats.emplace_back(name, static_cast<int64_t>(delta));
   };
-  add("samples", now.table.samples + now.lost + now.nested,
-      before.table.samples + before.lost + before.nested);
-  add("hits", now.table.hits, before.table.hits);
-  add("misses", now.table.misses, before.table.misses);
-  add("evictions", now.table.evictions, before.table.evictions);
-  add("lost", now.lost + now.nested, before.lost + before.nested);
+  add("samples", d.table.samples + d.lost + d.nested);
+  add("hits", d.table.hits);
+  add("misses", d.table.misses);
+  add("evictions", d.table.evictions);
+  add("lost", d.lost + d.nested);
 }
 
 }  // namespace

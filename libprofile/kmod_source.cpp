@@ -209,19 +209,8 @@ Expected<void> KmodSource::Flush(const BufferSink& sink) {
 
 // The module counts from load; a source reports from its own start.
 SourceStats KmodSource::Stats() const {
-  SourceStats now = ModuleStats(), out = now;
-  const SourceStats& b = baseline_;
-  out.table.samples -= b.table.samples;
-  out.table.hits -= b.table.hits;
-  out.table.misses -= b.table.misses;
-  out.table.evictions -= b.table.evictions;
-  out.table.saturations -= b.table.saturations;
-  out.table.flushed -= b.table.flushed;
-  out.table.swaps -= b.table.swaps;
-  out.table.dropped -= b.table.dropped;
-  out.nested -= b.nested;
-  out.handler_ns_hit -= b.handler_ns_hit;
-  out.handler_ns_miss -= b.handler_ns_miss;
+  SourceStats out = ModuleStats() - baseline_;
+  out.buffers = buffers_;  // counted here, not by the module
   return out;
 }
 
@@ -233,20 +222,11 @@ SourceStats KmodSource::ModuleStats() const {
     st.size = sizeof(st);
     st.cpu = cpu;
     if (ioctl(fd_, LCPI_IOC_GET_STATS, &st) != 0) continue;  // not a possible CPU
-    const lcpi_table_stats& t = st.table;
-    out.table.samples += t.samples;
-    out.table.hits += t.hits;
-    out.table.misses += t.misses;
-    out.table.evictions += t.evictions;
-    out.table.saturations += t.saturations;
-    out.table.flushed += t.flushed;
-    out.table.swaps += t.swaps;
-    out.table.dropped += t.dropped;
+    AddTableStats(out.table, st.table);
     out.nested += st.nested;
     out.handler_ns_hit += st.handler_ns_hit;
     out.handler_ns_miss += st.handler_ns_miss;
   }
-  out.buffers = buffers_;
   return out;
 }
 

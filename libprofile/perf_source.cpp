@@ -194,17 +194,7 @@ Expected<void> PerfSource::Flush(const BufferSink& sink) {
 
 SourceStats PerfSource::Stats() const {
   SourceStats s;
-  for (const Cpu& c : cpus_) {
-    const lcpi_table_stats& t = c.table.stats;
-    s.table.samples += t.samples;
-    s.table.hits += t.hits;
-    s.table.misses += t.misses;
-    s.table.evictions += t.evictions;
-    s.table.saturations += t.saturations;
-    s.table.flushed += t.flushed;
-    s.table.swaps += t.swaps;
-    s.table.dropped += t.dropped;
-  }
+  for (const Cpu& c : cpus_) AddTableStats(s.table, c.table.stats);
   s.lost = lost_;
   s.throttled = throttled_;
   s.buffers = buffers_;

@@ -43,6 +43,10 @@ struct SourceStats {
   uint64_t buffers = 0;          // buffers delivered
 };
 
+// Sums (per-CPU totals) and differences (deltas since a baseline), field by field.
+void AddTableStats(lcpi_table_stats& into, const lcpi_table_stats& from);
+SourceStats operator-(const SourceStats& now, const SourceStats& before);
+
 class Source {
  public:
   using BufferSink = std::function<void(const RecordBuffer&)>;

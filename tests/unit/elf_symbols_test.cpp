@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "libprofile/elf_symbols.h"
+#include "test_files.h"
 
 namespace {
 
@@ -46,37 +47,10 @@ int main(int argc, char** argv) {
 }
 )";
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/lcpi_elf_symbols_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-void WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  REQUIRE(out.good());
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void Run(const std::string& cmd) {
-  INFO(cmd);
-  REQUIRE(std::system(cmd.c_str()) == 0);
-}
+using lcpi::testing::ReadFile;
+using lcpi::testing::Run;
+using lcpi::testing::TempDir;
+using lcpi::testing::WriteFile;
 
 // Compiles kProgram (or the library variant) with `flags` into dir/out.
 std::string Build(const TempDir& dir, const std::string& out, const std::string& flags) {

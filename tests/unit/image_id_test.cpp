@@ -15,6 +15,7 @@
 #include <string>
 
 #include "libprofile/image_id.h"
+#include "test_files.h"
 
 namespace {
 
@@ -31,37 +32,10 @@ int cube(int x) { return x * x * x; }
 int main(int argc, char** argv) { (void)argv; printf("%d\n", cube(argc)); return 0; }
 )";
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/lcpi_image_id_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-void WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  REQUIRE(out.good());
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void Run(const std::string& cmd) {
-  INFO(cmd);
-  REQUIRE(std::system(cmd.c_str()) == 0);
-}
+using lcpi::testing::ReadFile;
+using lcpi::testing::Run;
+using lcpi::testing::TempDir;
+using lcpi::testing::WriteFile;
 
 std::string Build(const TempDir& dir, const std::string& name, const char* source,
                   const std::string& flags) {

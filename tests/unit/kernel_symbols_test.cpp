@@ -11,6 +11,7 @@
 #include <string>
 
 #include "libprofile/kernel_symbols.h"
+#include "test_files.h"
 
 namespace {
 
@@ -18,25 +19,10 @@ using lcpi::Errc;
 using lcpi::KernelImageKind;
 using lcpi::KernelSymbols;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/lcpi_kernel_symbols_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-void WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  REQUIRE(out.good());
-}
+using lcpi::testing::ReadFile;
+using lcpi::testing::Run;
+using lcpi::testing::TempDir;
+using lcpi::testing::WriteFile;
 
 // A small kernel at 0xffffffff81000000 and modules foo and bar; baz appears
 // only in kallsyms (like bpf or __builtin__ftrace).

@@ -1,0 +1,62 @@
+// test_files.h - temporary directories and small file and shell helpers
+// shared by the unit tests that build real binaries or write fixture files.
+#ifndef LCPI_TESTS_UNIT_TEST_FILES_H
+#define LCPI_TESTS_UNIT_TEST_FILES_H
+
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace lcpi::testing {
+
+// A fresh directory under $TMPDIR (default /tmp), removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "lcpi-test-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  std::string File(const std::string& name) const { return *this / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  REQUIRE(out.good());
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command that must succeed.
+inline void Run(const std::string& cmd) {
+  INFO(cmd);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+}
+
+}  // namespace lcpi::testing
+
+#endif  // LCPI_TESTS_UNIT_TEST_FILES_H
