@@ -129,7 +129,8 @@ Expected<void> KmodSource::Start() {
     if (err == EBUSY) return Error(Errc::kBusy, device_ + ": already sampling");
     return ErrnoError(device_ + ": SET_CONFIG", err);
   }
-  baseline_ = ModuleStats();
+  if (!started_once_) baseline_ = ModuleStats();
+  started_once_ = true;
   if (ioctl(fd_, LCPI_IOC_START, 0) != 0) {
     int err = errno;
     if (err == ENOENT || err == EOPNOTSUPP)

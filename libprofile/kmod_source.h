@@ -37,7 +37,9 @@ class KmodSource : public Source {
   void Stop() override;
   Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
   Expected<void> Flush(const BufferSink& sink) override;
-  SourceStats Stats() const override;  // since Start()
+  // Since the first Start(): a stop and restart keeps counting, as the
+  // buffers delivered in between are counted too.
+  SourceStats Stats() const override;
   const std::vector<RealEvent>& Events() const override { return events_; }
 
   // The module's geometry, valid after Start().
@@ -59,7 +61,8 @@ class KmodSource : public Source {
   bool running_ = false;
   // The module's cumulative statistics (since it was loaded).
   SourceStats ModuleStats() const;
-  SourceStats baseline_;  // ModuleStats() at Start()
+  SourceStats baseline_;  // ModuleStats() at the first Start()
+  bool started_once_ = false;
 };
 
 }  // namespace lcpi
