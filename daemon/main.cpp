@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -18,7 +19,9 @@
 namespace {
 
 void SetUpLogging(const lcpi::DaemonOptions& o) {
-  if (!o.foreground) {
+  if (o.foreground) {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("lcpid"));
+  } else {
     if (!o.log_file.empty())
       spdlog::set_default_logger(spdlog::basic_logger_mt("lcpid", o.log_file));
     else
@@ -62,8 +65,7 @@ int main(int argc, char** argv) {
   lcpi::Daemon daemon(options);
   lcpi::Expected<void> started = daemon.Start();
   if (!started) {
-    spdlog::critical("lcpid: {}", started.error().ToString());
-    if (options.foreground) std::fprintf(stderr, "lcpid: %s\n", started.error().ToString().c_str());
+    spdlog::critical("lcpid: {}", started.error().ToString());  // stderr in the foreground
     if (ready[1] >= 0) {
       char verdict = 1;
       (void)!write(ready[1], &verdict, 1);
