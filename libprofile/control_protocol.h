@@ -4,6 +4,8 @@
 #ifndef LCPI_LIBPROFILE_CONTROL_PROTOCOL_H
 #define LCPI_LIBPROFILE_CONTROL_PROTOCOL_H
 
+#include <cstddef>
+
 namespace lcpi {
 
 // Root-only (0600) Unix stream socket.

@@ -10,7 +10,7 @@ namespace lcpi::tools {
 
 std::string DefaultDb() {
   const char* env = std::getenv("LCPI_DB");
-  return env && *env ? env : kDefaultDb;
+  return env && *env ? env : kDefaultDatabase;
 }
 
 void AddOutputOptions(CLI::App& app, OutputFlags* flags) {

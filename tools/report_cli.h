@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "libprofile/control_protocol.h"
 #include "libprofile/profile_db.h"
 #include "libprofile/report.h"
 
 namespace lcpi::tools {
 
-// Where lcpid writes by default; $LCPI_DB overrides it.
-inline constexpr const char* kDefaultDb = "/var/lib/lcpi/profiles.db";
+// Where lcpid writes by default (kDefaultDatabase); $LCPI_DB overrides it.
 std::string DefaultDb();
 
 struct OutputFlags {
