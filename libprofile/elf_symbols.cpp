@@ -4,6 +4,8 @@
 // a malformed image yields an error or an empty answer.
 #include "libprofile/elf_symbols.h"
 
+#include "libprofile/mini_debuginfo.h"
+
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -61,6 +63,20 @@ std::vector<RawSymbol> ReadFunctionSymbols(Elf* elf, Elf_Scn* scn, const GElf_Sh
   return out;
 }
 
+// The function symbols of elf's .symtab (none if it has none).
+std::vector<RawSymbol> ReadSymtab(Elf* elf) {
+  std::vector<RawSymbol> out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB) continue;
+    std::vector<RawSymbol> found = ReadFunctionSymbols(elf, scn, shdr);
+    out.insert(out.end(), std::make_move_iterator(found.begin()),
+               std::make_move_iterator(found.end()));
+  }
+  return out;
+}
+
 }  // namespace
 
 ElfImage::~ElfImage() {
@@ -69,11 +85,13 @@ ElfImage::~ElfImage() {
   if (fd_ >= 0) close(fd_);
 }
 
-Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path) {
+Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path,
+                                                   const std::string& debug_root) {
   if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
   // The destructor releases whatever was set up if a step below fails.
   std::unique_ptr<ElfImage> image(new ElfImage());
   image->path_ = path;
+  image->debug_root_ = debug_root;
   image->fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (image->fd_ < 0) return ErrnoError(path, errno);
   struct stat st;
@@ -143,6 +161,37 @@ void ElfImage::LoadSymbols() {
     if (!raw.empty()) {
       symbol_table_ = wanted == SHT_SYMTAB ? "symtab" : "dynsym";
       break;
+    }
+  }
+  // Stripped: the local functions may still be in MiniDebugInfo
+  // (.gnu_debugdata), or in a separate debug file found by build-id
+  // (<debug root>/.build-id/ab/cdef....debug), as perf and gdb look them up.
+  if (symbol_table_ != "symtab") {
+    std::vector<RawSymbol> extra;
+    const char* from = "minidebuginfo";
+    if (std::optional<std::vector<uint8_t>> mini = ReadMiniDebugInfo(elf_)) {
+      if (Elf* inner = elf_memory(reinterpret_cast<char*>(mini->data()), mini->size())) {
+        extra = ReadSymtab(inner);
+        elf_end(inner);
+      }
+    }
+    const std::string& id = identity_.build_id;
+    if (extra.empty() && id.size() > 2 && !debug_root_.empty()) {
+      std::string debug = debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+      int fd = open(debug.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        if (Elf* dbg = elf_begin(fd, ELF_C_READ, nullptr)) {
+          extra = ReadSymtab(dbg);
+          elf_end(dbg);
+        }
+        close(fd);
+      }
+      from = "debug-file";
+    }
+    if (!extra.empty()) {
+      symbol_table_ = raw.empty() ? from : std::string("dynsym+") + from;
+      raw.insert(raw.end(), std::make_move_iterator(extra.begin()),
+                 std::make_move_iterator(extra.end()));
     }
   }
 

@@ -63,7 +63,10 @@ class ElfImage {
  public:
   // Opens and indexes the image. Errors: kNotFound, kPermission, kIo,
   // kBadElf (not ELF, or headers libelf rejects).
-  static Expected<std::unique_ptr<ElfImage>> Open(const std::string& path);
+  // debug_root: where separate debug files live (<root>/.build-id/xx/yyyy.debug);
+  // their .symtab names the functions of a stripped file. "" skips the search.
+  static Expected<std::unique_ptr<ElfImage>> Open(const std::string& path,
+                                                  const std::string& debug_root = "/usr/lib/debug");
   ~ElfImage();
   ElfImage(const ElfImage&) = delete;
   ElfImage& operator=(const ElfImage&) = delete;
@@ -74,7 +77,8 @@ class ElfImage {
   const std::string& build_id() const { return identity_.build_id; }
   // ET_EXEC (non-PIE executable) or ET_DYN (PIE executable, shared library).
   uint16_t elf_type() const { return elf_type_; }
-  // Where the function symbols came from: "symtab", "dynsym" or "none".
+  // Where the function symbols came from: "symtab", "dynsym", "minidebuginfo"
+  // (.gnu_debugdata), "debug-file", "dynsym+" one of those two, or "none".
   const std::string& symbol_table() const { return symbol_table_; }
   // Function symbols (STT_FUNC, STT_GNU_IFUNC), sorted by address, one per
   // address (aliases folded, global names preferred).
@@ -112,6 +116,7 @@ class ElfImage {
 
   std::string path_;
   int fd_ = -1;
+  std::string debug_root_;
   ::Elf* elf_ = nullptr;
   uint64_t file_size_ = 0;
   uint16_t elf_type_ = 0;

@@ -3,6 +3,8 @@
 #include "libprofile/report_symbols.h"
 
 #include <algorithm>
+
+#include "libprofile/demangle.h"
 #include <cstdio>
 
 namespace lcpi::report {
@@ -20,6 +22,7 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     return s;
   }
   if (image.kind != "user") return s;  // unknown: raw pcs, nothing to look up
+  if (image.path.rfind("[", 0) == 0) return s;  // [vdso]: no file on disk
   auto elf = ElfImage::Open(image.path);
   if (!elf) {
     if (warnings) {
@@ -44,7 +47,8 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
     if (!hit) return std::nullopt;
     auto lo = elf_->VaddrToFileOffset(hit->symbol->addr);
     if (!lo) lo = offset - hit->offset;
-    return Procedure{hit->symbol->name, *lo, *lo + (hit->symbol->end - hit->symbol->addr)};
+    return Procedure{Demangle(hit->symbol->name), *lo,
+                     *lo + (hit->symbol->end - hit->symbol->addr)};
   }
   auto it = std::upper_bound(stored_.begin(), stored_.end(), offset,
                              [](uint64_t o, const SymbolInfo& si) { return o < si.offset; });
@@ -53,17 +57,19 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
   uint64_t end = sym->size ? sym->offset + sym->size : (it != stored_.end() ? it->offset : 0);
   if (sym->size == 0 && it == stored_.end()) end = offset + 1;  // the last symbol, unsized
   if (offset >= end) return std::nullopt;
-  return Procedure{sym->name, sym->offset, end};
+  return Procedure{Demangle(sym->name), sym->offset, end};
 }
 
 std::vector<Procedure> ImageSymbolizer::FindByName(const std::string& name, bool untrusted) const {
   std::vector<Procedure> out;
   if (elf_) {
     if (!trusted_ && !untrusted) return out;
-    auto sym = elf_->Symbol(name);
-    if (!sym) return out;
-    auto lo = elf_->VaddrToFileOffset(sym->addr);
-    if (lo) out.push_back({sym->name, *lo, *lo + (sym->end - sym->addr)});
+    // The mangled name, or the demangled one reports show.
+    for (const ElfSymbol& sym : elf_->symbols()) {
+      if (sym.name != name && Demangle(sym.name) != name) continue;
+      auto lo = elf_->VaddrToFileOffset(sym.addr);
+      if (lo) out.push_back({Demangle(sym.name), *lo, *lo + (sym.end - sym.addr)});
+    }
     return out;
   }
   for (size_t i = 0; i < stored_.size(); ++i) {

@@ -8,9 +8,9 @@ PACKAGES=(
   # build
   build-essential cmake pkg-config
   # libprofile, lcpid and the tools
-  libelf-dev libdw-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
+  libelf-dev libdw-dev liblzma-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
   # tests
-  catch2 elfutils binutils
+  catch2 elfutils binutils linux-perf
   # the kernel module and the QEMU harness that loads it into a real kernel
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils
 )

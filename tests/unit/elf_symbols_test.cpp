@@ -74,8 +74,9 @@ std::map<std::string, uint64_t> Nm(const std::string& bin, bool dynamic) {
   return syms;
 }
 
-std::unique_ptr<ElfImage> OpenOk(const std::string& path) {
-  auto image = ElfImage::Open(path);
+std::unique_ptr<ElfImage> OpenOk(const std::string& path,
+                                 const std::string& debug_root = "/usr/lib/debug") {
+  auto image = ElfImage::Open(path, debug_root);
   INFO(path << ": " << (image ? "" : image.error().ToString()));
   REQUIRE(image.has_value());
   return std::move(*image);
@@ -228,6 +229,40 @@ TEST_CASE("a stripped non-PIE executable has no function symbols") {
   // The segments are still there: offsets still map to addresses.
   REQUIRE_FALSE(image->segments().empty());
   CHECK(image->FileOffsetToVaddr(image->segments()[0].offset).has_value());
+}
+
+TEST_CASE("a stripped file's functions come back from MiniDebugInfo or a debug file") {
+  TempDir dir;
+  const std::string full = Build(dir, "full", "-fno-pie -no-pie -Wl,--build-id");
+  auto reference = OpenOk(full);
+  auto alpha = reference->Symbol("alpha");
+  REQUIRE(alpha);
+
+  SECTION("MiniDebugInfo: an xz-compressed symbol file in .gnu_debugdata") {
+    const std::string mini = dir / "mini", bin = dir / "with_mini";
+    Run("objcopy --only-keep-debug " + full + " " + mini + " && xz " + mini);
+    Run("strip --strip-all -o " + bin + " " + full);
+    Run("objcopy --add-section .gnu_debugdata=" + mini + ".xz " + bin);
+    auto image = OpenOk(bin, "");
+    CHECK(image->symbol_table() == "minidebuginfo");
+    auto hit = image->Lookup(alpha->addr + 2);
+    REQUIRE(hit);
+    CHECK(hit->symbol->name == "alpha");
+  }
+  SECTION("a separate debug file found by build-id under the debug root") {
+    const std::string bin = dir / "stripped", id = reference->build_id();
+    REQUIRE(id.size() > 2);
+    Run("mkdir -p " + (dir / "debug/.build-id/") + id.substr(0, 2));
+    Run("objcopy --only-keep-debug " + full + " " +
+        (dir / "debug/.build-id/") + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    Run("strip --strip-all -o " + bin + " " + full);
+    CHECK(OpenOk(bin, "")->symbol_table() == "none");  // no debug root: nothing
+    auto image = OpenOk(bin, dir / "debug");
+    CHECK(image->symbol_table() == "debug-file");
+    auto hit = image->Lookup(alpha->addr + 2);
+    REQUIRE(hit);
+    CHECK(hit->symbol->name == "alpha");
+  }
 }
 
 TEST_CASE("the daemon's offset (pc - map_start + map_pgoff) of a live mapping symbolizes") {
