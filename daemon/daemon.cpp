@@ -138,8 +138,7 @@ Expected<void> Daemon::Flush() {
   // source has been drained: all its samples are resolved by then.
   sideband_->Drain();
   uint64_t reap_before = sideband_->newest();
-  Expected<void> drained =
-      source_->Flush([this](const RecordBuffer& b) { queue_.push_back(b); });
+  Expected<void> drained = source_->Flush([this](const RecordBuffer& b) { queue_.push_back(b); });
   ResolveQueued();
   if (!drained) spdlog::error("draining the source: {}", drained.error().message());
   tracker_.Reap(reap_before);
@@ -261,9 +260,9 @@ int Daemon::Run() {
     }
     if (Clock::now() >= next_flush_) {
       Expected<void> e = Flush();
-      next_flush_ = Clock::now() + (e ? std::chrono::seconds(options_.flush_interval)
-                                      : std::chrono::duration_cast<std::chrono::seconds>(
-                                            kRetryAfterFailure));
+      next_flush_ =
+          Clock::now() + (e ? std::chrono::seconds(options_.flush_interval)
+                            : std::chrono::duration_cast<std::chrono::seconds>(kRetryAfterFailure));
     }
   }
   source_->Stop();

@@ -91,11 +91,12 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
   };
   for (const auto& [key, offsets] : counts_) {
     uint32_t img = image_index(key.first);
-    for (const auto& [offset, count] : offsets) b.counts.push_back({img, key.second, offset, count});
+    for (const auto& [offset, count] : offsets)
+      b.counts.push_back({img, key.second, offset, count});
   }
   for (const auto& [key, count] : processes_)
-    b.processes.push_back(
-        {std::get<0>(key), std::get<1>(key), image_index(std::get<2>(key)), std::get<3>(key), count});
+    b.processes.push_back({std::get<0>(key), std::get<1>(key), image_index(std::get<2>(key)),
+                           std::get<3>(key), count});
   for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
   // The tools cannot read kallsyms of this boot later: store kernel symbols once.
   if (kernel_) {

@@ -8,17 +8,28 @@ namespace lcpi {
 
 const char* ErrcName(Errc code) {
   switch (code) {
-    case Errc::kIo: return "io-error";
-    case Errc::kNotFound: return "not-found";
-    case Errc::kPermission: return "permission-denied";
-    case Errc::kInvalidArgument: return "invalid-argument";
-    case Errc::kBusy: return "busy";
-    case Errc::kFull: return "no-space";
-    case Errc::kNotADatabase: return "not-a-database";
-    case Errc::kNewerSchema: return "newer-schema";
-    case Errc::kCorrupt: return "corrupt";
-    case Errc::kBadElf: return "bad-elf";
-    case Errc::kUnsupported: return "unsupported";
+    case Errc::kIo:
+      return "io-error";
+    case Errc::kNotFound:
+      return "not-found";
+    case Errc::kPermission:
+      return "permission-denied";
+    case Errc::kInvalidArgument:
+      return "invalid-argument";
+    case Errc::kBusy:
+      return "busy";
+    case Errc::kFull:
+      return "no-space";
+    case Errc::kNotADatabase:
+      return "not-a-database";
+    case Errc::kNewerSchema:
+      return "newer-schema";
+    case Errc::kCorrupt:
+      return "corrupt";
+    case Errc::kBadElf:
+      return "bad-elf";
+    case Errc::kUnsupported:
+      return "unsupported";
   }
   return "unknown-error";
 }

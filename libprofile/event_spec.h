@@ -25,7 +25,7 @@ struct RealEvent {
   EventSpec requested;
   uint32_t type = 0;
   uint64_t config = 0;
-  std::string used;     // "cycles", or "cpu-clock" after a fallback
+  std::string used;  // "cycles", or "cpu-clock" after a fallback
   bool fell_back = false;
   uint64_t period = 0;  // mean period in the event's unit (ns for cpu-clock)
 };

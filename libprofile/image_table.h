@@ -26,8 +26,7 @@ class ImageTable {
   // The image of a file mapping. build_id (hex) comes from the MMAP2 record
   // when the kernel supplied it; else the file is read and identified. A file
   // that cannot be read or is not ELF is identified by its path.
-  int32_t ForFile(const std::string& path, const std::string& build_id, uint64_t dev,
-                  uint64_t ino);
+  int32_t ForFile(const std::string& path, const std::string& build_id, uint64_t dev, uint64_t ino);
   // The kernel's vDSO, mapped into every process ("[vdso]"); one per kernel release.
   int32_t Vdso();
   // The explicit unknown image of a process name (anonymous, JIT, unmapped).

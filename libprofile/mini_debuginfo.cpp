@@ -23,9 +23,9 @@ std::optional<std::vector<uint8_t>> ReadMiniDebugInfo(Elf* elf) {
     for (;;) {
       uint64_t memlimit = kMaxMiniDebugInfoBytes;
       size_t in_pos = 0, out_pos = 0;
-      lzma_ret rc = lzma_stream_buffer_decode(&memlimit, 0, nullptr,
-                                              static_cast<const uint8_t*>(data->d_buf), &in_pos,
-                                              data->d_size, out.data(), &out_pos, out.size());
+      lzma_ret rc =
+          lzma_stream_buffer_decode(&memlimit, 0, nullptr, static_cast<const uint8_t*>(data->d_buf),
+                                    &in_pos, data->d_size, out.data(), &out_pos, out.size());
       if (rc == LZMA_OK) {
         out.resize(out_pos);
         return out;

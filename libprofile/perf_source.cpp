@@ -185,8 +185,7 @@ Expected<void> PerfSource::Flush(const BufferSink& sink) {
     int wake = 0;
     // Single-threaded: delivering releases the buffers, so each retry makes room.
     // The window ends at the last sample taken: every record is older.
-    while (lcpi_ht_flush(&c.table, c.last_time, &wake) != 0)
-      DeliverReady(c, sink);
+    while (lcpi_ht_flush(&c.table, c.last_time, &wake) != 0) DeliverReady(c, sink);
     DeliverReady(c, sink);
   }
   return {};

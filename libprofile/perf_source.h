@@ -43,7 +43,7 @@ class PerfSource : public Source {
     std::vector<uint64_t> memory;  // backs table
     lcpi_ht table{};
     std::vector<std::unique_ptr<PerfRing>> rings;  // one per event
-    uint64_t last_time = 0;                         // newest sample, perf clock
+    uint64_t last_time = 0;                        // newest sample, perf clock
   };
 
   Expected<std::unique_ptr<PerfRing>> OpenEvent(size_t index, int cpu);

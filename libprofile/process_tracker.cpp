@@ -8,9 +8,8 @@ namespace lcpi {
 
 AddressSpace& ProcessTracker::Insert(uint32_t pid, uint64_t time, std::string comm) {
   std::vector<AddressSpace>& h = history_[pid];
-  auto it = std::upper_bound(h.begin(), h.end(), time, [](uint64_t t, const AddressSpace& a) {
-    return t < a.start_time;
-  });
+  auto it = std::upper_bound(h.begin(), h.end(), time,
+                             [](uint64_t t, const AddressSpace& a) { return t < a.start_time; });
   AddressSpace as;
   as.start_time = time;
   as.comm = std::move(comm);
@@ -38,8 +37,8 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
   AddressSpace copy;
   auto parent = history_.find(ppid);
   if (parent != history_.end() && !parent->second.empty()) copy = LiveAt(ppid, time);
-  bool exists = std::any_of(h.begin(), h.end(),
-                            [&](const AddressSpace& a) { return a.start_time == time; });
+  bool exists =
+      std::any_of(h.begin(), h.end(), [&](const AddressSpace& a) { return a.start_time == time; });
   if (exists) return;
   AddressSpace& as = Insert(pid, time, copy.comm);
   as.maps = std::move(copy.maps);

@@ -37,10 +37,10 @@ struct AddressSpace {
 };
 
 struct Resolution {
-  bool mapped = false;     // pc lies in a known mapping
+  bool mapped = false;  // pc lies in a known mapping
   int32_t image = kNoImage;
-  uint64_t offset = 0;     // file offset in the image
-  std::string comm;        // process name ("" if the pid is unknown)
+  uint64_t offset = 0;  // file offset in the image
+  std::string comm;     // process name ("" if the pid is unknown)
 };
 
 class ProcessTracker {

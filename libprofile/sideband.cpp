@@ -27,7 +27,7 @@ struct Sideband::Event {
 
 namespace {
 
-constexpr int kRingPageOrder = 8;  // 1 MB per CPU: a storm of execs is bursty
+constexpr int kRingPageOrder = 8;     // 1 MB per CPU: a storm of execs is bursty
 constexpr size_t kSampleIdSize = 16;  // sample_id_all with TID | TIME
 
 // A NUL-terminated string inside [p, p + len), or "" if it has no NUL.
@@ -148,10 +148,18 @@ void Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, std::vec
 
 void Sideband::Apply(const Event& e) {
   switch (e.type) {
-    case PERF_RECORD_MMAP2: tracker_.OnMmap(e.pid, e.map, e.time); break;
-    case PERF_RECORD_COMM: tracker_.OnComm(e.pid, e.text, e.exec, e.time); break;
-    case PERF_RECORD_FORK: tracker_.OnFork(e.pid, e.ppid, e.time); break;
-    case PERF_RECORD_EXIT: tracker_.OnExit(e.pid, e.time); break;
+    case PERF_RECORD_MMAP2:
+      tracker_.OnMmap(e.pid, e.map, e.time);
+      break;
+    case PERF_RECORD_COMM:
+      tracker_.OnComm(e.pid, e.text, e.exec, e.time);
+      break;
+    case PERF_RECORD_FORK:
+      tracker_.OnFork(e.pid, e.ppid, e.time);
+      break;
+    case PERF_RECORD_EXIT:
+      tracker_.OnExit(e.pid, e.time);
+      break;
   }
   newest_ = std::max(newest_, e.time);
 }
@@ -189,8 +197,8 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& 
       unsigned maj, min;
       char perms[8];
       int path_at = 0;
-      if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-                      &pgoff, &maj, &min, &ino, &path_at) < 7)
+      if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+                      &maj, &min, &ino, &path_at) < 7)
         continue;
       if (perms[2] != 'x') continue;
       std::string path = path_at > 0 ? line.substr(path_at) : "";

@@ -27,8 +27,8 @@ class Sideband {
   size_t Drain();
   std::vector<int> fds() const;
 
-  uint64_t lost() const { return lost_; }        // side-band records the kernel dropped
-  uint64_t newest() const { return newest_; }    // perf-clock time of the newest record
+  uint64_t lost() const { return lost_; }      // side-band records the kernel dropped
+  uint64_t newest() const { return newest_; }  // perf-clock time of the newest record
   uint64_t records() const { return records_; }
 
  private:

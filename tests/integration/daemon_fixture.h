@@ -68,8 +68,9 @@ class DaemonFixture {
   }
 
   void Start() {
-    std::vector<std::string> argv = {LCPID_PATH, "--foreground", "--db", db_, "--socket",
-                                     socket_, "--log-level", "warn", "--flush-interval", "600"};
+    std::vector<std::string> argv = {LCPID_PATH,         "--foreground", "--db",        db_,
+                                     "--socket",         socket_,        "--log-level", "warn",
+                                     "--flush-interval", "600"};
     argv.insert(argv.end(), extra_.begin(), extra_.end());
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -81,7 +82,8 @@ class DaemonFixture {
   }
   // The reply body of an lcpictl request; empty if lcpid did not answer.
   std::string Ctl(const std::string& verb) {
-    return Capture(std::string(LCPICTL_PATH) + " --socket " + socket_ + " " + verb + " 2>/dev/null");
+    return Capture(std::string(LCPICTL_PATH) + " --socket " + socket_ + " " + verb +
+                   " 2>/dev/null");
   }
   std::map<std::string, std::string> Status() {
     std::map<std::string, std::string> kv;

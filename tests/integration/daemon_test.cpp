@@ -52,7 +52,8 @@ std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string
   REQUIRE(elf);
   int64_t epoch = *db.CurrentEpoch();
   for (const lcpi::EventInfo& ev : Must(db.ListEvents()))
-    for (const lcpi::OffsetCount& oc : Must(db.OffsetCounts(epoch, id, ev.id, 0, UINT64_MAX >> 1))) {
+    for (const lcpi::OffsetCount& oc :
+         Must(db.OffsetCounts(epoch, id, ev.id, 0, UINT64_MAX >> 1))) {
       auto hit = (*elf)->LookupFileOffset(oc.offset);
       out[hit ? hit->symbol->name : "?"] += oc.count;
     }
@@ -88,8 +89,8 @@ TEST_CASE("a storm of 500 short-lived processes is attributed to its image") {
   DaemonFixture d;
   REQUIRE(d.running());
   std::string tiny = kWorkloads + "/tiny";
-  REQUIRE(Run({"/bin/sh", "-c", "i=0; while [ $i -lt 500 ]; do " + tiny + " 4; i=$((i+1)); done"}) ==
-          0);
+  REQUIRE(Run({"/bin/sh", "-c",
+               "i=0; while [ $i -lt 500 ]; do " + tiny + " 4; i=$((i+1)); done"}) == 0);
   REQUIRE(d.Stop() == 0);
   auto db = d.OpenDb();
   REQUIRE(db);

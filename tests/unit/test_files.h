@@ -19,8 +19,7 @@ namespace lcpi::testing {
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl =
-        (std::filesystem::temp_directory_path() / "lcpi-test-XXXXXX").string();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "lcpi-test-XXXXXX").string();
     REQUIRE(mkdtemp(tmpl.data()) != nullptr);
     path_ = tmpl;
   }
