@@ -17,4 +17,4 @@ target_compile_definitions(daemon_test PRIVATE
 add_dependencies(daemon_test lcpid lcpictl workload_shares workload_tiny workload_exec_first
   workload_exec_second workload_syscalls)
 catch_discover_tests(daemon_test TEST_PREFIX "lcpid: "
-  PROPERTIES LABELS "integration;root" RUN_SERIAL TRUE)
+  PROPERTIES LABELS integration RUN_SERIAL TRUE)

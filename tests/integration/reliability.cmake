@@ -1,0 +1,47 @@
+# Reliability and security of lcpid and the tools (issue 7), end to end as
+# root on this host's perf events: daemon faults, process churn, privilege
+# and load. One executable per file; test cases tagged [slow] in Catch2 run
+# as a separate CTest entry labelled "slow" (ctest -LE slow leaves them out).
+# What each test proved, with its figures: docs/reliability.md.
+
+# Workloads: versioned.c built under four names (own symbol, own build-id),
+# a static blip for churn, the churn driver, and the pid-reuse helper.
+foreach(name reuse_a reuse_b replaced_v1 replaced_v2)
+  add_executable(workload_${name} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/versioned.c)
+  target_compile_definitions(workload_${name} PRIVATE NAME=${name})
+  set_target_properties(workload_${name} PROPERTIES OUTPUT_NAME ${name}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
+  target_compile_options(workload_${name} PRIVATE -O1 -g -fno-inline)
+  target_link_options(workload_${name} PRIVATE -Wl,--build-id)
+endforeach()
+foreach(w blip churn pid_reuse)
+  add_executable(workload_${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
+  set_target_properties(workload_${w} PROPERTIES OUTPUT_NAME ${w}
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
+  target_compile_options(workload_${w} PRIVATE -O1 -g -fno-inline)
+endforeach()
+target_link_options(workload_blip PRIVATE -static -Wl,--build-id)
+
+foreach(t reliability churn load)
+  add_executable(${t}_test ${CMAKE_CURRENT_SOURCE_DIR}/${t}_test.cpp
+    $<TARGET_OBJECTS:lcpi_catch_main>)
+  target_link_libraries(${t}_test PRIVATE lcpiprofile Catch2::Catch2)
+  target_include_directories(${t}_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(${t}_test PRIVATE
+    LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
+    LCPIPROF_PATH="$<TARGET_FILE:lcpiprof>"
+    WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
+  add_dependencies(${t}_test lcpid lcpictl lcpiprof workload_shares workload_tiny
+    workload_reuse_a workload_reuse_b workload_replaced_v1 workload_replaced_v2
+    workload_blip workload_churn workload_pid_reuse)
+  # One CTest entry per file and speed (catch_discover_tests cannot pass a
+  # list of labels through PROPERTIES: only the first would stick).
+  add_test(NAME "reliability: ${t}" COMMAND ${t}_test "~[slow]")
+  set_tests_properties("reliability: ${t}" PROPERTIES
+    LABELS "integration;root;reliability" RUN_SERIAL TRUE TIMEOUT 900)
+endforeach()
+foreach(t churn load)
+  add_test(NAME "reliability: ${t} (slow)" COMMAND ${t}_test "[slow]")
+  set_tests_properties("reliability: ${t} (slow)" PROPERTIES
+    LABELS "integration;root;reliability;slow" RUN_SERIAL TRUE TIMEOUT 1800)
+endforeach()
