@@ -21,6 +21,7 @@ namespace {
 
 constexpr int kPollMs = 100;
 constexpr auto kRetryAfterFailure = std::chrono::seconds(10);
+constexpr auto kFlushBusyTimeout = std::chrono::milliseconds(250);
 
 uint64_t RssBytes() {
   std::ifstream in("/proc/self/statm");
@@ -81,6 +82,9 @@ Expected<void> Daemon::Start() {
   Expected<std::unique_ptr<ProfileDb>> db = ProfileDb::Open(options_.db, DbMode::kReadWrite);
   if (!db) return db.error();
   db_ = std::move(*db);
+  // A locked database fails a flush quickly (it is retried): waiting longer
+  // would stall this loop while the kernel's rings fill and lose samples.
+  db_->SetBusyTimeout(kFlushBusyTimeout);
   Expected<int64_t> epoch = db_->CurrentEpoch();
   if (!epoch) return epoch.error();
   epoch_ = *epoch;
