@@ -36,7 +36,12 @@ Expected<std::unique_ptr<PerfRing>> PerfRing::Open(perf_event_attr attr, int cpu
 }
 
 PerfRing::PerfRing(int fd, int cpu, void* base, size_t map_size, uint64_t data_size)
-    : fd_(fd), cpu_(cpu), base_(base), map_size_(map_size), data_size_(data_size) {}
+    : fd_(fd),
+      cpu_(cpu),
+      base_(base),
+      map_size_(map_size),
+      data_size_(data_size),
+      page_size_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {}
 
 PerfRing::~PerfRing() {
   munmap(base_, map_size_);
@@ -63,55 +68,6 @@ std::pair<uint64_t, uint64_t> PerfRing::Times() const {
   auto* meta = static_cast<const perf_event_mmap_page*>(base_);
   return {__atomic_load_n(&meta->time_enabled, __ATOMIC_RELAXED),
           __atomic_load_n(&meta->time_running, __ATOMIC_RELAXED)};
-}
-
-size_t PerfRing::Read(const RecordFn& fn) {
-  auto* meta = static_cast<perf_event_mmap_page*>(base_);
-  const uint8_t* data = static_cast<const uint8_t*>(base_) + meta->data_offset;
-  if (meta->data_offset == 0) data = static_cast<const uint8_t*>(base_) + sysconf(_SC_PAGESIZE);
-  // Pairs with the kernel's store of data_head after writing the records.
-  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-  uint64_t tail = meta->data_tail;
-  size_t n = 0;
-  while (tail < head) {
-    uint64_t avail = head - tail;
-    if (avail < sizeof(perf_event_header)) {
-      bad_records_++;
-      tail = head;
-      break;
-    }
-    perf_event_header hdr;
-    uint64_t off = tail % data_size_;
-    const uint8_t* rec;
-    // The header itself may wrap; copy it byte by byte through scratch.
-    if (off + sizeof(hdr) <= data_size_) {
-      std::memcpy(&hdr, data + off, sizeof(hdr));
-    } else {
-      uint8_t tmp[sizeof(hdr)];
-      for (size_t i = 0; i < sizeof(hdr); i++) tmp[i] = data[(off + i) % data_size_];
-      std::memcpy(&hdr, tmp, sizeof(hdr));
-    }
-    if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size > data_size_) {
-      bad_records_++;
-      tail = head;
-      break;
-    }
-    if (off + hdr.size <= data_size_) {
-      rec = data + off;
-    } else {
-      scratch_.resize(hdr.size);
-      uint64_t first = data_size_ - off;
-      std::memcpy(scratch_.data(), data + off, first);
-      std::memcpy(scratch_.data() + first, data, hdr.size - first);
-      rec = scratch_.data();
-    }
-    fn(hdr, rec + sizeof(hdr));
-    tail += hdr.size;
-    n++;
-  }
-  // Tells the kernel the space is free only after the records were used.
-  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-  return n;
 }
 
 std::vector<int> OnlineCpus() {

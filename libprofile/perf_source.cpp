@@ -5,6 +5,8 @@
 
 #include <poll.h>
 
+#include <chrono>
+
 #include <cerrno>
 #include <cstring>
 
@@ -175,7 +177,12 @@ Expected<void> PerfSource::Poll(int timeout_ms, const BufferSink& sink) {
   if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
     return ErrnoError("poll on perf rings", errno);
   for (Cpu& c : cpus_) ReadRings(c, sink);
-  if (running_) RandomisePeriods();
+  // A new random period once a second: each change is an IPI to every CPU.
+  auto now = std::chrono::steady_clock::now();
+  if (running_ && now >= next_jitter_) {
+    RandomisePeriods();
+    next_jitter_ = now + std::chrono::seconds(1);
+  }
   return {};
 }
 

@@ -5,6 +5,7 @@
 #ifndef LCPI_LIBPROFILE_PERF_SOURCE_H
 #define LCPI_LIBPROFILE_PERF_SOURCE_H
 
+#include <chrono>
 #include <memory>
 #include <random>
 #include <vector>
@@ -60,6 +61,7 @@ class PerfSource : public Source {
   uint64_t throttled_ = 0;
   uint64_t buffers_ = 0;
   bool running_ = false;
+  std::chrono::steady_clock::time_point next_jitter_{};
 };
 
 }  // namespace lcpi
