@@ -119,8 +119,10 @@ TEST_CASE("a process that execs another program has samples on both images") {
   REQUIRE(db);
   std::map<std::string, uint64_t> s1 = PerSymbol(*db, first), s2 = PerSymbol(*db, second);
   INFO("first_work " << s1["first_work"] << ", second_work " << s2["second_work"]);
-  CHECK(s1["first_work"] > 2000);
-  CHECK(s2["second_work"] > 2000);
+  // 1.5 s each at 5000/s is 7500 samples on an idle CPU; a loaded shared
+  // host gives each far less, so only ask for enough to tell them apart.
+  CHECK(s1["first_work"] > 300);
+  CHECK(s2["second_work"] > 300);
   // each on the right one: no sample of the first image names the second's work
   CHECK(s1.count("second_work") == 0);
   CHECK(s2.count("first_work") == 0);
@@ -150,7 +152,7 @@ TEST_CASE("samples in the kernel land on the kernel image") {
     if (kind[p.image_id] == "kernel") kernel += p.count;
   }
   INFO("kernel " << kernel << " of " << syscalls_total);
-  REQUIRE(syscalls_total > 2000);
+  REQUIRE(syscalls_total > 300);  // 2 s: up to 10000 on an idle CPU
   CHECK(kernel > syscalls_total / 2);  // reading /dev/zero is kernel work
   // and they symbolize: the kernel's symbols were stored for the tools
   int64_t kernel_id = -1;
