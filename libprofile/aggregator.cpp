@@ -34,6 +34,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
   totals_.buffers++;
   totals_.dropped += h.dropped;
   if (h.dropped) stats_["dropped"] += static_cast<int64_t>(h.dropped);
+  uint64_t attributed = 0, unknown_samples = 0;
   for (const lcpi_record& rec : buffer.records) {
     if (rec.count == 0) continue;
     int32_t image = kNoImage;
@@ -51,7 +52,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       comm = tracker_.Resolve(rec.pid, 0, h.t_first, h.t_last).comm;
     } else {
       Resolution r = tracker_.Resolve(rec.pid, rec.pc, h.t_first, h.t_last);
-      comm = r.comm;
+      comm = std::move(r.comm);
       if (r.mapped && r.image != kNoImage) {
         image = r.image;
         offset = r.offset;
@@ -65,14 +66,19 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       image = images_.Unknown(comm);
       offset = rec.pc & ~(1ull << 63);
     }
-    counts_[{image, rec.event}][offset] += rec.count;
-    processes_[{rec.pid, comm, image, rec.event}] += rec.count;
+    counts_[Key(static_cast<uint32_t>(image), rec.event)][offset] += rec.count;
+    ProcessCount& p = processes_[Key(rec.pid, static_cast<uint32_t>(image))][rec.event];
+    if (p.comm != comm) p.comm = std::move(comm);
+    p.count += rec.count;
     totals_.records++;
     totals_.samples += rec.count;
-    (unknown ? totals_.unknown : totals_.attributed) += rec.count;
+    (unknown ? unknown_samples : attributed) += rec.count;
     if (kernel && !unknown) totals_.kernel += rec.count;
-    stats_[unknown ? "unknown" : "attributed"] += rec.count;
   }
+  totals_.attributed += attributed;
+  totals_.unknown += unknown_samples;
+  if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
+  if (unknown_samples) stats_["unknown"] += static_cast<int64_t>(unknown_samples);
 }
 
 MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events) const {
@@ -90,13 +96,15 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
     return it->second;
   };
   for (const auto& [key, offsets] : counts_) {
-    uint32_t img = image_index(key.first);
-    for (const auto& [offset, count] : offsets)
-      b.counts.push_back({img, key.second, offset, count});
+    uint32_t img = image_index(static_cast<int32_t>(key >> 32));
+    uint32_t event = static_cast<uint32_t>(key);
+    for (const auto& [offset, count] : offsets) b.counts.push_back({img, event, offset, count});
   }
-  for (const auto& [key, count] : processes_)
-    b.processes.push_back({std::get<0>(key), std::get<1>(key), image_index(std::get<2>(key)),
-                           std::get<3>(key), count});
+  for (const auto& [key, events] : processes_) {
+    uint32_t img = image_index(static_cast<int32_t>(key & 0xffffffffu));
+    for (const auto& [event, p] : events)
+      b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
+  }
   for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
   // The tools cannot read kallsyms of this boot later: store kernel symbols once.
   if (kernel_) {
@@ -124,8 +132,9 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
 
 void Aggregator::Commit() {
   for (const auto& [key, offsets] : counts_) {
-    const ImageEntry& e = images_.at(key.first);
-    if (e.kind == "kernel" || e.kind == "module") symbols_stored_.insert(key.first);
+    int32_t image = static_cast<int32_t>(key >> 32);
+    const ImageEntry& e = images_.at(image);
+    if (e.kind == "kernel" || e.kind == "module") symbols_stored_.insert(image);
   }
   counts_.clear();
   processes_.clear();

@@ -66,10 +66,17 @@ class Aggregator {
   std::map<std::string, int32_t> module_images_;
   std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database
 
-  // (image, event) -> offset -> count
-  std::map<std::pair<int32_t, uint32_t>, std::unordered_map<uint64_t, uint64_t>> counts_;
-  // (pid, comm, image, event) -> count
-  std::map<std::tuple<uint32_t, std::string, int32_t, uint32_t>, uint64_t> processes_;
+  // A pair of 32-bit keys as one hashable key.
+  static uint64_t Key(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }
+  struct ProcessCount {
+    std::string comm;  // the newest name seen
+    uint64_t count = 0;
+  };
+
+  // Key(image, event) -> offset -> count
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> counts_;
+  // Key(pid, image) -> event -> count and name
+  std::unordered_map<uint64_t, std::map<uint32_t, ProcessCount>> processes_;
   std::map<std::string, int64_t> stats_;
   AggregateTotals totals_;
 };
