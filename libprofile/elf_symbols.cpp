@@ -201,14 +201,15 @@ void ElfImage::LoadSymbols() {
     return a.rank < b.rank;
   });
   symbols_.clear();
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   for (RawSymbol& r : raw) {
     if (!symbols_.empty() && symbols_.back().addr == r.sym.addr) continue;
+    if (r.sym.addr == kMax) continue;  // no exclusive end > addr fits (a corrupt file)
     symbols_.push_back(std::move(r.sym));
   }
 
   // The extent of each symbol. A size-0 symbol (hand-written assembly, some
   // PLT stubs) runs to the next symbol, but not past the end of its segment.
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   for (size_t i = 0; i < symbols_.size(); ++i) {
     ElfSymbol& s = symbols_[i];
     if (s.size > 0) {
@@ -217,7 +218,8 @@ void ElfImage::LoadSymbols() {
     }
     uint64_t end = s.addr + 1;
     for (const LoadSegment& seg : segments_) {
-      if (s.addr >= seg.vaddr && s.addr - seg.vaddr < seg.memsz) end = seg.vaddr + seg.memsz;
+      if (s.addr >= seg.vaddr && s.addr - seg.vaddr < seg.memsz)
+        end = seg.memsz > kMax - seg.vaddr ? kMax : seg.vaddr + seg.memsz;
     }
     if (i + 1 < symbols_.size() && symbols_[i + 1].addr < end) end = symbols_[i + 1].addr;
     s.end = std::max(end, s.addr + 1);

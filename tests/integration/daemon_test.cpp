@@ -184,7 +184,7 @@ TEST_CASE("SIGTERM loses nothing and the figures add up") {
   CHECK(on_disk == Stat(*db, "attributed") + Stat(*db, "unknown"));
 }
 
-TEST_CASE("SIGKILL loses at most the unflushed interval; a restart continues") {
+TEST_CASE("SIGKILL loses at most the unflushed interval and a restart continues") {
   DaemonFixture d;
   REQUIRE(d.running());
   REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);

@@ -14,6 +14,9 @@ trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXI
   --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+# The first flush stores the kernel's symbols (a second or more); do it now,
+# so the epoch switches below are quick and frame the workload closely.
+"$lcpictl" --socket "$dir/s" flush >/dev/null
 
 # The workload (known shares in one process, kernel work in another) runs
 # inside perf record, between two lcpid epochs: lcpi's epoch "agreement" and

@@ -115,7 +115,7 @@ TEST_CASE("both hash functions stay inside the table and spread keys") {
   }
 }
 
-TEST_CASE("a repeated key hits; pid, pc and event each make a new key") {
+TEST_CASE("a repeated key hits, and pid, pc and event each make a new key") {
   Table t(Config(4, 6, LCPI_POLICY_ROUND_ROBIN, 64));
   CHECK(t.Add(1, 0x1000) == LCPI_HT_MISS);
   CHECK(t.Add(1, 0x1000) == LCPI_HT_HIT);

@@ -31,7 +31,7 @@ TEST_CASE("a pc resolves to its image and file offset") {
   CHECK_FALSE(t.Resolve(11, 0x1234, 200, 300).mapped);  // unknown pid
 }
 
-TEST_CASE("fork copies the parent's maps; exec starts an empty space") {
+TEST_CASE("fork copies the parent's maps and exec starts an empty space") {
   ProcessTracker t;
   t.OnComm(1, "sh", true, 10);
   t.OnMmap(1, Map(0x1000, 0x2000, 0, 1), 11);

@@ -1,0 +1,39 @@
+# fuzz.cmake - the fuzz targets of fuzz/ as tests.
+#
+# fuzz.<target>.replay (labels unit;fuzz, in the default suite): every kept
+#   input of every fuzz/corpus/*/ (seeds and the crashers found so far) runs
+#   once through the target. Under gcc the targets are replay executables,
+#   under clang libFuzzer binaries (-runs=0 executes the corpus and exits).
+# fuzz.<target>.run (labels slow;fuzz): a bounded 60 s fuzzing run, in a
+#   libFuzzer tree only (scripts/fuzz.sh makes one, build-fuzz/, and runs
+#   it): new inputs go to <build>/fuzz/work/<target>, crashers to
+#   <build>/fuzz/artifacts/. A crash fails the test and leaves the input.
+
+# Sanitizer builds: halt on the first report, except those raised inside
+# libdw itself (fuzz/asan.supp: a known elfutils bug, not lcpi's).
+set(LCPI_FUZZ_ASAN
+  "ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:suppressions=${CMAKE_SOURCE_DIR}/fuzz/asan.supp"
+  "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
+file(GLOB LCPI_FUZZ_CORPORA LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/fuzz/corpus/*)
+
+foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_profile_db)
+  add_test(NAME fuzz.${target}.replay
+    COMMAND $<TARGET_FILE:${target}> -runs=0 ${LCPI_FUZZ_CORPORA})
+  set_tests_properties(fuzz.${target}.replay PROPERTIES LABELS "unit;fuzz" TIMEOUT 120
+    ENVIRONMENT "${LCPI_FUZZ_ASAN}")
+
+  if(LCPI_LIBFUZZER)
+    set(work ${CMAKE_BINARY_DIR}/fuzz/work/${target})
+    set(artifacts ${CMAKE_BINARY_DIR}/fuzz/artifacts)
+    file(MAKE_DIRECTORY ${work} ${artifacts})
+    add_test(NAME fuzz.${target}.run
+      COMMAND $<TARGET_FILE:${target}> -max_total_time=60 -timeout=10 -rss_limit_mb=2048
+              -print_final_stats=1 -artifact_prefix=${artifacts}/${target}-
+              ${work} ${CMAKE_SOURCE_DIR}/fuzz/corpus/${target})
+    set_tests_properties(fuzz.${target}.run PROPERTIES
+      LABELS "slow;fuzz" RUN_SERIAL TRUE TIMEOUT 1800 ENVIRONMENT "${LCPI_FUZZ_ASAN}")
+  endif()
+  # In a gcc tree (scripts/test.sh, CI) there is no bounded fuzzing run: it
+  # needs its own clang + sanitizer build of the library, which scripts/fuzz.sh
+  # makes and runs (building it takes longer than CI's budget allows here).
+endforeach()
