@@ -254,6 +254,19 @@ class ProfileDb {
   std::map<const char*, sqlite3_stmt*> stmts_;
 };
 
+// Ends the snapshot a successful BeginSnapshot() started, when it goes out
+// of scope: every return path of a multi-query read releases it.
+class SnapshotGuard {
+ public:
+  explicit SnapshotGuard(ProfileDb& db) : db_(db) {}
+  ~SnapshotGuard() { (void)db_.EndSnapshot(); }
+  SnapshotGuard(const SnapshotGuard&) = delete;
+  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
+
+ private:
+  ProfileDb& db_;
+};
+
 }  // namespace lcpi
 
 #endif  // LCPI_LIBPROFILE_PROFILE_DB_H

@@ -295,10 +295,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   }
   auto snap = db.BeginSnapshot();
   if (!snap) return snap.error();
-  struct EndSnapshot {
-    ProfileDb& db;
-    ~EndSnapshot() { (void)db.EndSnapshot(); }
-  } end{db};
+  SnapshotGuard end(db);
 
   Profile p;
   p.view = options.view;

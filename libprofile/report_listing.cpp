@@ -116,10 +116,7 @@ Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options) {
   }
   auto snap = db.BeginSnapshot();
   if (!snap) return snap.error();
-  struct EndSnapshot {
-    ProfileDb& db;
-    ~EndSnapshot() { (void)db.EndSnapshot(); }
-  } end{db};
+  SnapshotGuard end(db);
 
   Listing l;
   l.source = options.source;

@@ -30,6 +30,7 @@
 #include <linux/perf_event.h>
 
 #include "lcpi_abi.h"
+#include "lcpi_device.h"
 
 namespace {
 
@@ -54,25 +55,6 @@ void ExpectErrno(const char* what, int rc, int want) {
   } else {
     std::printf("ok   %s -> %s\n", what, std::strerror(want));
   }
-}
-
-int OpenDev(int flags = 0) {
-  int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | flags);
-  if (fd < 0) {
-    std::fprintf(stderr, "open %s: %s\n", LCPI_DEVICE_PATH, std::strerror(errno));
-    std::exit(2);
-  }
-  return fd;
-}
-
-lcpi_info GetInfo(int fd) {
-  lcpi_info info{};
-  info.size = sizeof(info);
-  if (ioctl(fd, LCPI_IOC_GET_INFO, &info) != 0) {
-    std::perror("GET_INFO");
-    std::exit(2);
-  }
-  return info;
 }
 
 lcpi_config CpuClockConfig(uint64_t period_ns) {

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "lcpi_abi.h"
+#include "lcpi_device.h"
 
 namespace {
 
@@ -72,25 +73,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-int OpenDev(int flags = 0) {
-  int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | flags);
-  if (fd < 0) {
-    std::fprintf(stderr, "open %s: %s\n", LCPI_DEVICE_PATH, std::strerror(errno));
-    std::exit(2);
-  }
-  return fd;
-}
-
-lcpi_info GetInfo(int fd) {
-  lcpi_info info{};
-  info.size = sizeof(info);
-  if (ioctl(fd, LCPI_IOC_GET_INFO, &info) != 0) {
-    std::perror("GET_INFO");
-    std::exit(2);
-  }
-  return info;
 }
 
 lcpi_config CpuClock(uint64_t period_ns) {

@@ -1,0 +1,36 @@
+// lcpi_device.h - opening /dev/lcpi and reading its geometry, for the guest
+// checkers (lcpi_kmod_check, lcpi_kmod_faults): a failure ends the checker
+// with exit status 2 and the reason on stderr.
+#ifndef LCPI_TESTS_KMOD_LCPI_DEVICE_H
+#define LCPI_TESTS_KMOD_LCPI_DEVICE_H
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "lcpi_abi.h"
+
+inline int OpenDev(int flags = 0) {
+  int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | flags);
+  if (fd < 0) {
+    std::fprintf(stderr, "open %s: %s\n", LCPI_DEVICE_PATH, std::strerror(errno));
+    std::exit(2);
+  }
+  return fd;
+}
+
+inline lcpi_info GetInfo(int fd) {
+  lcpi_info info{};
+  info.size = sizeof(info);
+  if (ioctl(fd, LCPI_IOC_GET_INFO, &info) != 0) {
+    std::perror("GET_INFO");
+    std::exit(2);
+  }
+  return info;
+}
+
+#endif  // LCPI_TESTS_KMOD_LCPI_DEVICE_H
