@@ -1,6 +1,7 @@
-// lcpi_device.h - opening /dev/lcpi and reading its geometry, for the guest
-// checkers (lcpi_kmod_check, lcpi_kmod_faults): a failure ends the checker
-// with exit status 2 and the reason on stderr.
+// lcpi_device.h - what the guest checkers (lcpi_kmod_check, lcpi_kmod_faults)
+// share: CHECK, which counts a failed check and goes on, and opening
+// /dev/lcpi and reading its geometry, where a failure ends the checker with
+// exit status 2 and the reason on stderr.
 #ifndef LCPI_TESTS_KMOD_LCPI_DEVICE_H
 #define LCPI_TESTS_KMOD_LCPI_DEVICE_H
 
@@ -13,6 +14,17 @@
 #include <cstring>
 
 #include "lcpi_abi.h"
+
+// Failed CHECKs so far; a checker exits 1 when there are any.
+inline int g_failures = 0;
+
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+      ++g_failures;                                                        \
+    }                                                                      \
+  } while (0)
 
 inline int OpenDev(int flags = 0) {
   int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | flags);

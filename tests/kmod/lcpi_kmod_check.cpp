@@ -34,16 +34,6 @@
 
 namespace {
 
-int g_failures = 0;
-
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                      \
-    }                                                                    \
-  } while (0)
-
 // Expects a call that returns -1 to fail with errno `want`.
 void ExpectErrno(const char* what, int rc, int want) {
   int err = errno;

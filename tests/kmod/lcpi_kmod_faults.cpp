@@ -59,16 +59,6 @@
 
 namespace {
 
-int g_failures = 0;
-
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      std::fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                        \
-    }                                                                      \
-  } while (0)
-
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t0) {
