@@ -1,34 +1,30 @@
 #!/usr/bin/env bash
-# fuzz.sh - builds the fuzz targets of fuzz/ with libFuzzer and runs each for
-# a bounded time. The build tree (build-fuzz/ unless --build-dir) is
-# configured with clang, ASan+UBSan (-DLCPI_SANITIZE=ON) and the whole
-# library instrumented for coverage (-fsanitize=fuzzer-no-link). Each target
-# starts from its kept corpus, fuzz/corpus/<target>/, and grows a working
-# corpus in <build>/fuzz/work/<target>/ (not kept in the tree). A crash,
-# leak, timeout or out-of-memory stops that target; its input is copied into
-# fuzz/corpus/<target>/ (unless --no-keep), where the replay tests run it from
-# then on, and the script exits 1 after running the remaining targets.
+# fuzz.sh - runs the fuzz targets of fuzz/ with libFuzzer for a bounded time,
+# longer than the 60 s runs of the test suite. They are built in the
+# sanitizer tree (scripts/sanitize-env.sh: build-san/, clang, ASan + UBSan,
+# the whole library instrumented for coverage), the one scripts/test-sanitize.sh
+# tests. Each target starts from its kept corpus, fuzz/corpus/<target>/, and
+# grows a working corpus in build-san/fuzz/work/<target>/ (not kept in the
+# tree). A crash, leak, timeout or out-of-memory stops that target; its input
+# is copied into fuzz/corpus/<target>/ (unless --no-keep), where the replay
+# tests run it from then on, and the script exits 1 after running the
+# remaining targets.
 #
-#   scripts/fuzz.sh [--time SECONDS] [--build-dir DIR] [--no-keep] [TARGET...]
+#   scripts/fuzz.sh [--time SECONDS] [--no-keep] [TARGET...]
 #
-# fuzz/asan.supp hides reports raised inside libdw itself (a known elfutils
-# bug); lcpi's own code stays fully checked.
-# Installs clang and the compiler-rt runtime (libFuzzer) with apt-get if they
-# are missing. Prints one summary line per target: runs, execs/s, coverage
-# (edges), features, corpus size.
+# Prints one summary line per target: runs, execs/s, corpus size, and
+# libFuzzer's last status line (coverage, features).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TIME=120
-BUILD=build-fuzz
 KEEP=1
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --time) TIME=$2; shift 2 ;;
-    --build-dir) BUILD=$2; shift 2 ;;
     --no-keep) KEEP=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) TARGETS+=("$1"); shift ;;
   esac
@@ -36,25 +32,11 @@ done
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(fuzz_elf_image fuzz_kmod_buffer fuzz_profile_db)
 
 scripts/setup.sh
-missing=()
-for p in clang libclang-rt-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  echo "fuzz.sh: installing ${missing[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
-
-CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DLCPI_SANITIZE=ON -DLCPI_LIBFUZZER=ON \
-  -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
-  >/dev/null
+. scripts/sanitize-env.sh
+BUILD=$LCPI_SAN_BUILD
+configure_sanitize_tree
 cmake --build "$BUILD" -j"${LCPI_JOBS:-$(nproc)}" --target "${TARGETS[@]}"
 
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:suppressions=$PWD/fuzz/asan.supp"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 status=0
 for t in "${TARGETS[@]}"; do
   work="$BUILD/fuzz/work/$t"

@@ -11,6 +11,8 @@ PACKAGES=(
   libelf-dev libdw-dev liblzma-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
   # tests
   catch2 elfutils binutils linux-perf
+  # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
+  clang libclang-rt-dev
   # bench/ workloads
   bzip2 python3
   # the kernel module and the QEMU harness that loads it into a real kernel

@@ -1,40 +1,31 @@
 #!/usr/bin/env bash
-# test-sanitize.sh - the test suite under AddressSanitizer and
-# UndefinedBehaviorSanitizer: configures build-asan/ with -DLCPI_SANITIZE=ON
-# (and -DLCPI_WERROR=ON, as CI does), builds everything, and runs every test
-# except the QEMU guests (label kmod: the guest runs the host's binaries, and
-# ASan's shadow memory does not fit a 1 GiB guest) and the long runs (label
-# slow). Any sanitizer report fails the test it happened in: halt_on_error
-# makes UBSan abort instead of printing and carrying on.
-# -Werror stays on except for -Wmaybe-uninitialized: with -fsanitize=address
-# GCC 12 reports false positives inside libstdc++'s <regex> (included by
-# Catch2), which fail the build of every test.
-# Extra arguments go to ctest (e.g. -R profile_db). LCPI_ASAN_TARGETS, if
-# set, builds only those targets (space-separated; pair it with -R or -L).
+# test-sanitize.sh - the test suite in the sanitizer configuration
+# (scripts/sanitize-env.sh: clang, ASan + UBSan, libFuzzer): builds
+# build-san/ and runs every test there but the QEMU guests (label kmod: the
+# guests load the kernel module, which no user-space sanitizer checks; the
+# host's own programs that they drive, lcpid among them, run under the
+# sanitizers in the other tests). The slow label is included, so the bounded
+# fuzzing runs (fuzz.<target>.run, 60 s each) run here. scripts/test.sh runs
+# this after the main suite, and so does CI.
+#
+#   scripts/test-sanitize.sh [CTEST-ARGS...]     e.g. -R profile_db
+#
+# LCPI_SAN_TARGETS, if set, builds only those targets (space-separated; pair
+# it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
-
-BUILD=${LCPI_ASAN_BUILD_DIR:-build-asan}
+. scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
 
-# fuzz/asan.supp: reports raised inside libdw itself (an elfutils bug the
-# fuzzer found) are not lcpi's; everything else halts.
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:suppressions=$PWD/fuzz/asan.supp"
-export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-
 start=$(date +%s)
-cmake -S . -B "$BUILD" -DLCPI_SANITIZE=ON -DLCPI_WERROR=ON \
-  -DCMAKE_CXX_FLAGS=-Wno-error=maybe-uninitialized >/dev/null
-if [ -n "${LCPI_ASAN_TARGETS:-}" ]; then
-  # shellcheck disable=SC2086
-  cmake --build "$BUILD" -j"$JOBS" --target $LCPI_ASAN_TARGETS
-else
-  cmake --build "$BUILD" -j"$JOBS"
-fi
+configure_sanitize_tree
+# shellcheck disable=SC2086
+cmake --build "$LCPI_SAN_BUILD" -j"$JOBS" ${LCPI_SAN_TARGETS:+--target $LCPI_SAN_TARGETS}
 built=$(date +%s)
 status=0
-ctest --test-dir "$BUILD" --output-on-failure -j"$JOBS" -LE "kmod|slow" "$@" || status=$?
+ctest --test-dir "$LCPI_SAN_BUILD" --output-on-failure -j"$JOBS" -LE kmod "$@" || status=$?
 end=$(date +%s)
 echo "test-sanitize: build $((built - start)) s, tests $((end - built)) s, status $status" >&2
 exit $status

@@ -1,8 +1,28 @@
 #!/usr/bin/env bash
-# test.sh - the test command: installs what is missing, builds, and runs every
-# test (unit, integration, and the kernel module under QEMU) with CTest.
-# Extra arguments go to ctest (e.g. -L unit, -LE slow).
+# test.sh - the test command: installs what is missing, then runs every test
+# in both configurations, and fails if either fails:
+#   1. build/ (gcc, warnings as errors): every test, the kernel module under
+#      QEMU included;
+#   2. build-san/ (scripts/test-sanitize.sh: clang, ASan + UBSan, libFuzzer):
+#      every test but the QEMU guests, plus the bounded fuzzing runs.
+#
+#   scripts/test.sh [--no-sanitize] [CTEST-ARGS...]    e.g. -L unit, -LE slow
+#
+# --no-sanitize runs the first configuration only (quicker while working);
+# CI runs both. CTEST-ARGS go to both ctest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SANITIZE=1
+case "${1:-}" in
+  -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  --no-sanitize) SANITIZE=0; shift ;;
+esac
+
 scripts/build.sh
-ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+main=0
+ctest --test-dir build --output-on-failure -j"$(nproc)" "$@" || main=$?
+[ "$SANITIZE" = 1 ] || exit $main
+san=0
+scripts/test-sanitize.sh "$@" || san=$?
+echo "test.sh: build/ status $main, build-san/ (ASan + UBSan) status $san" >&2
+[ $main = 0 ] && [ $san = 0 ]

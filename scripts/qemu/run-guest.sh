@@ -151,6 +151,10 @@ CWD=$(pwd)
 	echo "export LCPI_OUT=$(printf %q "$SHARED")"
 	echo "export LCPI_REPO=$(printf %q "$REPO")"
 	echo "export LCPI_GUEST=1"
+	# a sanitizer tree's programs keep their options (scripts/sanitize-env.sh)
+	for v in ASAN_OPTIONS UBSAN_OPTIONS; do
+		[ -z "${!v:-}" ] || echo "export $v=$(printf %q "${!v}")"
+	done
 	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	echo "export HOME=/root TMPDIR=/run/tmp"
 	echo "mkdir -p /run/tmp"

@@ -1,10 +1,7 @@
 # lcpid end to end on this host's perf events (needs root). The workloads are
 # small C programs built here with known behaviour.
 foreach(w shares tiny exec_first exec_second syscalls)
-  add_executable(workload_${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
-  set_target_properties(workload_${w} PROPERTIES OUTPUT_NAME ${w}
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
-  target_compile_options(workload_${w} PRIVATE -O1 -g -fno-inline)
+  lcpi_workload(${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
 endforeach()
 
 add_executable(daemon_test ${CMAKE_CURRENT_SOURCE_DIR}/daemon_test.cpp

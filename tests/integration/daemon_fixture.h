@@ -1,5 +1,5 @@
-// daemon_fixture.h - runs a real lcpid (perf source) on a temporary database
-// and control socket for one test, and reads back what it wrote.
+// daemon_fixture.h - runs a real lcpid on a temporary database and control
+// socket for one test, and reads back what it wrote.
 #ifndef LCPI_TESTS_INTEGRATION_DAEMON_FIXTURE_H
 #define LCPI_TESTS_INTEGRATION_DAEMON_FIXTURE_H
 
@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -47,37 +48,49 @@ inline std::string Capture(const std::string& cmd) {
   return out;
 }
 
-class DaemonFixture {
- public:
-  explicit DaemonFixture(std::vector<std::string> extra = {}) {
+// A temporary directory, removed at the end.
+struct TempDir {
+  std::string path;
+  explicit TempDir(const std::string& name) {
     // TMPDIR: in the QEMU guest /tmp is the host's, read-only
     const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp ? tmp : "/tmp") + "/lcpi-daemon-test-XXXXXX";
-    dir_ = mkdtemp(tmpl.data());
-    // LCPI_TEST_SOURCE=kmod runs the same tests through /dev/lcpi (in the guest)
+    std::string tmpl = std::string(tmp ? tmp : "/tmp") + "/" + name + "-XXXXXX";
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+// A real lcpid (perf source, or LCPI_TEST_SOURCE=kmod through /dev/lcpi in
+// the guest) on a database and control socket in dir, flushing every
+// flush_interval seconds; killed at the end if still running.
+class Lcpid {
+ public:
+  Lcpid(const std::string& dir, int flush_interval, std::vector<std::string> extra = {})
+      : db_(dir + "/profiles.db"), socket_(dir + "/lcpid.sock") {
+    args_ = {LCPID_PATH, "--foreground", "--db",           db_,
+             "--socket", socket_,        "--log-level",    "warn",
+             "--flush-interval", std::to_string(flush_interval)};
     if (const char* source = std::getenv("LCPI_TEST_SOURCE"))
-      extra.insert(extra.begin(), {"--source", source});
-    db_ = dir_ + "/profiles.db";
-    socket_ = dir_ + "/lcpid.sock";
-    extra_ = std::move(extra);
+      args_.insert(args_.end(), {"--source", source});
+    args_.insert(args_.end(), extra.begin(), extra.end());
     Start();
   }
-  ~DaemonFixture() {
+  ~Lcpid() {
     if (pid_ > 0) Kill(SIGKILL);
-    std::system(("rm -rf " + dir_).c_str());
   }
+  Lcpid(const Lcpid&) = delete;
+  Lcpid& operator=(const Lcpid&) = delete;
 
+  // Starts lcpid (again, after Kill or Stop); returns when its socket answers.
   void Start() {
-    std::vector<std::string> argv = {LCPID_PATH,         "--foreground", "--db",        db_,
-                                     "--socket",         socket_,        "--log-level", "warn",
-                                     "--flush-interval", "600"};
-    argv.insert(argv.end(), extra_.begin(), extra_.end());
     std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (std::string& a : args_) args.push_back(a.data());
     args.push_back(nullptr);
-    posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ);
-    // Ready when the control socket answers.
-    for (int i = 0; i < 300 && Ctl("status").empty(); i++)
+    if (posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0) pid_ = -1;
+    for (int i = 0; i < 300 && pid_ > 0 && Ctl("status").empty(); i++)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   // The reply body of an lcpictl request; empty if lcpid did not answer.
@@ -112,9 +125,17 @@ class DaemonFixture {
   const std::string& db_path() const { return db_; }
 
  private:
-  std::string dir_, db_, socket_;
-  std::vector<std::string> extra_;
+  std::string db_, socket_;
+  std::vector<std::string> args_;
   pid_t pid_ = -1;
+};
+
+// lcpid in a temporary directory of its own, flushing only when asked (its
+// interval is 600 s): what most daemon tests need.
+class DaemonFixture : private TempDir, public Lcpid {
+ public:
+  explicit DaemonFixture(std::vector<std::string> extra = {})
+      : TempDir("lcpi-daemon-test"), Lcpid(TempDir::path, 600, std::move(extra)) {}
 };
 
 }  // namespace lcpi::testing

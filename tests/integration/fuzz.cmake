@@ -5,9 +5,10 @@
 #   once through the target. Under gcc the targets are replay executables,
 #   under clang libFuzzer binaries (-runs=0 executes the corpus and exits).
 # fuzz.<target>.run (labels slow;fuzz): a bounded 60 s fuzzing run, in a
-#   libFuzzer tree only (scripts/fuzz.sh makes one, build-fuzz/, and runs
-#   it): new inputs go to <build>/fuzz/work/<target>, crashers to
-#   <build>/fuzz/artifacts/. A crash fails the test and leaves the input.
+#   libFuzzer tree only: the sanitizer tree, build-san/, which
+#   scripts/test-sanitize.sh builds and tests (so CI runs them). New inputs
+#   go to <build>/fuzz/work/<target>, crashers to <build>/fuzz/artifacts/.
+#   A crash fails the test and leaves the input; scripts/fuzz.sh runs longer.
 
 # Sanitizer builds: halt on the first report, except those raised inside
 # libdw itself (fuzz/asan.supp: a known elfutils bug, not lcpi's).
@@ -33,7 +34,4 @@ foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_profile_db)
     set_tests_properties(fuzz.${target}.run PROPERTIES
       LABELS "slow;fuzz" RUN_SERIAL TRUE TIMEOUT 1800 ENVIRONMENT "${LCPI_FUZZ_ASAN}")
   endif()
-  # In a gcc tree (scripts/test.sh, CI) there is no bounded fuzzing run: it
-  # needs its own clang + sanitizer build of the library, which scripts/fuzz.sh
-  # makes and runs (building it takes longer than CI's budget allows here).
 endforeach()

@@ -89,7 +89,7 @@ void Load(int seconds, int flush_interval) {
                << " (database); peak RSS " << peak_rss / 1024 << " KiB; daemon " << ns_per_sample
                << " ns CPU per sample (" << cpu_share << " % of one CPU)");
   REQUIRE(samples > static_cast<uint64_t>(seconds) * 1000);  // it really sampled hard
-  CHECK(peak_rss < 200ull << 20);
+  CHECK(peak_rss < lcpi::testing::PeakRssBound(200ull << 20));
   // generous: 10 us per sample (the measured figure is about 0.3 us)
   CHECK(ns_per_sample < 10000);
 }

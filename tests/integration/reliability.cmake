@@ -7,20 +7,13 @@
 # Workloads: versioned.c built under four names (own symbol, own build-id),
 # a static blip for churn, the churn driver, and the pid-reuse helper.
 foreach(name reuse_a reuse_b replaced_v1 replaced_v2)
-  add_executable(workload_${name} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/versioned.c)
+  lcpi_workload(${name} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/versioned.c)
   target_compile_definitions(workload_${name} PRIVATE NAME=${name})
-  set_target_properties(workload_${name} PROPERTIES OUTPUT_NAME ${name}
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
-  target_compile_options(workload_${name} PRIVATE -O1 -g -fno-inline)
-  target_link_options(workload_${name} PRIVATE -Wl,--build-id)
 endforeach()
 foreach(w blip churn pid_reuse)
-  add_executable(workload_${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
-  set_target_properties(workload_${w} PROPERTIES OUTPUT_NAME ${w}
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
-  target_compile_options(workload_${w} PRIVATE -O1 -g -fno-inline)
+  lcpi_workload(${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
 endforeach()
-target_link_options(workload_blip PRIVATE -static -Wl,--build-id)
+target_link_options(workload_blip PRIVATE -static)
 
 foreach(t reliability churn load)
   add_executable(${t}_test ${CMAKE_CURRENT_SOURCE_DIR}/${t}_test.cpp
