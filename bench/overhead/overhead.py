@@ -53,7 +53,7 @@ GUEST_CONFIGS = ["kmod-cycles", "kmod-default", "kmod-mux"]
 WORKLOADS = ["compile", "compress", "stream", "dss", "timesharing"]
 MODES = {  # runs, warm-up pairs, bound per configuration (s), workload size
     "full": (10, 1, 600, "full"),
-    "quick": (3, 1, 90, "quick"),
+    "quick": (3, 0, 90, "quick"),  # no warm-up: quick checks the tooling
 }
 
 
@@ -158,7 +158,7 @@ def run_guest(a, configs):
            "--", "/usr/bin/python3", "-B", os.path.abspath(__file__), "--inside-guest",
            "--build", a.build, "--configs", ",".join(configs),
            "--workloads", ",".join(a.guest_workloads), "--runs", str(a.guest_runs),
-           "--warmup", "1", "--bound", str(a.guest_bound), "--max-outside", str(a.max_outside),
+           "--warmup", str(a.warmup), "--bound", str(a.guest_bound), "--max-outside", str(a.max_outside),
            "--lcpid-args=" + a.lcpid_args]
     log("guest: " + " ".join(cmd))
     found = None
@@ -195,13 +195,14 @@ def main():
                     help="default: all five (%(default)s)")
     ap.add_argument("--runs", type=int, help="counted pairs per configuration "
                     "(default 10, --quick 3)")
-    ap.add_argument("--warmup", type=int, help="warm-up pairs discarded (default 1)")
+    ap.add_argument("--warmup", type=int, help="warm-up pairs discarded (default 1, --quick 0)")
     ap.add_argument("--bound", type=int, help="seconds per configuration per workload "
                     "(default 600, --quick 90)")
     ap.add_argument("--max-outside", type=float, default=10.0, help="a trial is invalid "
                     "when other processes' CPU or steal exceeds this %% of the machine "
                     "(default 10)")
-    ap.add_argument("--guest-workloads", help="workloads in the guest (default: --workloads)")
+    ap.add_argument("--guest-workloads", help="workloads in the guest (default: --workloads; "
+                    "--quick: compress,stream,dss, the shortest there)")
     ap.add_argument("--guest-runs", type=int, help="counted pairs in the guest (default "
                     "5, --quick 2)")
     ap.add_argument("--guest-bound", type=int, help="seconds per configuration per "
@@ -226,7 +227,9 @@ def main():
     a.guest_bound = a.guest_bound or (120 if a.quick else 900)
     a.build = os.path.abspath(a.build)
     a.workloads = [w for w in a.workloads.split(",") if w]
-    a.guest_workloads = [w for w in (a.guest_workloads or ",".join(a.workloads)).split(",") if w]
+    if a.guest_workloads is None:
+        a.guest_workloads = "compress,stream,dss" if a.quick else ",".join(a.workloads)
+    a.guest_workloads = [w for w in a.guest_workloads.split(",") if w]
     if a.configs is None:
         a.configs = ",".join(HOST_CONFIGS + (["kmod-cycles"] if a.quick else GUEST_CONFIGS))
     configs = [c for c in a.configs.split(",") if c]

@@ -43,24 +43,36 @@ def _slowdown_table(rows, key, base_key):
             cells.append("%s (n=%d, inv=%d%s)" % (_pct(m, h), len(r["pairs"]), r["invalid"],
                                                  ", bound" if r["bound_reached"] else ""))
         out.append("| %s | %s | %s |" % (w, _num(stats.mean(bases), "%.2f"), " | ".join(cells)))
+    # Every valid pair of a configuration, whatever its workload: the suite's
+    # slowdown, with the narrower interval that more pairs give.
+    cells = []
+    for c in cfgs:
+        xs = [p[key] for w in wls for p in by.get((w, c), {}).get("pairs", [])]
+        m, h = stats.mean_ci(xs)
+        cells.append("%s (n=%d)" % (_pct(m, h), len(xs)))
+    out.append("| **all workloads** | | %s |" % " | ".join(cells))
     return "\n".join(out) + "\n"
 
 
 def _cost_table(rows):
     out = ["| workload | config | samples/s/CPU | lost | miss rate % | handler ns hit/miss "
-           "| daemon ns/sample | RSS avg / peak MB | db KB |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| daemon ns/sample | daemon CPU % | RSS avg / peak MB | db KB |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ps = [p["profiled"] for p in r["pairs"]]
         if not ps or "samples" not in ps[0]:
             continue
         m = lambda k: stats.mean([p.get(k) for p in ps])  # noqa: E731
         hit, miss = m("handler_ns_per_hit"), m("handler_ns_per_miss")
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |" % (
-            r["workload"], r["config"], _num(m("samples_per_s_per_cpu")), _num(m("lost")),
+        rate, daemon_ns = m("samples_per_s_per_cpu"), m("daemon_ns_per_sample")
+        # lcpid's CPU time as a share of the machine's: samples per second per
+        # CPU times its CPU time per sample
+        share = None if rate is None or daemon_ns is None else rate * daemon_ns * 1e-7
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |" % (
+            r["workload"], r["config"], _num(rate), _num(m("lost")),
             _num(m("miss_rate_pct"), "%.1f"),
             "-" if hit is None else "%.0f / %.0f" % (hit, miss),
-            _num(m("daemon_ns_per_sample")), _num(m("rss_avg_bytes"), "%.1f", 1 / 2**20),
+            _num(daemon_ns), _num(share, "%.2f"), _num(m("rss_avg_bytes"), "%.1f", 1 / 2**20),
             _num(m("rss_peak_bytes"), "%.1f", 1 / 2**20), _num(m("db_bytes"), "%.0f", 1 / 1024)))
     return "\n".join(out) + "\n"
 
@@ -99,7 +111,9 @@ def _section(title, rows, note):
             "less sensitive to other load on the machine:\n\n%s\n"
             "### Costs (DCPI Tables 4 and 5)\n\nMeans over the counted profiled trials; "
             "samples, lost and the miss rate over the workload's run only; daemon ns per "
-            "sample = lcpid's CPU time during the run / samples taken; handler cost only "
+            "sample = lcpid's CPU time during the run / samples taken, and daemon CPU %% = "
+            "samples/s/CPU × daemon ns/sample, lcpid's share of the machine's CPU time "
+            "(the kernel's own sampling cost is not in it); handler cost only "
             "from the module (kmod rows).\n\n%s\nEvents really sampled:\n\n%s\n") % (
         title, note, _slowdown_table(rows, "slowdown", "seconds"),
         _slowdown_table(rows, "cpu_slowdown", "cpu_s"),
@@ -125,8 +139,10 @@ def markdown(res):
         body += _section(
             "QEMU TCG guest, kmod source", res["guest"],
             "**Shortened workloads (`--size guest`) in an emulated CPU (TCG, ~20x slower): "
-            "base and profiled both inside the guest; %d counted pairs after 1 warm-up pair, time bound %s s per configuration. Handler costs are "
-            "emulated-CPU times and say nothing about real hardware.**\n" % (res["guest_runs"], res.get("guest_bound_s", "?")))
+            "base and profiled both inside the guest; %d counted pairs after %d warm-up pair(s), "
+            "time bound %s s per configuration. Handler costs are emulated-CPU times and say "
+            "nothing about real hardware.**\n" % (res["guest_runs"], res["warmup_pairs"],
+                                                   res.get("guest_bound_s", "?")))
         if res.get("guest_error"):
             body += "## QEMU guest\n\nNo results: %s\n" % res["guest_error"]
     return head + body
