@@ -4,7 +4,7 @@
 #   1. build/ (gcc, warnings as errors): every test, the kernel module under
 #      QEMU included;
 #   2. build-san/ (scripts/test-sanitize.sh: clang, ASan + UBSan, libFuzzer):
-#      every test but the QEMU guests, plus the bounded fuzzing runs.
+#      every test again, plus the bounded fuzzing runs.
 #
 #   scripts/test.sh [--no-sanitize] [CTEST-ARGS...]    e.g. -L unit, -LE slow
 #
