@@ -1,7 +1,7 @@
 // lcpi_device.h - what the guest checkers (lcpi_kmod_check, lcpi_kmod_faults)
-// share: CHECK, which counts a failed check and goes on, and opening
-// /dev/lcpi and reading its geometry, where a failure ends the checker with
-// exit status 2 and the reason on stderr.
+// share: CHECK, which counts a failed check and goes on; opening /dev/lcpi
+// and reading its geometry, where a failure ends the checker with exit
+// status 2 and the reason on stderr; and flushing every table out.
 #ifndef LCPI_TESTS_KMOD_LCPI_DEVICE_H
 #define LCPI_TESTS_KMOD_LCPI_DEVICE_H
 
@@ -43,6 +43,26 @@ inline lcpi_info GetInfo(int fd) {
     std::exit(2);
   }
   return info;
+}
+
+// Writes every table out to the buffers. FLUSH stops with EAGAIN when the
+// buffers fill first (a full table holds more entries than both buffers),
+// so drain() empties them and it is called again. False if FLUSH fails
+// otherwise or never finishes.
+template <typename DrainFn>
+bool FlushAll(int fd, DrainFn drain) {
+  for (int round = 0; round < 1000; ++round) {
+    int rc = ioctl(fd, LCPI_IOC_FLUSH, 0);
+    int err = errno;
+    drain();
+    if (rc == 0) return true;
+    if (err != EAGAIN) {
+      std::fprintf(stderr, "FLUSH: %s\n", std::strerror(err));
+      return false;
+    }
+  }
+  std::fprintf(stderr, "FLUSH: buffers still full after 1000 drains\n");
+  return false;
 }
 
 #endif  // LCPI_TESTS_KMOD_LCPI_DEVICE_H

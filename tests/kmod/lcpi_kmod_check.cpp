@@ -169,19 +169,6 @@ std::vector<lcpi_cpu_stats> AllStats(int fd, uint32_t nr_cpus) {
   return v;
 }
 
-// Flushes and drains until every table is empty.
-void FlushAll(int fd, const lcpi_info& info, std::vector<uint8_t>* buf, Totals* t) {
-  for (int rounds = 0;; ++rounds) {
-    int rc = ioctl(fd, LCPI_IOC_FLUSH, 0);
-    int err = errno;
-    Drain(fd, info, buf, t);
-    if (rc == 0) break;
-    CHECK(err == EAGAIN);
-    if (err != EAGAIN || rounds > 1000) break;
-  }
-  Drain(fd, info, buf, t);
-}
-
 int Reconcile(int ms, bool hotplug) {
   int fd = OpenDev(O_NONBLOCK);
   uint32_t version = 0;
@@ -201,7 +188,7 @@ int Reconcile(int ms, bool hotplug) {
   std::vector<uint8_t> buf(info.buffer_bytes);
   {
     Totals before;
-    FlushAll(fd, info, &buf, &before);
+    CHECK(FlushAll(fd, [&] { Drain(fd, info, &buf, &before); }));
   }
   std::vector<lcpi_cpu_stats> base = AllStats(fd, info.nr_cpus);
 
@@ -246,7 +233,7 @@ int Reconcile(int ms, bool hotplug) {
   CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
   KillAll(spinners);
 
-  FlushAll(fd, info, &buf, &t);
+  CHECK(FlushAll(fd, [&] { Drain(fd, info, &buf, &t); }));
   std::vector<lcpi_cpu_stats> now = AllStats(fd, info.nr_cpus);
 
   uint64_t samples = 0, read_counts = 0, dropped = 0, nested = 0, hits = 0, misses = 0;
