@@ -177,7 +177,8 @@ void ElfImage::LoadSymbols() {
     }
     const std::string& id = identity_.build_id;
     if (extra.empty() && id.size() > 2 && !debug_root_.empty()) {
-      std::string debug = debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+      std::string debug =
+          debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
       int fd = open(debug.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd >= 0) {
         if (Elf* dbg = elf_begin(fd, ELF_C_READ, nullptr)) {

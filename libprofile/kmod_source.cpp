@@ -36,8 +36,7 @@ Expected<RecordBuffer> ParseKmodBuffer(const uint8_t* data, size_t len, uint32_t
   if (h.version != LCPI_ABI_VERSION)
     return Corrupt("version " + std::to_string(h.version) + ", expected " +
                    std::to_string(LCPI_ABI_VERSION));
-  if (h.header_size != sizeof(h))
-    return Corrupt("header_size " + std::to_string(h.header_size));
+  if (h.header_size != sizeof(h)) return Corrupt("header_size " + std::to_string(h.header_size));
   if (h.cpu >= nr_cpus)
     return Corrupt("cpu " + std::to_string(h.cpu) + " >= " + std::to_string(nr_cpus));
   uint64_t want = static_cast<uint64_t>(h.nr_records) * sizeof(lcpi_record) + h.header_size;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "libprofile/demangle.h"
 #include <cstdio>
+#include "libprofile/demangle.h"
 
 namespace lcpi::report {
 
@@ -21,7 +21,7 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     s.trusted_ = true;
     return s;
   }
-  if (image.kind != "user") return s;  // unknown: raw pcs, nothing to look up
+  if (image.kind != "user") return s;           // unknown: raw pcs, nothing to look up
   if (image.path.rfind("[", 0) == 0) return s;  // [vdso]: no file on disk
   auto elf = ElfImage::Open(image.path);
   if (!elf) {

@@ -13,6 +13,8 @@ PACKAGES=(
   catch2 elfutils binutils linux-perf
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
+  # style.clang-format
+  clang-format
   # bench/ workloads
   bzip2 python3
   # the kernel module and the QEMU harness that loads it into a real kernel

@@ -39,7 +39,9 @@
 #ifdef __KERNEL__
 #include <linux/compiler.h>
 #include <asm/barrier.h>
+/* acquire pairs with release as A-B and D-C in the diagram above */
 #define lcpi_load_acquire(p) smp_load_acquire(p)
+/* release pairs with acquire as A-B and D-C in the diagram above */
 #define lcpi_store_release(p, v) smp_store_release(p, v)
 #else
 #include <stddef.h>

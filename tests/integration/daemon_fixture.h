@@ -70,9 +70,8 @@ class Lcpid {
  public:
   Lcpid(const std::string& dir, int flush_interval, std::vector<std::string> extra = {})
       : db_(dir + "/profiles.db"), socket_(dir + "/lcpid.sock") {
-    args_ = {LCPID_PATH, "--foreground", "--db",           db_,
-             "--socket", socket_,        "--log-level",    "warn",
-             "--flush-interval", std::to_string(flush_interval)};
+    args_ = {LCPID_PATH, "--foreground", "--log-level", "warn", "--db", db_, "--socket", socket_};
+    args_.insert(args_.end(), {"--flush-interval", std::to_string(flush_interval)});
     if (const char* source = std::getenv("LCPI_TEST_SOURCE"))
       args_.insert(args_.end(), {"--source", source});
     args_.insert(args_.end(), extra.begin(), extra.end());

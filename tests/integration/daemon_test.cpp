@@ -152,7 +152,7 @@ TEST_CASE("samples in the kernel land on the kernel image") {
     if (kind[p.image_id] == "kernel") kernel += p.count;
   }
   INFO("kernel " << kernel << " of " << syscalls_total);
-  REQUIRE(syscalls_total > 300);  // 2 s: up to 10000 on an idle CPU
+  REQUIRE(syscalls_total > 300);       // 2 s: up to 10000 on an idle CPU
   CHECK(kernel > syscalls_total / 2);  // reading /dev/zero is kernel work
   // and they symbolize: the kernel's symbols were stored for the tools
   int64_t kernel_id = -1;

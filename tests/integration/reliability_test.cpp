@@ -246,7 +246,7 @@ TEST_CASE("a locked database: flushes fail busy, nothing lost, written once when
   INFO("lcpictl flush: " << busy.out);
   CHECK(busy.status != 0);
   CHECK(busy.out.find("busy") != std::string::npos);
-  CHECK(waited < 2.0);  // a short wait, not a stall
+  CHECK(waited < 2.0);                // a short wait, not a stall
   REQUIRE(Run({kShares, "2"}) == 0);  // sampling goes on while the lock is held
   auto st = d.Status();
   CHECK(Num(st, "lost") == lost_before);

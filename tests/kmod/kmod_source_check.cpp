@@ -75,9 +75,8 @@ int main() {
   uint64_t samples = after.table.samples - before.table.samples;
   uint64_t dropped = after.table.dropped - before.table.dropped;
   std::printf("samples %llu delivered %llu dropped %llu buffers %llu nested %llu\n",
-              (unsigned long long)samples, (unsigned long long)counted,
-              (unsigned long long)dropped, (unsigned long long)buffers,
-              (unsigned long long)(after.nested - before.nested));
+              (unsigned long long)samples, (unsigned long long)counted, (unsigned long long)dropped,
+              (unsigned long long)buffers, (unsigned long long)(after.nested - before.nested));
   if (samples == 0 || samples != counted + dropped) ok = false;
   if (source.Events().size() != 2) ok = false;
   std::printf("kmod_source_check: %s\n", ok ? "passed" : "FAILED");

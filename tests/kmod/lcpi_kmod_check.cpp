@@ -199,18 +199,17 @@ int Reconcile(int ms, bool hotplug) {
   CHECK(info.running == 1);
   CHECK(info.nr_events == 2);
   for (uint32_t i = 0; i < info.nr_events; ++i)
-    std::printf("event %u: type %u config %llu period %llu jitter %u\n", i,
-                info.events[i].type, static_cast<unsigned long long>(info.events[i].config),
-                static_cast<unsigned long long>(info.events[i].period),
-                info.events[i].jitter_pct);
+    std::printf("event %u: type %u config %llu period %llu jitter %u\n", i, info.events[i].type,
+                static_cast<unsigned long long>(info.events[i].config),
+                static_cast<unsigned long long>(info.events[i].period), info.events[i].jitter_pct);
   CHECK(info.events[1].type == PERF_TYPE_SOFTWARE);
 
   Totals t;
   std::vector<pid_t> spinners = SpawnSpinners(2);
   auto start = std::chrono::steady_clock::now();
   auto elapsed_ms = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now() - start)
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start)
         .count();
   };
   bool offlined = false, onlined = false;
@@ -260,10 +259,10 @@ int Reconcile(int ms, bool hotplug) {
         "dropped %llu nested %llu buffers_read %llu read %llu enabled %llu ns running %llu ns\n",
         cpu, (unsigned long long)s.samples, (unsigned long long)s.hits,
         (unsigned long long)s.misses, (unsigned long long)s.evictions,
-        (unsigned long long)s.flushed, (unsigned long long)s.swaps,
-        (unsigned long long)s.dropped, (unsigned long long)st.nested,
-        (unsigned long long)st.buffers_read, (unsigned long long)t.counts[cpu],
-        (unsigned long long)st.time_enabled[0], (unsigned long long)st.time_running[0]);
+        (unsigned long long)s.flushed, (unsigned long long)s.swaps, (unsigned long long)s.dropped,
+        (unsigned long long)st.nested, (unsigned long long)st.buffers_read,
+        (unsigned long long)t.counts[cpu], (unsigned long long)st.time_enabled[0],
+        (unsigned long long)st.time_running[0]);
     CHECK(st.online == 0);  // stopped
     CHECK(s.samples == s.hits + s.misses + s.dropped);
     CHECK(s.samples == t.counts[cpu] + s.dropped);
@@ -281,9 +280,9 @@ int Reconcile(int ms, bool hotplug) {
   std::printf("total: samples %llu = read %llu + dropped %llu (nested, outside the table: %llu)\n",
               (unsigned long long)samples, (unsigned long long)read_counts,
               (unsigned long long)dropped, (unsigned long long)nested);
-  std::printf("buffers %llu records %llu user %llu kernel %llu\n",
-              (unsigned long long)t.buffers, (unsigned long long)t.records,
-              (unsigned long long)t.user, (unsigned long long)t.kernel);
+  std::printf("buffers %llu records %llu user %llu kernel %llu\n", (unsigned long long)t.buffers,
+              (unsigned long long)t.records, (unsigned long long)t.user,
+              (unsigned long long)t.kernel);
   std::printf("handler: %.0f ns per hit, %.0f ns per miss\n",
               hits ? static_cast<double>(ns_hit) / hits : 0.0,
               (misses + dropped) ? static_cast<double>(ns_miss) / (misses + dropped) : 0.0);
@@ -304,13 +303,14 @@ int BadArgs() {
 
   ExpectErrno("unknown ioctl nr", ioctl(fd, _IO(LCPI_IOC_MAGIC, 0x7f), 0), ENOTTY);
   ExpectErrno("foreign ioctl", ioctl(fd, _IO('T', 0x01), 0), ENOTTY);
-  ExpectErrno("GET_INFO wrong size",
-              [&] {
-                lcpi_info i{};
-                i.size = sizeof(i) - 8;
-                return ioctl(fd, LCPI_IOC_GET_INFO, &i);
-              }(),
-              EINVAL);
+  ExpectErrno(
+      "GET_INFO wrong size",
+      [&] {
+        lcpi_info i{};
+        i.size = sizeof(i) - 8;
+        return ioctl(fd, LCPI_IOC_GET_INFO, &i);
+      }(),
+      EINVAL);
 
   struct Case {
     const char* what;
@@ -324,7 +324,8 @@ int BadArgs() {
       {"SET_CONFIG period 0", [](lcpi_config* c) { c->events[0].period = 0; }},
       {"SET_CONFIG jitter 51", [](lcpi_config* c) { c->events[1].jitter_pct = 51; }},
       {"SET_CONFIG bad type", [](lcpi_config* c) { c->events[0].type = 99; }},
-      {"SET_CONFIG tracepoint type", [](lcpi_config* c) { c->events[0].type = PERF_TYPE_TRACEPOINT; }},
+      {"SET_CONFIG tracepoint type",
+       [](lcpi_config* c) { c->events[0].type = PERF_TYPE_TRACEPOINT; }},
       {"SET_CONFIG reserved", [](lcpi_config* c) { c->events[1].reserved = 1; }},
       {"SET_CONFIG unknown flag", [](lcpi_config* c) { c->events[0].flags |= 0x80; }},
       {"SET_CONFIG unused slot set", [](lcpi_config* c) { c->events[3].period = 5; }},
@@ -348,13 +349,12 @@ int BadArgs() {
   ExpectErrno("SET_CONFIG bad pointer", ioctl(fd, LCPI_IOC_SET_CONFIG, 16), EFAULT);
 
   std::vector<uint8_t> buf(info.buffer_bytes);
-  ExpectErrno("read 1 byte short", static_cast<int>(read(fd, buf.data(), buf.size() - 1)),
-              EINVAL);
+  ExpectErrno("read 1 byte short", static_cast<int>(read(fd, buf.data(), buf.size() - 1)), EINVAL);
   ExpectErrno("read 0 bytes", static_cast<int>(read(fd, buf.data(), 0)), EINVAL);
   int nb = fcntl(fd, F_GETFL);
   fcntl(fd, F_SETFL, nb | O_NONBLOCK);
-  ExpectErrno("read, nothing sealed, O_NONBLOCK", static_cast<int>(read(fd, buf.data(), buf.size())),
-              EAGAIN);
+  ExpectErrno("read, nothing sealed, O_NONBLOCK",
+              static_cast<int>(read(fd, buf.data(), buf.size())), EAGAIN);
   fcntl(fd, F_SETFL, nb);
 
   ExpectErrno("second open", open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC), EBUSY);
@@ -435,7 +435,8 @@ int main(int argc, char** argv) {
   else if (mode == "abandon")
     rc = Abandon();
   else {
-    std::fprintf(stderr, "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon\n");
+    std::fprintf(stderr,
+                 "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon\n");
     return 2;
   }
   std::printf("%s: %s (%d failures)\n", mode.c_str(), rc ? "FAILED" : "passed", g_failures);

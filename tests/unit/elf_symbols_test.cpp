@@ -253,8 +253,8 @@ TEST_CASE("a stripped file's functions come back from MiniDebugInfo or a debug f
     const std::string bin = dir / "stripped", id = reference->build_id();
     REQUIRE(id.size() > 2);
     Run("mkdir -p " + (dir / "debug/.build-id/") + id.substr(0, 2));
-    Run("objcopy --only-keep-debug " + full + " " +
-        (dir / "debug/.build-id/") + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    Run("objcopy --only-keep-debug " + full + " " + (dir / "debug/.build-id/") + id.substr(0, 2) +
+        "/" + id.substr(2) + ".debug");
     Run("strip --strip-all -o " + bin + " " + full);
     CHECK(OpenOk(bin, "")->symbol_table() == "none");  // no debug root: nothing
     auto image = OpenOk(bin, dir / "debug");

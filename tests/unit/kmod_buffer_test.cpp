@@ -146,8 +146,10 @@ TEST_CASE("every flipped header byte is caught or harmless") {
         // cpu 1 ^ 0x01 = cpu 0 is still a valid CPU
         if (!(i == offsetof(lcpi_buffer_header, cpu) && mask == 0x01)) CHECK_FALSE(r.has_value());
       }
-      if (!r.has_value()) CHECK(r.error().code() == lcpi::Errc::kCorrupt);
-      else CHECK(r->records.size() == 3);
+      if (!r.has_value())
+        CHECK(r.error().code() == lcpi::Errc::kCorrupt);
+      else
+        CHECK(r->records.size() == 3);
     }
   }
 }
