@@ -1,6 +1,7 @@
 // daemon.cpp - lcpid's loop, flushing, epochs and status.
 #include "daemon/daemon.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -57,6 +58,12 @@ void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStat
   add("lost", d.lost + d.nested);
 }
 
+// glibc keeps freed heap for the next allocation instead of returning it.
+// lcpid's big allocations are transient (parsing kallsyms, the /proc scan,
+// a flush's batch, the kernel's symbols the first time): without this its
+// RSS stays at their peak for as long as it runs.
+void ReturnFreedMemory() { malloc_trim(0); }
+
 }  // namespace
 
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
@@ -103,6 +110,7 @@ Expected<void> Daemon::Start() {
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
   size_t procs = ScanProc(tracker_, images_);
+  ReturnFreedMemory();
 
   Expected<std::unique_ptr<Source>> source = MakeSource();
   if (!source) return source.error();
@@ -138,6 +146,12 @@ void Daemon::ResolveQueued() {
 }
 
 Expected<void> Daemon::Flush() {
+  Expected<void> r = DrainAndMerge();
+  ReturnFreedMemory();
+  return r;
+}
+
+Expected<void> Daemon::DrainAndMerge() {
   // Every address space that ended before this point can be reaped once the
   // source has been drained: all its samples are resolved by then.
   sideband_->Drain();

@@ -39,8 +39,10 @@ class Daemon {
   // Resolves queued buffers after reading the side-band, so every mapping
   // made before a sample is known when the sample is resolved.
   void ResolveQueued();
-  // Drains the source and merges everything into the database.
+  // Drains the source and merges everything into the database, then gives
+  // the batch's memory back to the system.
   Expected<void> Flush();
+  Expected<void> DrainAndMerge();
   std::string Handle(const std::string& request);
   std::string Status();
 

@@ -22,10 +22,11 @@ int32_t Aggregator::KernelImage(const KernelResolution& r) {
   }
   auto it = module_images_.find(r.module);
   if (it != module_images_.end()) return it->second;
-  Expected<ImageIdentity> id = IdentifyKernelModule(r.module);
-  std::string identity = id ? id->identity : "module:" + r.module;
-  int32_t index = images_.Intern(identity, "[" + r.module + "]", "module");
-  module_images_.emplace(r.module, index);
+  std::string module(r.module);
+  Expected<ImageIdentity> id = IdentifyKernelModule(module);
+  std::string identity = id ? id->identity : "module:" + module;
+  int32_t index = images_.Intern(identity, "[" + module + "]", "module");
+  module_images_.emplace(std::move(module), index);
   return index;
 }
 
@@ -123,7 +124,7 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
         const KernelSymbol& s = (*syms)[i];
         if (s.addr < base) continue;
         uint64_t size = i + 1 < syms->size() ? (*syms)[i + 1].addr - s.addr : 0;
-        b.symbols.push_back({img, s.addr - base, size, s.name});
+        b.symbols.push_back({img, s.addr - base, size, kernel_->Name(s)});
       }
     }
   }

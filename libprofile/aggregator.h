@@ -63,7 +63,7 @@ class Aggregator {
   const ProcessTracker& tracker_;
   const KernelSymbols* kernel_;
   std::optional<int32_t> kernel_image_;
-  std::map<std::string, int32_t> module_images_;
+  std::map<std::string, int32_t, std::less<>> module_images_;
   std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database
 
   // A pair of 32-bit keys as one hashable key.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -47,8 +48,8 @@ uint64_t RoundUpPage(uint64_t v) {
 
 struct Parsed {
   KernelSymbol sym;
-  std::string module;
-  int rank = 0;  // strong (t/T) before weak (w/W) at the same address
+  uint32_t module = 0;  // index into the modules seen; 0 is the kernel
+  uint32_t rank = 0;    // strong (t/T) before weak (w/W) at the same address
 };
 
 const KernelSymbol* Nearest(const std::vector<KernelSymbol>& syms, uint64_t addr) {
@@ -67,6 +68,8 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
 
   KernelSymbols ks;
   std::vector<Parsed> parsed;
+  std::vector<std::string> module_names = {""};
+  std::map<std::string, uint32_t, std::less<>> module_index = {{"", 0}};
   bool have_text = false;
   bool have_stext = false;
   uint64_t text = 0;
@@ -85,15 +88,25 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
     if (f[2] == "_text") have_text = true, text = addr;
     if (f[2] == "_stext") have_stext = true, stext = addr;
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    if (f[2].size() > UINT32_MAX || ks.names_.size() > UINT32_MAX - f[2].size()) continue;
     Parsed p;
     p.sym.addr = addr;
-    p.sym.name = std::string(f[2]);
+    p.sym.name_offset = static_cast<uint32_t>(ks.names_.size());
+    p.sym.name_size = static_cast<uint32_t>(f[2].size());
+    ks.names_ += f[2];
     if (f.size() >= 4 && f[3].size() > 2 && f[3].front() == '[' && f[3].back() == ']') {
-      p.module = std::string(f[3].substr(1, f[3].size() - 2));
+      std::string_view module = f[3].substr(1, f[3].size() - 2);
+      auto it = module_index.find(module);
+      if (it == module_index.end()) {
+        it = module_index.emplace(std::string(module), module_names.size()).first;
+        module_names.emplace_back(module);
+      }
+      p.module = it->second;
     }
     p.rank = (type == 'w' || type == 'W') ? 1 : 0;
-    parsed.push_back(std::move(p));
+    parsed.push_back(p);
   }
+  ks.names_.shrink_to_fit();
   if (kallsyms.bad()) return ErrnoError(kallsyms_path, errno);
   if (lines > 0 && nonzero == 0) {
     // kptr_restrict hides addresses from readers without CAP_SYSLOG.
@@ -134,10 +147,17 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
     if (a.sym.addr != b.sym.addr) return a.sym.addr < b.sym.addr;
     return a.rank < b.rank;
   });
-  for (Parsed& p : parsed) {
-    std::vector<KernelSymbol>& v = ks.symbols_[p.module];
+  std::vector<std::vector<KernelSymbol>> by_module(module_names.size());
+  for (const Parsed& p : parsed) {
+    std::vector<KernelSymbol>& v = by_module[p.module];
     if (!v.empty() && v.back().addr == p.sym.addr) continue;
-    v.push_back(std::move(p.sym));
+    v.push_back(p.sym);
+  }
+  parsed = {};
+  for (size_t m = 0; m < module_names.size(); m++) {
+    if (by_module[m].empty()) continue;
+    by_module[m].shrink_to_fit();
+    ks.symbols_.emplace(std::move(module_names[m]), std::move(by_module[m]));
   }
 
   // Modules only kallsyms knows about: extent guessed from their symbols.
@@ -155,8 +175,8 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
   std::sort(ks.modules_.begin(), ks.modules_.end(),
             [](const KernelModule& a, const KernelModule& b) { return a.base < b.base; });
 
-  const std::vector<KernelSymbol>& kernel = ks.symbols_[""];
-  uint64_t last = kernel.empty() ? ks.text_base_ : kernel.back().addr;
+  const std::vector<KernelSymbol>* kernel = ks.SymbolsOf("");
+  uint64_t last = kernel ? kernel->back().addr : ks.text_base_;
   ks.text_end_ = RoundUpPage(std::max(last, ks.text_base_) + 1);
   return ks;
 }
@@ -178,7 +198,7 @@ std::optional<KernelResolution> KernelSymbols::Resolve(uint64_t addr) const {
   }
   if (const std::vector<KernelSymbol>* syms = SymbolsOf(r.module)) {
     if (const KernelSymbol* s = Nearest(*syms, addr)) {
-      r.symbol = s->name;
+      r.symbol = Name(*s);
       r.symbol_offset = addr - s->addr;
     }
   }
@@ -189,13 +209,13 @@ std::optional<uint64_t> KernelSymbols::Address(const std::string& name) const {
   // The kernel's table first (the map orders "" before every module).
   for (const auto& [module, syms] : symbols_) {
     for (const KernelSymbol& s : syms) {
-      if (s.name == name) return s.addr;
+      if (Name(s) == name) return s.addr;
     }
   }
   return std::nullopt;
 }
 
-const std::vector<KernelSymbol>* KernelSymbols::SymbolsOf(const std::string& module) const {
+const std::vector<KernelSymbol>* KernelSymbols::SymbolsOf(std::string_view module) const {
   auto it = symbols_.find(module);
   return it == symbols_.end() ? nullptr : &it->second;
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libprofile/error.h"
@@ -31,16 +32,22 @@ struct KernelModule {
   bool from_proc_modules = true;
 };
 
+// A text symbol: its address and where its name lies in the table's name
+// pool (KernelSymbols::Name). lcpid keeps every kernel text symbol for as
+// long as it runs (about 120,000): as a std::string each they took 14 MB of
+// its RSS, in one pool 5 MB.
 struct KernelSymbol {
   uint64_t addr = 0;
-  std::string name;
+  uint32_t name_offset = 0;
+  uint32_t name_size = 0;
 };
 
+// The views point into the KernelSymbols that resolved the address.
 struct KernelResolution {
   KernelImageKind kind = KernelImageKind::kKernel;
-  std::string module;          // empty for the kernel
+  std::string_view module;     // empty for the kernel
   uint64_t offset = 0;         // addr - _text, or addr - module base
-  std::string symbol;          // empty when no symbol precedes the address
+  std::string_view symbol;     // empty when no symbol precedes the address
   uint64_t symbol_offset = 0;  // addr - symbol address
 };
 
@@ -69,14 +76,19 @@ class KernelSymbols {
   std::optional<uint64_t> Address(const std::string& name) const;
 
   // Symbols of the kernel ("") or a module, sorted by address.
-  const std::vector<KernelSymbol>* SymbolsOf(const std::string& module) const;
+  const std::vector<KernelSymbol>* SymbolsOf(std::string_view module) const;
+
+  std::string_view Name(const KernelSymbol& s) const {
+    return std::string_view(names_).substr(s.name_offset, s.name_size);
+  }
 
  private:
   uint64_t text_base_ = 0;
   uint64_t text_end_ = 0;
   std::vector<KernelModule> modules_;  // sorted by base
   // module name ("" = kernel) -> its symbols, sorted, one per address
-  std::map<std::string, std::vector<KernelSymbol>> symbols_;
+  std::map<std::string, std::vector<KernelSymbol>, std::less<>> symbols_;
+  std::string names_;  // every symbol's name, back to back
 };
 
 }  // namespace lcpi

@@ -125,9 +125,9 @@ Expected<void> ValidateBatch(const MergeBatch& b) {
   }
   for (const SymbolRow& s : b.symbols) {
     if (s.image >= b.images.size())
-      return bad("symbol " + s.name + " names an image not in the batch");
+      return bad("symbol " + std::string(s.name) + " names an image not in the batch");
     if (s.offset > static_cast<uint64_t>(kMaxValue) || s.size > static_cast<uint64_t>(kMaxValue)) {
-      return bad("symbol " + s.name + " has an offset or size above INT64_MAX");
+      return bad("symbol " + std::string(s.name) + " has an offset or size above INT64_MAX");
     }
   }
   for (const auto& [name, value] : b.stats) {

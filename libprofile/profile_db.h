@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -87,7 +88,9 @@ struct SymbolRow {
   uint32_t image = 0;  // index into MergeBatch::images
   uint64_t offset = 0;
   uint64_t size = 0;
-  std::string name;
+  // A view: a kernel's first batch holds every one of its ~120,000 symbols,
+  // whose names the caller already keeps (KernelSymbols) until the merge.
+  std::string_view name;
 };
 
 // One flush of the daemon. Counts, process counts and stats are added to

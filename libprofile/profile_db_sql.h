@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace lcpi::sql {
 
@@ -30,7 +31,7 @@ class Reset {
 inline void Bind(sqlite3_stmt* stmt, int index, int64_t value) {
   sqlite3_bind_int64(stmt, index, value);
 }
-inline void Bind(sqlite3_stmt* stmt, int index, const std::string& value) {
+inline void Bind(sqlite3_stmt* stmt, int index, std::string_view value) {
   sqlite3_bind_text(stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_STATIC);
 }
 
