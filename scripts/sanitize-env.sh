@@ -10,9 +10,10 @@
 # themselves through libprofile's own code, and the bounded fuzzing runs
 # (fuzz.<target>.run, label slow) are registered in it.
 #
-# Any sanitizer report fails the program it happened in: halt_on_error makes
-# UBSan abort instead of printing and carrying on. fuzz/asan.supp hides only
-# reports raised inside libdw itself (an elfutils bug the fuzzer found).
+# Any sanitizer report fails the program it happened in: the tree is built
+# with -fno-sanitize-recover (CMakeLists.txt), and halt_on_error says so
+# again here. fuzz/asan.supp hides only reports raised inside libdw itself
+# (an elfutils bug the fuzzer found).
 
 LCPI_SAN_BUILD=${LCPI_SAN_BUILD_DIR:-build-san}
 
