@@ -68,7 +68,7 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
 
   KernelSymbols ks;
   std::vector<Parsed> parsed;
-  std::vector<std::string> module_names = {""};
+  // module name ("" = kernel) -> its index in Parsed::module
   std::map<std::string, uint32_t, std::less<>> module_index = {{"", 0}};
   bool have_text = false;
   bool have_stext = false;
@@ -97,10 +97,8 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
     if (f.size() >= 4 && f[3].size() > 2 && f[3].front() == '[' && f[3].back() == ']') {
       std::string_view module = f[3].substr(1, f[3].size() - 2);
       auto it = module_index.find(module);
-      if (it == module_index.end()) {
-        it = module_index.emplace(std::string(module), module_names.size()).first;
-        module_names.emplace_back(module);
-      }
+      if (it == module_index.end())
+        it = module_index.emplace(std::string(module), module_index.size()).first;
       p.module = it->second;
     }
     p.rank = (type == 'w' || type == 'W') ? 1 : 0;
@@ -147,17 +145,17 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
     if (a.sym.addr != b.sym.addr) return a.sym.addr < b.sym.addr;
     return a.rank < b.rank;
   });
-  std::vector<std::vector<KernelSymbol>> by_module(module_names.size());
+  std::vector<std::vector<KernelSymbol>> by_module(module_index.size());
   for (const Parsed& p : parsed) {
     std::vector<KernelSymbol>& v = by_module[p.module];
     if (!v.empty() && v.back().addr == p.sym.addr) continue;
     v.push_back(p.sym);
   }
   parsed = {};
-  for (size_t m = 0; m < module_names.size(); m++) {
+  for (const auto& [name, m] : module_index) {
     if (by_module[m].empty()) continue;
     by_module[m].shrink_to_fit();
-    ks.symbols_.emplace(std::move(module_names[m]), std::move(by_module[m]));
+    ks.symbols_.emplace(name, std::move(by_module[m]));
   }
 
   // Modules only kallsyms knows about: extent guessed from their symbols.
