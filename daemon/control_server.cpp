@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "libprofile/control_protocol.h"
+#include "libprofile/base/control_protocol.h"
 
 namespace lcpi {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "libprofile/error.h"
+#include "libprofile/base/error.h"
 
 namespace lcpi {
 

@@ -14,8 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "lcpi_hashtable.h"
-#include "libprofile/kmod_source.h"
-#include "libprofile/perf_source.h"
+#include "libprofile/collect/kmod_source.h"
+#include "libprofile/collect/perf_source.h"
 
 namespace lcpi {
 namespace {

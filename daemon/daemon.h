@@ -12,13 +12,13 @@
 
 #include "daemon/control_server.h"
 #include "daemon/options.h"
-#include "libprofile/aggregator.h"
-#include "libprofile/image_table.h"
-#include "libprofile/kernel_symbols.h"
-#include "libprofile/process_tracker.h"
-#include "libprofile/profile_db.h"
-#include "libprofile/sideband.h"
-#include "libprofile/source.h"
+#include "libprofile/aggregate/aggregator.h"
+#include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/process_tracker.h"
+#include "libprofile/attribute/sideband.h"
+#include "libprofile/collect/source.h"
+#include "libprofile/image/kernel_symbols.h"
+#include "libprofile/store/profile_db.h"
 
 namespace lcpi {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "libprofile/control_protocol.h"
-#include "libprofile/event_spec.h"
+#include "libprofile/base/control_protocol.h"
+#include "libprofile/collect/event_spec.h"
 
 namespace lcpi {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "libprofile/elf_symbols.h"
-#include "libprofile/image_id.h"
+#include "libprofile/image/elf_symbols.h"
+#include "libprofile/image/image_id.h"
 
 namespace {
 

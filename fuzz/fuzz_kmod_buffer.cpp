@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "libprofile/kmod_source.h"
+#include "libprofile/collect/kmod_source.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

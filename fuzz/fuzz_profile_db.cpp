@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "libprofile/profile_db.h"
+#include "libprofile/store/profile_db.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "lcpi_abi.h"
-#include "libprofile/profile_db.h"
+#include "libprofile/store/profile_db.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "libprofile/control_protocol.h"
+#include "libprofile/base/control_protocol.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // event, sorted by the largest change. See docs/tools.md.
 #include <cstdio>
 
-#include "tools/report_cli.h"
+#include "report_cli.h"
 
 int main(int argc, char** argv) {
   using namespace lcpi;

@@ -4,7 +4,7 @@
 // root. See docs/tools.md.
 #include <cstdio>
 
-#include "tools/report_cli.h"
+#include "report_cli.h"
 
 int main(int argc, char** argv) {
   using namespace lcpi;

@@ -1,5 +1,5 @@
 // report_cli.cpp - the command-line plumbing shared by the analysis tools.
-#include "tools/report_cli.h"
+#include "report_cli.h"
 
 #include <unistd.h>
 

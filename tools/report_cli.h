@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "libprofile/control_protocol.h"
-#include "libprofile/profile_db.h"
-#include "libprofile/report.h"
+#include "libprofile/base/control_protocol.h"
+#include "libprofile/report/report.h"
+#include "libprofile/store/profile_db.h"
 
 namespace lcpi::tools {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "libprofile/error.h"
+#include "libprofile/base/error.h"
 
 namespace lcpi::bench {
 

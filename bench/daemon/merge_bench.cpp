@@ -11,7 +11,7 @@
 #include <random>
 
 #include "bench/daemon/daemon_bench.h"
-#include "libprofile/profile_db.h"
+#include "libprofile/store/profile_db.h"
 
 namespace lcpi::bench {
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench/daemon/daemon_bench.h"
-#include "libprofile/perf_source.h"
+#include "libprofile/collect/perf_source.h"
 
 namespace lcpi::bench {
 namespace {

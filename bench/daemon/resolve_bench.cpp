@@ -14,7 +14,7 @@
 
 #include "bench/daemon/daemon_bench.h"
 #include "lcpi_hashtable.h"
-#include "libprofile/aggregator.h"
+#include "libprofile/aggregate/aggregator.h"
 
 namespace lcpi::bench {
 namespace {

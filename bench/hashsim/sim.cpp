@@ -2,7 +2,7 @@
 // of lcpi_ht_add.
 #include "bench/hashsim/sim.h"
 
-#include "libprofile/source.h"
+#include "libprofile/collect/source.h"
 
 #include <algorithm>
 #include <ctime>

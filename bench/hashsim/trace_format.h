@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "lcpi_abi.h"
-#include "libprofile/error.h"
+#include "libprofile/base/error.h"
 
 namespace lcpi::trace {
 

@@ -25,7 +25,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/hashsim/trace_format.h"
-#include "libprofile/perf_ring.h"
+#include "libprofile/collect/perf_ring.h"
 
 namespace {
 

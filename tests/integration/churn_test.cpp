@@ -12,8 +12,8 @@
 #include <set>
 #include <thread>
 
-#include "libprofile/elf_symbols.h"
-#include "libprofile/image_id.h"
+#include "libprofile/image/elf_symbols.h"
+#include "libprofile/image/image_id.h"
 #include "reliability_util.h"
 
 using lcpi::testing::DaemonFixture;

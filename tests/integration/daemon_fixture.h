@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "libprofile/profile_db.h"
+#include "libprofile/store/profile_db.h"
 
 extern char** environ;
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "daemon_fixture.h"
-#include "libprofile/elf_symbols.h"
+#include "libprofile/image/elf_symbols.h"
 
 using lcpi::testing::Capture;
 using lcpi::testing::DaemonFixture;

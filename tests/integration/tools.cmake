@@ -1,5 +1,5 @@
 # End-to-end tests of the analysis tools (label "tools"): a fixture writes a
-# real profile database (tests/unit/report_fixture.h), then lcpiprof, lcpilist
+# real profile database (tests/unit/report/report_fixture.h), then lcpiprof, lcpilist
 # and lcpidiff run on it as a user would, and tools/check.cmake compares exit
 # status, stdout (golden files under tests/golden/, JSON fields) and stderr.
 add_executable(lcpi_tools_fixture ${CMAKE_CURRENT_LIST_DIR}/tools_fixture.cpp)

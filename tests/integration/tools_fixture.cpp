@@ -1,11 +1,11 @@
-// tools_fixture.cpp - writes the report fixture (tests/unit/report_fixture.h)
+// tools_fixture.cpp - writes the report fixture (tests/unit/report/report_fixture.h)
 // into the directory given: the profile database the CLI tests of
 // tests/integration/tools.cmake run lcpiprof, lcpilist and lcpidiff on.
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 
-#include "tests/unit/report_fixture.h"
+#include "tests/unit/report/report_fixture.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "libprofile/event_spec.h"
-#include "libprofile/kmod_source.h"
+#include "libprofile/collect/event_spec.h"
+#include "libprofile/collect/kmod_source.h"
 
 int main() {
   lcpi::SourceOptions options;

@@ -1,0 +1,151 @@
+// aggregator.cpp - record resolution and the pending batch.
+#include "libprofile/aggregate/aggregator.h"
+
+#include <sys/utsname.h>
+
+#include "libprofile/image/image_id.h"
+
+namespace lcpi {
+
+Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker,
+                       const KernelSymbols* kernel)
+    : images_(images), tracker_(tracker), kernel_(kernel) {}
+
+int32_t Aggregator::KernelImage(const KernelResolution& r) {
+  if (r.kind == KernelImageKind::kKernel) {
+    if (!kernel_image_) {
+      Expected<ImageIdentity> id = IdentifyRunningKernel();
+      std::string identity = id ? id->identity : "kernel:unknown";
+      kernel_image_ = images_.Intern(identity, "[kernel.kallsyms]", "kernel");
+    }
+    return *kernel_image_;
+  }
+  auto it = module_images_.find(r.module);
+  if (it != module_images_.end()) return it->second;
+  std::string module(r.module);
+  Expected<ImageIdentity> id = IdentifyKernelModule(module);
+  std::string identity = id ? id->identity : "module:" + module;
+  int32_t index = images_.Intern(identity, "[" + module + "]", "module");
+  module_images_.emplace(std::move(module), index);
+  return index;
+}
+
+void Aggregator::Add(const RecordBuffer& buffer) {
+  const lcpi_buffer_header& h = buffer.header;
+  totals_.buffers++;
+  totals_.dropped += h.dropped;
+  if (h.dropped) stats_["dropped"] += static_cast<int64_t>(h.dropped);
+  uint64_t attributed = 0, unknown_samples = 0;
+  for (const lcpi_record& rec : buffer.records) {
+    if (rec.count == 0) continue;
+    int32_t image = kNoImage;
+    uint64_t offset = rec.pc;
+    std::string comm;
+    bool kernel = rec.flags & LCPI_RECORD_KERNEL;
+    if (kernel) {
+      std::optional<KernelResolution> r = kernel_ ? kernel_->Resolve(rec.pc) : std::nullopt;
+      if (r) {
+        image = KernelImage(*r);
+        offset = r->offset;
+      } else if (!kernel_) {
+        image = images_.Intern("kernel:unresolved", "[kernel]", "kernel");
+      }
+      comm = tracker_.Resolve(rec.pid, 0, h.t_first, h.t_last).comm;
+    } else {
+      Resolution r = tracker_.Resolve(rec.pid, rec.pc, h.t_first, h.t_last);
+      comm = std::move(r.comm);
+      if (r.mapped && r.image != kNoImage) {
+        image = r.image;
+        offset = r.offset;
+      }
+    }
+    if (rec.pid == 0 && comm.empty()) comm = "swapper";
+    bool unknown = image == kNoImage;
+    if (unknown) {
+      // The raw pc, without bit 63 (the database keeps signed 64-bit offsets):
+      // enough to tell code regions apart in an unknown image.
+      image = images_.Unknown(comm);
+      offset = rec.pc & ~(1ull << 63);
+    }
+    counts_[Key(static_cast<uint32_t>(image), rec.event)][offset] += rec.count;
+    ProcessCount& p = processes_[Key(rec.pid, static_cast<uint32_t>(image))][rec.event];
+    if (p.comm != comm) p.comm = std::move(comm);
+    p.count += rec.count;
+    totals_.records++;
+    totals_.samples += rec.count;
+    (unknown ? unknown_samples : attributed) += rec.count;
+    if (kernel && !unknown) totals_.kernel += rec.count;
+  }
+  totals_.attributed += attributed;
+  totals_.unknown += unknown_samples;
+  if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
+  if (unknown_samples) stats_["unknown"] += static_cast<int64_t>(unknown_samples);
+}
+
+MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events) const {
+  MergeBatch b;
+  b.epoch = epoch;
+  for (const RealEvent& e : events) b.events.push_back({e.requested.name, e.used, e.period});
+  // Only the images this batch names, re-indexed.
+  std::map<int32_t, uint32_t> index;
+  auto image_index = [&](int32_t image) {
+    auto [it, fresh] = index.emplace(image, static_cast<uint32_t>(b.images.size()));
+    if (fresh) {
+      const ImageEntry& e = images_.at(image);
+      b.images.push_back({e.identity, e.path, e.kind});
+    }
+    return it->second;
+  };
+  for (const auto& [key, offsets] : counts_) {
+    uint32_t img = image_index(static_cast<int32_t>(key >> 32));
+    uint32_t event = static_cast<uint32_t>(key);
+    for (const auto& [offset, count] : offsets) b.counts.push_back({img, event, offset, count});
+  }
+  for (const auto& [key, events] : processes_) {
+    uint32_t img = image_index(static_cast<int32_t>(key & 0xffffffffu));
+    for (const auto& [event, p] : events)
+      b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
+  }
+  for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
+  // The tools cannot read kallsyms of this boot later: store kernel symbols once.
+  if (kernel_) {
+    for (const auto& [image, img] : index) {
+      const ImageEntry& e = images_.at(image);
+      if (symbols_stored_.count(image) || (e.kind != "kernel" && e.kind != "module")) continue;
+      std::string module;
+      if (e.kind == "module") module = e.path.substr(1, e.path.size() - 2);
+      const std::vector<KernelSymbol>* syms = kernel_->SymbolsOf(module);
+      if (!syms) continue;
+      uint64_t base = kernel_->text_base();
+      if (e.kind == "module")
+        for (const KernelModule& m : kernel_->modules())
+          if (m.name == module) base = m.base;
+      for (size_t i = 0; i < syms->size(); i++) {
+        const KernelSymbol& s = (*syms)[i];
+        if (s.addr < base) continue;
+        uint64_t size = i + 1 < syms->size() ? (*syms)[i + 1].addr - s.addr : 0;
+        b.symbols.push_back({img, s.addr - base, size, kernel_->Name(s)});
+      }
+    }
+  }
+  return b;
+}
+
+void Aggregator::Commit() {
+  for (const auto& [key, offsets] : counts_) {
+    int32_t image = static_cast<int32_t>(key >> 32);
+    const ImageEntry& e = images_.at(image);
+    if (e.kind == "kernel" || e.kind == "module") symbols_stored_.insert(image);
+  }
+  counts_.clear();
+  processes_.clear();
+  stats_.clear();
+}
+
+size_t Aggregator::entries() const {
+  size_t n = 0;
+  for (const auto& [key, offsets] : counts_) n += offsets.size();
+  return n;
+}
+
+}  // namespace lcpi

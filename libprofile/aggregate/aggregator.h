@@ -1,0 +1,86 @@
+// aggregator.h - resolves each overflow record to (image, offset) and adds it
+// to the in-memory counts of the current epoch: per image, per event, per
+// offset, plus per-process totals. Kernel addresses go to the kernel or a
+// module image; anything unresolvable goes to the unknown image of its
+// process name: counted, never dropped. The counts stay until a merge into
+// the database has committed (Commit()), so a failed merge loses nothing and
+// a retry counts nothing twice.
+#ifndef LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
+#define LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/process_tracker.h"
+#include "libprofile/collect/event_spec.h"
+#include "libprofile/collect/source.h"
+#include "libprofile/image/kernel_symbols.h"
+#include "libprofile/store/profile_db.h"
+
+namespace lcpi {
+
+// Running totals since the daemon started (never reset by a merge).
+struct AggregateTotals {
+  uint64_t buffers = 0;
+  uint64_t records = 0;
+  uint64_t samples = 0;     // sum of record counts
+  uint64_t attributed = 0;  // samples that landed on a real image
+  uint64_t unknown = 0;     // samples on an unknown image
+  uint64_t kernel = 0;      // samples on the kernel or a module
+  uint64_t dropped = 0;     // drops reported in buffer headers
+};
+
+class Aggregator {
+ public:
+  // kernel may be null (kallsyms unreadable): kernel samples then go to
+  // one "[kernel]" image with raw addresses as offsets.
+  Aggregator(ImageTable& images, const ProcessTracker& tracker, const KernelSymbols* kernel);
+
+  void Add(const RecordBuffer& buffer);
+  // Adds to a statistic stored with the next merge.
+  void AddStat(const std::string& name, int64_t delta) { stats_[name] += delta; }
+
+  // Everything not yet committed, as one batch for ProfileDb::Merge.
+  MergeBatch Batch(int64_t epoch, const std::vector<RealEvent>& events) const;
+  // The batch from Batch() has committed: forget it.
+  void Commit();
+
+  bool empty() const { return counts_.empty() && processes_.empty() && stats_.empty(); }
+  size_t entries() const;  // distinct (image, event, offset) pending
+  const AggregateTotals& totals() const { return totals_; }
+
+ private:
+  int32_t KernelImage(const KernelResolution& r);
+
+  ImageTable& images_;
+  const ProcessTracker& tracker_;
+  const KernelSymbols* kernel_;
+  std::optional<int32_t> kernel_image_;
+  std::map<std::string, int32_t, std::less<>> module_images_;
+  std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database
+
+  // A pair of 32-bit keys as one hashable key.
+  static uint64_t Key(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }
+  struct ProcessCount {
+    std::string comm;  // the newest name seen
+    uint64_t count = 0;
+  };
+
+  // Key(image, event) -> offset -> count
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> counts_;
+  // Key(pid, image) -> event -> count and name
+  std::unordered_map<uint64_t, std::map<uint32_t, ProcessCount>> processes_;
+  std::map<std::string, int64_t> stats_;
+  AggregateTotals totals_;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H

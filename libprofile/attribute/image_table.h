@@ -1,0 +1,48 @@
+// image_table.h - the daemon's table of images seen so far, each identified
+// by content (build-id, else a hash of the ELF file, see image_id.h), so a
+// binary replaced on disk becomes a new image. Mappings are identified once
+// per (device, inode, path) and cached; the kernel, its modules and the
+// per-process-name "unknown" images have identities of their own.
+#ifndef LCPI_LIBPROFILE_ATTRIBUTE_IMAGE_TABLE_H
+#define LCPI_LIBPROFILE_ATTRIBUTE_IMAGE_TABLE_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace lcpi {
+
+struct ImageEntry {
+  std::string identity;  // unique: "build-id:..", "elf-hash:..", "kernel:..", "unknown:comm"
+  std::string path;      // where it was first seen
+  std::string kind;      // "user", "kernel", "module", "unknown"
+};
+
+class ImageTable {
+ public:
+  // The image of a file mapping. build_id (hex) comes from the MMAP2 record
+  // when the kernel supplied it; else the file is read and identified. A file
+  // that cannot be read or is not ELF is identified by its path.
+  int32_t ForFile(const std::string& path, const std::string& build_id, uint64_t dev, uint64_t ino);
+  // The kernel's vDSO, mapped into every process ("[vdso]"); one per kernel release.
+  int32_t Vdso();
+  // The explicit unknown image of a process name (anonymous, JIT, unmapped).
+  int32_t Unknown(const std::string& comm);
+  int32_t Intern(const std::string& identity, const std::string& path, const std::string& kind);
+
+  const ImageEntry& at(int32_t index) const { return images_[index]; }
+  size_t size() const { return images_.size(); }
+  const std::vector<ImageEntry>& all() const { return images_; }
+
+ private:
+  std::vector<ImageEntry> images_;
+  std::unordered_map<std::string, int32_t> by_identity_;
+  std::map<std::tuple<uint64_t, uint64_t, std::string>, int32_t> by_file_;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_ATTRIBUTE_IMAGE_TABLE_H

@@ -1,0 +1,222 @@
+// sideband.cpp - parsing MMAP2/COMM/FORK/EXIT records (every field checked
+// against the record's length) and the /proc scan.
+#include "libprofile/attribute/sideband.h"
+
+#include <dirent.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "libprofile/image/image_id.h"
+
+namespace lcpi {
+
+struct Sideband::Event {
+  uint32_t type;
+  bool exec = false;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint64_t time = 0;
+  std::string text;  // comm
+  Mapping map;
+};
+
+namespace {
+
+constexpr int kRingPageOrder = 8;     // 1 MB per CPU: a storm of execs is bursty
+constexpr size_t kSampleIdSize = 16;  // sample_id_all with TID | TIME
+
+// A NUL-terminated string inside [p, p + len), or "" if it has no NUL.
+std::string BoundedString(const uint8_t* p, size_t len) {
+  const void* nul = std::memchr(p, 0, len);
+  return nul ? std::string(reinterpret_cast<const char*>(p)) : std::string();
+}
+
+}  // namespace
+
+Expected<void> Sideband::Start() {
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_DUMMY;
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  attr.sample_id_all = 1;
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.build_id = 1;
+  attr.watermark = 1;
+  attr.wakeup_watermark = (4096u << kRingPageOrder) / 8;
+  for (int cpu : OnlineCpus()) {
+    Expected<std::unique_ptr<PerfRing>> ring = PerfRing::Open(attr, cpu, kRingPageOrder);
+    if (!ring && ring.error().code() == Errc::kInvalidArgument) {
+      attr.build_id = 0;  // kernels before 5.12: identify files by reading them
+      ring = PerfRing::Open(attr, cpu, kRingPageOrder);
+    }
+    if (!ring) return ring.error();
+    rings_.push_back(std::move(*ring));
+  }
+  return {};
+}
+
+std::vector<int> Sideband::fds() const {
+  std::vector<int> fds;
+  for (const auto& r : rings_) fds.push_back(r->fd());
+  return fds;
+}
+
+void Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, std::vector<Event>& out) {
+  size_t len = hdr.size - sizeof(hdr);
+  if (hdr.type == PERF_RECORD_LOST) {
+    if (len >= 16) {
+      uint64_t n;
+      std::memcpy(&n, body + 8, 8);
+      lost_ += n;
+    }
+    return;
+  }
+  if (len < kSampleIdSize) return;
+  Event e;
+  e.type = hdr.type;
+  std::memcpy(&e.time, body + len - 8, 8);
+  size_t fixed = len - kSampleIdSize;  // bytes before the sample_id trailer
+  switch (hdr.type) {
+    case PERF_RECORD_MMAP2: {
+      if (fixed < 64 + 1) return;
+      uint64_t addr, size, pgoff;
+      std::memcpy(&e.pid, body, 4);
+      std::memcpy(&addr, body + 8, 8);
+      std::memcpy(&size, body + 16, 8);
+      std::memcpy(&pgoff, body + 24, 8);
+      uint32_t prot;
+      std::memcpy(&prot, body + 56, 4);
+      if (!(prot & 4 /* PROT_EXEC */)) return;
+      std::string path = BoundedString(body + 64, fixed - 64);
+      std::string build_id;
+      uint64_t dev = 0, ino = 0;
+      if (hdr.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+        uint8_t n = std::min<uint8_t>(body[32], 20);
+        build_id = HexBytes(body + 36, n);
+      } else {
+        uint32_t maj, min;
+        std::memcpy(&maj, body + 32, 4);
+        std::memcpy(&min, body + 36, 4);
+        std::memcpy(&ino, body + 40, 8);
+        dev = makedev(maj, min);
+      }
+      e.map.start = addr;
+      e.map.end = addr + size;
+      e.map.pgoff = pgoff;
+      bool anonymous = path.empty() || path[0] == '[' || path.rfind("//anon", 0) == 0 ||
+                       path.rfind("/memfd:", 0) == 0;
+      e.map.image = path == "[vdso]" ? images_.Vdso()
+                    : anonymous      ? kNoImage
+                                     : images_.ForFile(path, build_id, dev, ino);
+      break;
+    }
+    case PERF_RECORD_COMM: {
+      if (fixed < 9) return;
+      uint32_t tid;
+      std::memcpy(&e.pid, body, 4);
+      std::memcpy(&tid, body + 4, 4);
+      e.exec = hdr.misc & PERF_RECORD_MISC_COMM_EXEC;
+      if (!e.exec && tid != e.pid) return;  // a thread's name, not the process's
+      e.text = BoundedString(body + 8, fixed - 8);
+      break;
+    }
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT: {
+      if (fixed < 24) return;
+      uint32_t tid;
+      std::memcpy(&e.pid, body, 4);
+      std::memcpy(&e.ppid, body + 4, 4);
+      std::memcpy(&tid, body + 8, 4);
+      if (hdr.type == PERF_RECORD_FORK && e.pid == e.ppid) return;  // a new thread
+      if (hdr.type == PERF_RECORD_EXIT && e.pid != tid) return;     // a thread exits
+      break;
+    }
+    default:
+      return;
+  }
+  out.push_back(std::move(e));
+}
+
+void Sideband::Apply(const Event& e) {
+  switch (e.type) {
+    case PERF_RECORD_MMAP2:
+      tracker_.OnMmap(e.pid, e.map, e.time);
+      break;
+    case PERF_RECORD_COMM:
+      tracker_.OnComm(e.pid, e.text, e.exec, e.time);
+      break;
+    case PERF_RECORD_FORK:
+      tracker_.OnFork(e.pid, e.ppid, e.time);
+      break;
+    case PERF_RECORD_EXIT:
+      tracker_.OnExit(e.pid, e.time);
+      break;
+  }
+  newest_ = std::max(newest_, e.time);
+}
+
+size_t Sideband::Drain() {
+  std::vector<Event> events;
+  for (auto& r : rings_)
+    r->Read([&](const perf_event_header& h, const uint8_t* b) { Parse(h, b, events); });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.time < b.time; });
+  for (const Event& e : events) Apply(e);
+  records_ += events.size();
+  return events.size();
+}
+
+size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& proc) {
+  DIR* dir = opendir(proc.c_str());
+  if (!dir) return 0;
+  size_t n = 0;
+  while (dirent* d = readdir(dir)) {
+    char* end;
+    unsigned long pid = std::strtoul(d->d_name, &end, 10);
+    if (*end || pid == 0) continue;
+    std::string base = proc + "/" + d->d_name;
+    std::ifstream comm_file(base + "/comm");
+    std::string comm;
+    std::getline(comm_file, comm);
+    std::ifstream maps(base + "/maps");
+    if (!maps) continue;
+    tracker.OnComm(static_cast<uint32_t>(pid), comm, true, 0);
+    std::string line;
+    while (std::getline(maps, line)) {
+      // start-end perms offset dev inode path
+      unsigned long long start, end, pgoff, ino;
+      unsigned maj, min;
+      char perms[8];
+      int path_at = 0;
+      if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff,
+                      &maj, &min, &ino, &path_at) < 7)
+        continue;
+      if (perms[2] != 'x') continue;
+      std::string path = path_at > 0 ? line.substr(path_at) : "";
+      Mapping m{start, end, pgoff, kNoImage};
+      if (path == "[vdso]") m.image = images.Vdso();
+      if (!path.empty() && path[0] == '/') {
+        // a deleted file can still be read through map_files (root only)
+        std::string file = path;
+        if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0)
+          file = base + "/map_files/" + line.substr(0, line.find(' '));
+        m.image = images.ForFile(file, "", makedev(maj, min), ino);
+      }
+      tracker.OnMmap(static_cast<uint32_t>(pid), m, 0);
+    }
+    n++;
+  }
+  closedir(dir);
+  return n;
+}
+
+}  // namespace lcpi

@@ -1,0 +1,98 @@
+// event_spec.cpp - the table of known event names and the parser.
+#include "libprofile/collect/event_spec.h"
+
+#include <linux/perf_event.h>
+
+#include <set>
+#include <sstream>
+
+#include "lcpi_abi.h"
+
+namespace lcpi {
+namespace {
+
+struct KnownEvent {
+  const char* name;
+  uint32_t type;
+  uint64_t config;
+};
+
+constexpr uint64_t CacheConfig(uint64_t cache, uint64_t op, uint64_t result) {
+  return cache | (op << 8) | (result << 16);
+}
+
+const KnownEvent kKnownEvents[] = {
+    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {"imiss", PERF_TYPE_HW_CACHE,
+     CacheConfig(PERF_COUNT_HW_CACHE_L1I, PERF_COUNT_HW_CACHE_OP_READ,
+                 PERF_COUNT_HW_CACHE_RESULT_MISS)},
+    {"dmiss", PERF_TYPE_HW_CACHE,
+     CacheConfig(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ,
+                 PERF_COUNT_HW_CACHE_RESULT_MISS)},
+    {"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK},
+    {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+};
+
+}  // namespace
+
+EventSpec CpuClockEvent() {
+  return EventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, false};
+}
+
+std::string PerfEventName(uint32_t type, uint64_t config) {
+  for (const KnownEvent& k : kKnownEvents)
+    if (k.type == type && k.config == config) return k.name;
+  std::ostringstream os;
+  os << "r:" << type << ":0x" << std::hex << config;
+  return os.str();
+}
+
+Expected<EventSpec> ParseEvent(const std::string& name) {
+  for (const KnownEvent& k : kKnownEvents)
+    if (name == k.name) return EventSpec{name, k.type, k.config, k.type != PERF_TYPE_SOFTWARE};
+  // r:TYPE:CONFIG, numbers in any base strtoull accepts
+  if (name.rfind("r:", 0) == 0) {
+    std::string rest = name.substr(2);
+    size_t colon = rest.find(':');
+    if (colon != std::string::npos && colon > 0 && colon + 1 < rest.size()) {
+      try {
+        size_t used1 = 0, used2 = 0;
+        unsigned long type = std::stoul(rest.substr(0, colon), &used1, 0);
+        unsigned long long config = std::stoull(rest.substr(colon + 1), &used2, 0);
+        if (used1 == colon && used2 == rest.size() - colon - 1 && type <= UINT32_MAX)
+          return EventSpec{name, static_cast<uint32_t>(type), config, true};
+      } catch (const std::exception&) {
+      }
+    }
+    return Error(Errc::kInvalidArgument, "bad raw event '" + name + "': want r:TYPE:CONFIG");
+  }
+  std::string known;
+  for (const KnownEvent& k : kKnownEvents) known += std::string(known.empty() ? "" : ", ") + k.name;
+  return Error(Errc::kInvalidArgument,
+               "unknown event '" + name + "' (known: " + known + ", or r:TYPE:CONFIG)");
+}
+
+Expected<std::vector<EventSpec>> ParseEventList(const std::string& list) {
+  std::vector<EventSpec> events;
+  std::set<std::string> seen;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) return Error(Errc::kInvalidArgument, "empty event name in '" + list + "'");
+    Expected<EventSpec> e = ParseEvent(item);
+    if (!e) return e.error();
+    if (!seen.insert(item).second)
+      return Error(Errc::kInvalidArgument, "event '" + item + "' named twice");
+    events.push_back(*e);
+  }
+  if (events.empty()) return Error(Errc::kInvalidArgument, "no events given");
+  if (events.size() > LCPI_MAX_EVENTS)
+    return Error(Errc::kInvalidArgument,
+                 "at most " + std::to_string(LCPI_MAX_EVENTS) + " events at once");
+  return events;
+}
+
+}  // namespace lcpi

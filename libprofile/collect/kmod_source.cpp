@@ -1,0 +1,233 @@
+// kmod_source.cpp - KmodSource over /dev/lcpi and the check of each buffer it
+// reads (ParseKmodBuffer). Every field of a buffer comes from the kernel and
+// is checked against the bytes read before anything indexes with it.
+#include "libprofile/collect/kmod_source.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "libprofile/collect/event_spec.h"
+#include "libprofile/collect/perf_source.h"  // MeanPeriod: the same rates as the perf source
+
+namespace lcpi {
+
+namespace {
+
+Error Corrupt(const std::string& what) { return Error(Errc::kCorrupt, "lcpi buffer: " + what); }
+
+}  // namespace
+
+Expected<RecordBuffer> ParseKmodBuffer(const uint8_t* data, size_t len, uint32_t nr_cpus) {
+  RecordBuffer out;
+  lcpi_buffer_header& h = out.header;
+  if (data == nullptr || len < sizeof(h))
+    return Corrupt("truncated header (" + std::to_string(len) + " bytes)");
+  std::memcpy(&h, data, sizeof(h));
+  if (h.magic != LCPI_BUFFER_MAGIC) return Corrupt("bad magic");
+  if (h.version != LCPI_ABI_VERSION)
+    return Corrupt("version " + std::to_string(h.version) + ", expected " +
+                   std::to_string(LCPI_ABI_VERSION));
+  if (h.header_size != sizeof(h)) return Corrupt("header_size " + std::to_string(h.header_size));
+  if (h.cpu >= nr_cpus)
+    return Corrupt("cpu " + std::to_string(h.cpu) + " >= " + std::to_string(nr_cpus));
+  uint64_t want = static_cast<uint64_t>(h.nr_records) * sizeof(lcpi_record) + h.header_size;
+  if (want != len)
+    return Corrupt(std::to_string(h.nr_records) + " records do not fill " + std::to_string(len) +
+                   " bytes");
+  if (h.t_first > h.t_last) return Corrupt("time window ends before it starts");
+  out.records.resize(h.nr_records);
+  if (h.nr_records)
+    std::memcpy(out.records.data(), data + h.header_size, h.nr_records * sizeof(lcpi_record));
+  for (const lcpi_record& r : out.records) {
+    if (r.count == 0) return Corrupt("record with count 0");
+    if (r.event >= LCPI_MAX_EVENTS) return Corrupt("record event " + std::to_string(r.event));
+    if (r.flags & ~LCPI_RECORD_KERNEL) return Corrupt("record flags " + std::to_string(r.flags));
+  }
+  return out;
+}
+
+KmodSource::KmodSource(SourceOptions options, std::string device)
+    : options_(std::move(options)), device_(std::move(device)) {}
+
+KmodSource::~KmodSource() {
+  if (fd_ >= 0) close(fd_);  // the module stops sampling on release
+}
+
+Expected<lcpi_info> KmodSource::GetInfo() const {
+  lcpi_info info{};
+  info.size = sizeof(info);
+  if (ioctl(fd_, LCPI_IOC_GET_INFO, &info) != 0) return ErrnoError(device_ + ": GET_INFO", errno);
+  return info;
+}
+
+Expected<void> KmodSource::Open() {
+  if (fd_ >= 0) return {};
+  int fd = open(device_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT || err == ENODEV || err == ENXIO)
+      return Error(Errc::kUnsupported, device_ + ": no lcpi module (load lcpi.ko)");
+    if (err == EBUSY) return Error(Errc::kBusy, device_ + ": another reader has it open");
+    return ErrnoError(device_, err);
+  }
+  fd_ = fd;
+  uint32_t version = 0;
+  if (ioctl(fd_, LCPI_IOC_GET_VERSION, &version) != 0 || version != LCPI_ABI_VERSION) {
+    close(fd_);
+    fd_ = -1;
+    return Error(Errc::kUnsupported, device_ + ": module ABI version " + std::to_string(version) +
+                                         ", this lcpi speaks " + std::to_string(LCPI_ABI_VERSION));
+  }
+  Expected<lcpi_info> info = GetInfo();
+  if (info && (info->sizeof_record != sizeof(lcpi_record) ||
+               info->sizeof_buffer_header != sizeof(lcpi_buffer_header) ||
+               info->sizeof_cpu_stats != sizeof(lcpi_cpu_stats) ||
+               info->sizeof_config != sizeof(lcpi_config) ||
+               info->buffer_bytes < sizeof(lcpi_buffer_header) || info->nr_cpus == 0))
+    info = Error(Errc::kUnsupported, device_ + ": module's ABI structs differ from ours");
+  if (!info) {
+    close(fd_);
+    fd_ = -1;
+    return info.error();
+  }
+  info_ = *info;
+  buffer_.assign(info_.buffer_bytes, 0);
+  return {};
+}
+
+Expected<void> KmodSource::Start() {
+  if (running_) return {};
+  if (options_.events.empty() || options_.events.size() > LCPI_MAX_EVENTS)
+    return Error(Errc::kInvalidArgument,
+                 "kmod source: 1.." + std::to_string(LCPI_MAX_EVENTS) + " events");
+  if (Expected<void> r = Open(); !r) return r;
+
+  lcpi_config cfg{};
+  cfg.size = sizeof(cfg);
+  cfg.nr_events = static_cast<uint32_t>(options_.events.size());
+  for (size_t i = 0; i < options_.events.size(); i++) {
+    const EventSpec& spec = options_.events[i];
+    lcpi_event_config& ev = cfg.events[i];
+    ev.type = spec.type;
+    ev.config = spec.config;
+    ev.flags = spec.fallback_to_cpu_clock ? LCPI_EVENT_FALLBACK_CPU_CLOCK : 0;
+    ev.period = std::max<uint64_t>(1, MeanPeriod(options_, spec.type));
+    ev.jitter_pct = std::min<uint32_t>(options_.jitter_pct, 50);
+  }
+  if (ioctl(fd_, LCPI_IOC_SET_CONFIG, &cfg) != 0) {
+    int err = errno;
+    if (err == EBUSY) return Error(Errc::kBusy, device_ + ": already sampling");
+    return ErrnoError(device_ + ": SET_CONFIG", err);
+  }
+  if (!started_once_) baseline_ = ModuleStats();
+  started_once_ = true;
+  if (ioctl(fd_, LCPI_IOC_START, 0) != 0) {
+    int err = errno;
+    if (err == ENOENT || err == EOPNOTSUPP)
+      return Error(Errc::kUnsupported, device_ + ": the PMU lacks an event (no fallback asked)");
+    return ErrnoError(device_ + ": START", err);
+  }
+  Expected<lcpi_info> info = GetInfo();
+  if (!info) {
+    ioctl(fd_, LCPI_IOC_STOP, 0);
+    return info.error();
+  }
+  info_ = *info;
+  events_.clear();
+  for (size_t i = 0; i < options_.events.size(); i++) {
+    const lcpi_event_config& real = info_.events[i];
+    RealEvent ev;
+    ev.requested = options_.events[i];
+    ev.type = real.type;
+    ev.config = real.config;
+    ev.fell_back = real.type != cfg.events[i].type || real.config != cfg.events[i].config;
+    ev.used = ev.fell_back ? PerfEventName(real.type, real.config) : options_.events[i].name;
+    ev.period = real.period;
+    events_.push_back(ev);
+  }
+  running_ = true;
+  return {};
+}
+
+void KmodSource::Stop() {
+  if (fd_ >= 0 && running_) ioctl(fd_, LCPI_IOC_STOP, 0);
+  running_ = false;
+}
+
+Expected<void> KmodSource::Drain(const BufferSink& sink, size_t* n) {
+  for (;;) {
+    ssize_t got = read(fd_, buffer_.data(), buffer_.size());
+    if (got < 0) {
+      if (errno == EAGAIN) return {};
+      if (errno == EINTR) continue;
+      return ErrnoError(device_ + ": read", errno);
+    }
+    Expected<RecordBuffer> buf =
+        ParseKmodBuffer(buffer_.data(), static_cast<size_t>(got), info_.nr_cpus);
+    if (!buf) return buf.error();
+    for (const lcpi_record& r : buf->records)
+      if (r.event >= std::max<size_t>(events_.size(), 1))
+        return Corrupt("record event " + std::to_string(r.event) + " not configured");
+    ++buffers_;
+    ++*n;
+    sink(*buf);
+  }
+}
+
+Expected<void> KmodSource::Poll(int timeout_ms, const BufferSink& sink) {
+  if (fd_ < 0) return Error(Errc::kInvalidArgument, "kmod source: not started");
+  pollfd pfd{fd_, POLLIN, 0};
+  int rc = poll(&pfd, 1, timeout_ms);
+  if (rc < 0 && errno != EINTR) return ErrnoError(device_ + ": poll", errno);
+  size_t n = 0;
+  return Drain(sink, &n);
+}
+
+Expected<void> KmodSource::Flush(const BufferSink& sink) {
+  if (fd_ < 0) return Error(Errc::kInvalidArgument, "kmod source: not started");
+  // Each round empties the tables until the buffers fill (-EAGAIN); then
+  // draining frees them for the next round.
+  for (int round = 0;; round++) {
+    int rc = ioctl(fd_, LCPI_IOC_FLUSH, 0);
+    int err = errno;
+    size_t n = 0;
+    if (Expected<void> r = Drain(sink, &n); !r) return r;
+    if (rc == 0) return {};
+    if (err != EAGAIN) return ErrnoError(device_ + ": FLUSH", err);
+    if (n == 0 && round > 1000) return Error(Errc::kBusy, device_ + ": flush makes no progress");
+  }
+}
+
+// The module counts from load; a source reports from its own start.
+SourceStats KmodSource::Stats() const {
+  SourceStats out = ModuleStats() - baseline_;
+  out.buffers = buffers_;  // counted here, not by the module
+  return out;
+}
+
+SourceStats KmodSource::ModuleStats() const {
+  SourceStats out;
+  if (fd_ < 0) return out;
+  for (uint32_t cpu = 0; cpu < info_.nr_cpus; cpu++) {
+    lcpi_cpu_stats st{};
+    st.size = sizeof(st);
+    st.cpu = cpu;
+    if (ioctl(fd_, LCPI_IOC_GET_STATS, &st) != 0) continue;  // not a possible CPU
+    AddTableStats(out.table, st.table);
+    out.nested += st.nested;
+    out.handler_ns_hit += st.handler_ns_hit;
+    out.handler_ns_miss += st.handler_ns_miss;
+  }
+  return out;
+}
+
+}  // namespace lcpi

@@ -1,0 +1,70 @@
+// kmod_source.h - the source backed by the kernel module: /dev/lcpi (lcpi.ko)
+// samples and aggregates in the kernel; this class configures it, reads its
+// sealed overflow buffers and checks every one before handing it on. It
+// speaks only lcpi_abi.h. ParseKmodBuffer() is the buffer check on its own,
+// a pure function, so it is tested without the module.
+#ifndef LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H
+#define LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lcpi_abi.h"
+#include "libprofile/base/error.h"
+#include "libprofile/collect/source.h"
+
+namespace lcpi {
+
+// Checks one buffer as read() returned it (len bytes at data): magic,
+// version, header size, cpu < nr_cpus, nr_records * 16 + header_size == len,
+// t_first <= t_last, every record with a count, a valid event index and
+// known flags. Errc::kCorrupt names the first field that fails.
+Expected<RecordBuffer> ParseKmodBuffer(const uint8_t* data, size_t len, uint32_t nr_cpus);
+
+class KmodSource : public Source {
+ public:
+  explicit KmodSource(SourceOptions options, std::string device = LCPI_DEVICE_PATH);
+  ~KmodSource() override;
+  KmodSource(const KmodSource&) = delete;
+  KmodSource& operator=(const KmodSource&) = delete;
+
+  std::string Name() const override { return "kmod"; }
+  // Opens the device (kUnsupported if there is none: load lcpi.ko; kBusy if
+  // another reader has it), checks the ABI, configures and starts.
+  Expected<void> Start() override;
+  void Stop() override;
+  Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
+  Expected<void> Flush(const BufferSink& sink) override;
+  // Since the first Start(): a stop and restart keeps counting, as the
+  // buffers delivered in between are counted too.
+  SourceStats Stats() const override;
+  const std::vector<RealEvent>& Events() const override { return events_; }
+
+  // The module's geometry, valid after Start().
+  const lcpi_info& Info() const { return info_; }
+
+ private:
+  Expected<void> Open();
+  Expected<lcpi_info> GetInfo() const;
+  // Reads every sealed buffer there is now; *n counts them.
+  Expected<void> Drain(const BufferSink& sink, size_t* n);
+
+  SourceOptions options_;
+  std::string device_;
+  int fd_ = -1;
+  lcpi_info info_{};
+  std::vector<RealEvent> events_;
+  std::vector<uint8_t> buffer_;
+  uint64_t buffers_ = 0;
+  bool running_ = false;
+  // The module's cumulative statistics (since it was loaded).
+  SourceStats ModuleStats() const;
+  SourceStats baseline_;  // ModuleStats() at the first Start()
+  bool started_once_ = false;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H

@@ -1,0 +1,113 @@
+// perf_ring.h - one perf_event_open() event on one CPU with its mmap'ed ring
+// buffer. Reads records with the consumer protocol of perf_event_mmap_page
+// (load-acquire data_head, copy, store-release data_tail), copying records
+// that wrap around the end of the ring into a scratch buffer, and checking
+// every record's size against the ring before it is handed out.
+#ifndef LCPI_LIBPROFILE_COLLECT_PERF_RING_H
+#define LCPI_LIBPROFILE_COLLECT_PERF_RING_H
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "libprofile/base/error.h"
+
+namespace lcpi {
+
+class PerfRing {
+ public:
+  // Opens attr on cpu for every process (pid -1), and maps 2^page_order data pages.
+  static Expected<std::unique_ptr<PerfRing>> Open(perf_event_attr attr, int cpu, int page_order);
+  ~PerfRing();
+  PerfRing(const PerfRing&) = delete;
+  PerfRing& operator=(const PerfRing&) = delete;
+
+  int fd() const { return fd_; }
+  int cpu() const { return cpu_; }
+  Expected<void> Enable();
+  Expected<void> Disable();
+  // Changes the sample period (used to randomise it around its mean).
+  Expected<void> SetPeriod(uint64_t period);
+  // Hands out every complete record in the ring, oldest first, as
+  // fn(const perf_event_header&, const uint8_t* body) with header.size - 8
+  // body bytes; returns how many. A record whose size is impossible ends the
+  // read and counts in bad_records(). (A template: this is the per-sample path.)
+  template <class Fn>
+  size_t Read(Fn&& fn);
+  uint64_t bad_records() const { return bad_records_; }
+  // (enabled, running) times in ns, for multiplexing scale.
+  std::pair<uint64_t, uint64_t> Times() const;
+
+ private:
+  PerfRing(int fd, int cpu, void* base, size_t map_size, uint64_t data_size);
+
+  int fd_;
+  int cpu_;
+  void* base_;
+  size_t map_size_;
+  uint64_t data_size_;
+  uint64_t bad_records_ = 0;
+  size_t page_size_;
+  std::vector<uint8_t> scratch_;
+};
+
+template <class Fn>
+size_t PerfRing::Read(Fn&& fn) {
+  auto* meta = static_cast<perf_event_mmap_page*>(base_);
+  const uint8_t* data = static_cast<const uint8_t*>(base_) + meta->data_offset;
+  if (meta->data_offset == 0) data = static_cast<const uint8_t*>(base_) + page_size_;
+  // Pairs with the kernel's store of data_head after writing the records.
+  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = meta->data_tail;
+  size_t n = 0;
+  while (tail < head) {
+    uint64_t avail = head - tail;
+    if (avail < sizeof(perf_event_header)) {
+      bad_records_++;
+      tail = head;
+      break;
+    }
+    perf_event_header hdr;
+    uint64_t off = tail % data_size_;
+    const uint8_t* rec;
+    // The header itself may wrap; copy it byte by byte through scratch.
+    if (off + sizeof(hdr) <= data_size_) {
+      std::memcpy(&hdr, data + off, sizeof(hdr));
+    } else {
+      uint8_t tmp[sizeof(hdr)];
+      for (size_t i = 0; i < sizeof(hdr); i++) tmp[i] = data[(off + i) % data_size_];
+      std::memcpy(&hdr, tmp, sizeof(hdr));
+    }
+    if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size > data_size_) {
+      bad_records_++;
+      tail = head;
+      break;
+    }
+    if (off + hdr.size <= data_size_) {
+      rec = data + off;
+    } else {
+      scratch_.resize(hdr.size);
+      uint64_t first = data_size_ - off;
+      std::memcpy(scratch_.data(), data + off, first);
+      std::memcpy(scratch_.data() + first, data, hdr.size - first);
+      rec = scratch_.data();
+    }
+    fn(hdr, rec + sizeof(hdr));
+    tail += hdr.size;
+    n++;
+  }
+  // Tells the kernel the space is free only after the records were used.
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+  return n;
+}
+
+// The CPUs that are online now (from /sys/devices/system/cpu/online).
+std::vector<int> OnlineCpus();
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_COLLECT_PERF_RING_H

@@ -1,0 +1,210 @@
+// perf_source.cpp - opening the sampling events (with the cpu-clock
+// fallback), reading samples into the per-CPU hash tables, and handing out
+// sealed buffers.
+#include "libprofile/collect/perf_source.h"
+
+#include <poll.h>
+
+#include <chrono>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace lcpi {
+namespace {
+
+constexpr int kRingPageOrder = 7;  // 512 KB of ring per CPU per event
+
+bool IsSoftwareClock(uint32_t type) { return type == PERF_TYPE_SOFTWARE; }
+
+}  // namespace
+
+uint64_t MeanPeriod(const SourceOptions& options, uint32_t type) {
+  if (options.period) return options.period;
+  uint64_t rate = options.frequency ? options.frequency : kDefaultSampleRate;
+  uint64_t ns = 1000000000ull / rate;
+  return IsSoftwareClock(type) ? ns : ns * kAssumedCyclesPerNs;
+}
+
+PerfSource::PerfSource(SourceOptions options, lcpi_ht_config table_config)
+    : options_(std::move(options)), table_config_(table_config), rng_(std::random_device{}()) {}
+
+PerfSource::~PerfSource() { Stop(); }
+
+Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(size_t index, int cpu) {
+  const RealEvent& ev = events_[index];
+  perf_event_attr attr{};
+  attr.type = ev.type;
+  attr.config = ev.config;
+  attr.sample_period = ev.period;
+  if (options_.frequency && !options_.period) {
+    attr.freq = 1;
+    attr.sample_freq = options_.frequency;
+  }
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  attr.disabled = 1;
+  attr.exclude_guest = 1;
+  attr.watermark = 1;
+  attr.wakeup_watermark = (4096u << kRingPageOrder) / 4;
+  return PerfRing::Open(attr, cpu, kRingPageOrder);
+}
+
+Expected<void> PerfSource::Start() {
+  if (options_.events.empty() || options_.events.size() > LCPI_MAX_EVENTS)
+    return Error(Errc::kInvalidArgument, "between 1 and 4 events are needed");
+  if (lcpi_ht_config_check(&table_config_))
+    return Error(Errc::kInvalidArgument, "bad hash table geometry");
+  std::vector<int> online = OnlineCpus();
+  events_.clear();
+  for (const EventSpec& spec : options_.events) {
+    RealEvent ev;
+    ev.requested = spec;
+    ev.type = spec.type;
+    ev.config = spec.config;
+    ev.used = spec.name;
+    ev.period = MeanPeriod(options_, spec.type);
+    events_.push_back(ev);
+  }
+  cpus_.clear();
+  cpus_.reserve(online.size());
+  for (int cpu : online) {
+    Cpu& c = cpus_.emplace_back();
+    c.cpu = cpu;
+    c.memory.resize((lcpi_ht_mem_size(&table_config_) + 7) / 8);
+    lcpi_ht_init(&c.table, &table_config_, c.memory.data(), static_cast<uint32_t>(cpu));
+  }
+  for (size_t i = 0; i < events_.size(); i++) {
+    for (Cpu& c : cpus_) {
+      Expected<std::unique_ptr<PerfRing>> ring = OpenEvent(i, c.cpu);
+      bool absent = !ring && (ring.error().code() == Errc::kNotFound ||
+                              ring.error().message().find("not supported") != std::string::npos ||
+                              ring.error().message().find("No such device") != std::string::npos);
+      if (absent && events_[i].requested.fallback_to_cpu_clock && !events_[i].fell_back) {
+        RealEvent& ev = events_[i];
+        spdlog::warn("event '{}' is not available on this host ({}); sampling cpu-clock instead",
+                     ev.requested.name, ring.error().message());
+        EventSpec clock = CpuClockEvent();
+        ev.type = clock.type;
+        ev.config = clock.config;
+        ev.used = clock.name;
+        ev.fell_back = true;
+        ev.period = options_.period ? options_.period / kAssumedCyclesPerNs
+                                    : MeanPeriod(options_, clock.type);
+        if (ev.period == 0) ev.period = 1;
+        ring = OpenEvent(i, c.cpu);
+      }
+      if (!ring) {
+        cpus_.clear();
+        return ring.error();
+      }
+      c.rings.push_back(std::move(*ring));
+    }
+  }
+  for (Cpu& c : cpus_)
+    for (auto& r : c.rings)
+      if (Expected<void> e = r->Enable(); !e) return e;
+  running_ = true;
+  return {};
+}
+
+void PerfSource::Stop() {
+  if (!running_) return;
+  for (Cpu& c : cpus_)
+    for (auto& r : c.rings) r->Disable();
+  running_ = false;
+}
+
+void PerfSource::DeliverReady(Cpu& c, const BufferSink& sink) {
+  for (int idx; (idx = lcpi_ht_ready(&c.table)) >= 0;) {
+    const lcpi_ht_buffer& b = c.table.buf[idx];
+    RecordBuffer out;
+    out.header = b.hdr;
+    out.records.assign(b.records, b.records + b.hdr.nr_records);
+    lcpi_ht_release(&c.table, idx);
+    buffers_++;
+    sink(out);
+  }
+}
+
+void PerfSource::ReadRings(Cpu& c, const BufferSink& sink) {
+  for (size_t e = 0; e < c.rings.size(); e++) {
+    c.rings[e]->Read([&](const perf_event_header& hdr, const uint8_t* body) {
+      size_t len = hdr.size - sizeof(hdr);
+      if (hdr.type == PERF_RECORD_SAMPLE && len >= 24) {
+        uint64_t ip, time;
+        uint32_t pid;
+        std::memcpy(&ip, body, 8);
+        std::memcpy(&pid, body + 8, 4);
+        std::memcpy(&time, body + 16, 8);
+        uint16_t mode = hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+        uint32_t flags = (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL)
+                             ? LCPI_RECORD_KERNEL
+                             : 0;
+        int wake = 0;
+        if (time > c.last_time) c.last_time = time;
+        lcpi_ht_add(&c.table, pid, ip, static_cast<uint32_t>(e), flags, time, &wake);
+        if (wake) DeliverReady(c, sink);
+      } else if (hdr.type == PERF_RECORD_LOST && len >= 16) {
+        uint64_t lost;
+        std::memcpy(&lost, body + 8, 8);
+        lost_ += lost;
+      } else if (hdr.type == PERF_RECORD_THROTTLE) {
+        throttled_++;
+      }
+    });
+  }
+}
+
+void PerfSource::RandomisePeriods() {
+  if (options_.frequency && !options_.period) return;  // perf adjusts the period itself
+  for (size_t e = 0; e < events_.size(); e++) {
+    uint64_t mean = events_[e].period;
+    uint64_t spread = mean * options_.jitter_pct / 100;
+    for (Cpu& c : cpus_) {
+      uint64_t p = mean;
+      if (spread) p = mean - spread + rng_() % (2 * spread + 1);
+      c.rings[e]->SetPeriod(p ? p : 1);
+    }
+  }
+}
+
+Expected<void> PerfSource::Poll(int timeout_ms, const BufferSink& sink) {
+  std::vector<pollfd> fds;
+  for (Cpu& c : cpus_)
+    for (auto& r : c.rings) fds.push_back({r->fd(), POLLIN, 0});
+  if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
+    return ErrnoError("poll on perf rings", errno);
+  for (Cpu& c : cpus_) ReadRings(c, sink);
+  // A new random period once a second: each change is an IPI to every CPU.
+  auto now = std::chrono::steady_clock::now();
+  if (running_ && now >= next_jitter_) {
+    RandomisePeriods();
+    next_jitter_ = now + std::chrono::seconds(1);
+  }
+  return {};
+}
+
+Expected<void> PerfSource::Flush(const BufferSink& sink) {
+  for (Cpu& c : cpus_) {
+    ReadRings(c, sink);
+    int wake = 0;
+    // Single-threaded: delivering releases the buffers, so each retry makes room.
+    // The window ends at the last sample taken: every record is older.
+    while (lcpi_ht_flush(&c.table, c.last_time, &wake) != 0) DeliverReady(c, sink);
+    DeliverReady(c, sink);
+  }
+  return {};
+}
+
+SourceStats PerfSource::Stats() const {
+  SourceStats s;
+  for (const Cpu& c : cpus_) AddTableStats(s.table, c.table.stats);
+  s.lost = lost_;
+  s.throttled = throttled_;
+  s.buffers = buffers_;
+  return s;
+}
+
+}  // namespace lcpi

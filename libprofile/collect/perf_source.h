@@ -1,0 +1,69 @@
+// perf_source.h - the source that needs no kernel module: one perf_event_open()
+// sampling event per CPU per configured event, read from mmap'ed rings and
+// aggregated in the same per-CPU hash table the module uses
+// (lcpi_hashtable.h), so lcpid sees the same overflow buffers from both.
+#ifndef LCPI_LIBPROFILE_COLLECT_PERF_SOURCE_H
+#define LCPI_LIBPROFILE_COLLECT_PERF_SOURCE_H
+
+#include <chrono>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "lcpi_hashtable.h"
+#include "libprofile/collect/perf_ring.h"
+#include "libprofile/collect/source.h"
+
+namespace lcpi {
+
+// Samples per second per CPU when neither a period nor a frequency is given.
+constexpr uint64_t kDefaultSampleRate = 5000;
+// Hardware periods are converted to cpu-clock ns as if the clock were 2 GHz.
+constexpr uint64_t kAssumedCyclesPerNs = 2;
+
+// The mean period for ev at the options' rate: options.period if given,
+// else derived from options.frequency or kDefaultSampleRate.
+uint64_t MeanPeriod(const SourceOptions& options, uint32_t type);
+
+class PerfSource : public Source {
+ public:
+  PerfSource(SourceOptions options, lcpi_ht_config table_config);
+  ~PerfSource() override;
+
+  std::string Name() const override { return "perf"; }
+  Expected<void> Start() override;
+  void Stop() override;
+  Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
+  Expected<void> Flush(const BufferSink& sink) override;
+  SourceStats Stats() const override;
+  const std::vector<RealEvent>& Events() const override { return events_; }
+
+ private:
+  struct Cpu {
+    int cpu;
+    std::vector<uint64_t> memory;  // backs table
+    lcpi_ht table{};
+    std::vector<std::unique_ptr<PerfRing>> rings;  // one per event
+    uint64_t last_time = 0;                        // newest sample, perf clock
+  };
+
+  Expected<std::unique_ptr<PerfRing>> OpenEvent(size_t index, int cpu);
+  void ReadRings(Cpu& c, const BufferSink& sink);
+  void DeliverReady(Cpu& c, const BufferSink& sink);
+  void RandomisePeriods();
+
+  SourceOptions options_;
+  lcpi_ht_config table_config_;
+  std::vector<RealEvent> events_;
+  std::vector<Cpu> cpus_;
+  std::mt19937_64 rng_;
+  uint64_t lost_ = 0;
+  uint64_t throttled_ = 0;
+  uint64_t buffers_ = 0;
+  bool running_ = false;
+  std::chrono::steady_clock::time_point next_jitter_{};
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_COLLECT_PERF_SOURCE_H

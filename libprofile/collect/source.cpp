@@ -1,0 +1,37 @@
+// source.cpp - arithmetic on source statistics.
+#include "libprofile/collect/source.h"
+
+namespace lcpi {
+
+void AddTableStats(lcpi_table_stats& into, const lcpi_table_stats& from) {
+  into.samples += from.samples;
+  into.hits += from.hits;
+  into.misses += from.misses;
+  into.evictions += from.evictions;
+  into.saturations += from.saturations;
+  into.flushed += from.flushed;
+  into.swaps += from.swaps;
+  into.dropped += from.dropped;
+}
+
+SourceStats operator-(const SourceStats& now, const SourceStats& before) {
+  SourceStats d = now;
+  const lcpi_table_stats& b = before.table;
+  d.table.samples -= b.samples;
+  d.table.hits -= b.hits;
+  d.table.misses -= b.misses;
+  d.table.evictions -= b.evictions;
+  d.table.saturations -= b.saturations;
+  d.table.flushed -= b.flushed;
+  d.table.swaps -= b.swaps;
+  d.table.dropped -= b.dropped;
+  d.lost -= before.lost;
+  d.throttled -= before.throttled;
+  d.nested -= before.nested;
+  d.handler_ns_hit -= before.handler_ns_hit;
+  d.handler_ns_miss -= before.handler_ns_miss;
+  d.buffers -= before.buffers;
+  return d;
+}
+
+}  // namespace lcpi

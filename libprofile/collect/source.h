@@ -1,0 +1,73 @@
+// source.h - where overflow records come from. A source samples every CPU,
+// aggregates samples in the shared per-CPU hash table (lcpi_hashtable.h) and
+// hands out sealed overflow buffers, each with its CPU and time window.
+// Two sources stand behind this interface: PerfSource (perf_event_open ring
+// buffers, aggregated in user space) and KmodSource (/dev/lcpi), so lcpid
+// treats both alike.
+#ifndef LCPI_LIBPROFILE_COLLECT_SOURCE_H
+#define LCPI_LIBPROFILE_COLLECT_SOURCE_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lcpi_abi.h"
+#include "libprofile/base/error.h"
+#include "libprofile/collect/event_spec.h"
+
+namespace lcpi {
+
+// One sealed overflow buffer: header (CPU, sequence, time window, drops) and
+// records. Records' event field indexes Source::Events().
+struct RecordBuffer {
+  lcpi_buffer_header header{};
+  std::vector<lcpi_record> records;
+};
+
+struct SourceOptions {
+  std::vector<EventSpec> events;  // 1..LCPI_MAX_EVENTS
+  uint64_t period = 0;            // mean period (events; ns for cpu-clock), or
+  uint64_t frequency = 0;         // samples per second per CPU (exactly one is set)
+  uint32_t jitter_pct = 10;       // period randomised by +- this %
+};
+
+struct SourceStats {
+  lcpi_table_stats table{};      // summed over CPUs
+  uint64_t lost = 0;             // samples the kernel lost before the table
+  uint64_t throttled = 0;        // throttle events reported by perf
+  uint64_t nested = 0;           // kmod: samples dropped, table in use (NMI nesting)
+  uint64_t handler_ns_hit = 0;   // kmod: handler time spent on hits
+  uint64_t handler_ns_miss = 0;  // kmod: handler time spent on misses
+  uint64_t buffers = 0;          // buffers delivered
+};
+
+// Sums (per-CPU totals) and differences (deltas since a baseline), field by field.
+void AddTableStats(lcpi_table_stats& into, const lcpi_table_stats& from);
+SourceStats operator-(const SourceStats& now, const SourceStats& before);
+
+class Source {
+ public:
+  using BufferSink = std::function<void(const RecordBuffer&)>;
+
+  virtual ~Source() = default;
+  // "perf" or "kmod".
+  virtual std::string Name() const = 0;
+  // Opens the events on every online CPU and starts sampling.
+  virtual Expected<void> Start() = 0;
+  // Stops sampling; buffers already sealed can still be drained by Flush().
+  virtual void Stop() = 0;
+  // Waits up to timeout_ms for sealed buffers and hands each to sink.
+  virtual Expected<void> Poll(int timeout_ms, const BufferSink& sink) = 0;
+  // Drains every CPU's hash table and hands every buffer to sink, so all
+  // samples taken before the call have been delivered when it returns.
+  virtual Expected<void> Flush(const BufferSink& sink) = 0;
+  virtual SourceStats Stats() const = 0;
+  // What each configured event really is (after any fallback); valid after Start().
+  virtual const std::vector<RealEvent>& Events() const = 0;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_COLLECT_SOURCE_H

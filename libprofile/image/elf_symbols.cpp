@@ -1,0 +1,327 @@
+// elf_symbols.cpp - ElfImage: function symbols from .symtab or .dynsym,
+// segment-based offset <-> address mapping, source lines from libdw, and code
+// bytes for the disassembler. Every pointer libelf or libdw returns is checked;
+// a malformed image yields an error or an empty answer.
+#include "libprofile/image/elf_symbols.h"
+
+#include "libprofile/image/mini_debuginfo.h"
+
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+
+namespace lcpi {
+namespace {
+
+// A symbol while the table is built: the binding decides which name an
+// address keeps when several symbols share it.
+struct RawSymbol {
+  ElfSymbol sym;
+  int rank = 0;  // lower is preferred
+};
+
+// Global names are the ones people search for (memcpy over __memcpy_avx_unaligned
+// aliases are the exception, and good enough); symbols with a size carry more
+// information than those without.
+int Rank(const GElf_Sym& s) {
+  int bind = GELF_ST_BIND(s.st_info);
+  int rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+  return rank * 2 + (s.st_size == 0 ? 1 : 0);
+}
+
+// Reads the function symbols of one symbol table section.
+std::vector<RawSymbol> ReadFunctionSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
+  std::vector<RawSymbol> out;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  if (data == nullptr) return out;
+  size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+  if (entsize == 0) return out;
+  size_t count = data->d_size / entsize;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Sym sym;
+    if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+    // Imports (undefined) have no code here; value 0 is an unresolved weak.
+    if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
+    const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+    if (name == nullptr || name[0] == '\0') continue;
+    RawSymbol raw;
+    raw.sym.name = name;
+    raw.sym.addr = sym.st_value;
+    raw.sym.size = sym.st_size;
+    raw.rank = Rank(sym);
+    out.push_back(std::move(raw));
+  }
+  return out;
+}
+
+// The function symbols of elf's .symtab (none if it has none).
+std::vector<RawSymbol> ReadSymtab(Elf* elf) {
+  std::vector<RawSymbol> out;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB) continue;
+    std::vector<RawSymbol> found = ReadFunctionSymbols(elf, scn, shdr);
+    out.insert(out.end(), std::make_move_iterator(found.begin()),
+               std::make_move_iterator(found.end()));
+  }
+  return out;
+}
+
+}  // namespace
+
+ElfImage::~ElfImage() {
+  if (dwarf_ != nullptr) dwarf_end(dwarf_);
+  if (elf_ != nullptr) elf_end(elf_);
+  if (fd_ >= 0) close(fd_);
+}
+
+Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path,
+                                                   const std::string& debug_root) {
+  if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
+  // The destructor releases whatever was set up if a step below fails.
+  std::unique_ptr<ElfImage> image(new ElfImage());
+  image->path_ = path;
+  image->debug_root_ = debug_root;
+  image->fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (image->fd_ < 0) return ErrnoError(path, errno);
+  struct stat st;
+  if (fstat(image->fd_, &st) != 0) return ErrnoError(path, errno);
+  if (!S_ISREG(st.st_mode)) return Error(Errc::kBadElf, path + ": not a regular file");
+  image->file_size_ = static_cast<uint64_t>(st.st_size);
+  // ELF_C_READ: lazy pread, no SIGBUS if the file shrinks while open.
+  image->elf_ = elf_begin(image->fd_, ELF_C_READ, nullptr);
+  if (image->elf_ == nullptr) {
+    return Error(Errc::kBadElf, path + ": " + elf_errmsg(-1));
+  }
+  Expected<void> ok = image->Index();
+  if (!ok) return Error(ok.error().code(), path + ": " + ok.error().message());
+  return image;
+}
+
+Expected<void> ElfImage::Index() {
+  Expected<ImageIdentity> id = IdentifyElf(elf_, file_size_);
+  if (!id) return id.error();
+  identity_ = *id;
+
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr(elf_, &ehdr) == nullptr) {
+    return Error(Errc::kBadElf, std::string("ELF header: ") + elf_errmsg(-1));
+  }
+  elf_type_ = ehdr.e_type;
+  if (elf_type_ != ET_EXEC && elf_type_ != ET_DYN) {
+    return Error(Errc::kBadElf,
+                 "not an executable or shared library (e_type " + std::to_string(elf_type_) + ")");
+  }
+
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf_, &phnum) != 0) {
+    return Error(Errc::kBadElf, std::string("program headers: ") + elf_errmsg(-1));
+  }
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf_, static_cast<int>(i), &phdr) == nullptr) {
+      return Error(Errc::kBadElf, std::string("program header: ") + elf_errmsg(-1));
+    }
+    if (phdr.p_type != PT_LOAD) continue;
+    // IdentifyElf checked the file bytes lie in the file; a wrapping address
+    // range would break every lookup below, so refuse it here.
+    if (phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr || phdr.p_filesz > phdr.p_memsz) {
+      return Error(Errc::kBadElf, "loadable segment " + std::to_string(i) + " is malformed");
+    }
+    segments_.push_back(
+        LoadSegment{phdr.p_vaddr, phdr.p_memsz, phdr.p_offset, phdr.p_filesz, phdr.p_flags});
+  }
+  LoadSymbols();
+  return {};
+}
+
+void ElfImage::LoadSymbols() {
+  // .symtab has every function; .dynsym (kept by strip) only the exported
+  // ones. Use the richer table when it has any functions.
+  std::vector<RawSymbol> raw;
+  for (Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(elf_, scn)) != nullptr) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != wanted) continue;
+      std::vector<RawSymbol> found = ReadFunctionSymbols(elf_, scn, shdr);
+      raw.insert(raw.end(), std::make_move_iterator(found.begin()),
+                 std::make_move_iterator(found.end()));
+    }
+    if (!raw.empty()) {
+      symbol_table_ = wanted == SHT_SYMTAB ? "symtab" : "dynsym";
+      break;
+    }
+  }
+  // Stripped: the local functions may still be in MiniDebugInfo
+  // (.gnu_debugdata), or in a separate debug file found by build-id
+  // (<debug root>/.build-id/ab/cdef....debug), as perf and gdb look them up.
+  if (symbol_table_ != "symtab") {
+    std::vector<RawSymbol> extra;
+    const char* from = "minidebuginfo";
+    if (std::optional<std::vector<uint8_t>> mini = ReadMiniDebugInfo(elf_)) {
+      if (Elf* inner = elf_memory(reinterpret_cast<char*>(mini->data()), mini->size())) {
+        extra = ReadSymtab(inner);
+        elf_end(inner);
+      }
+    }
+    const std::string& id = identity_.build_id;
+    if (extra.empty() && id.size() > 2 && !debug_root_.empty()) {
+      std::string debug =
+          debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+      int fd = open(debug.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        if (Elf* dbg = elf_begin(fd, ELF_C_READ, nullptr)) {
+          extra = ReadSymtab(dbg);
+          elf_end(dbg);
+        }
+        close(fd);
+      }
+      from = "debug-file";
+    }
+    if (!extra.empty()) {
+      symbol_table_ = raw.empty() ? from : std::string("dynsym+") + from;
+      raw.insert(raw.end(), std::make_move_iterator(extra.begin()),
+                 std::make_move_iterator(extra.end()));
+    }
+  }
+
+  // Sorted by address, best name first, then one symbol per address.
+  std::stable_sort(raw.begin(), raw.end(), [](const RawSymbol& a, const RawSymbol& b) {
+    if (a.sym.addr != b.sym.addr) return a.sym.addr < b.sym.addr;
+    return a.rank < b.rank;
+  });
+  symbols_.clear();
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  for (RawSymbol& r : raw) {
+    if (!symbols_.empty() && symbols_.back().addr == r.sym.addr) continue;
+    if (r.sym.addr == kMax) continue;  // no exclusive end > addr fits (a corrupt file)
+    symbols_.push_back(std::move(r.sym));
+  }
+
+  // The extent of each symbol. A size-0 symbol (hand-written assembly, some
+  // PLT stubs) runs to the next symbol, but not past the end of its segment.
+  for (size_t i = 0; i < symbols_.size(); ++i) {
+    ElfSymbol& s = symbols_[i];
+    if (s.size > 0) {
+      s.end = s.size > kMax - s.addr ? kMax : s.addr + s.size;
+      continue;
+    }
+    uint64_t end = s.addr + 1;
+    for (const LoadSegment& seg : segments_) {
+      if (s.addr >= seg.vaddr && s.addr - seg.vaddr < seg.memsz)
+        end = seg.memsz > kMax - seg.vaddr ? kMax : seg.vaddr + seg.memsz;
+    }
+    if (i + 1 < symbols_.size() && symbols_[i + 1].addr < end) end = symbols_[i + 1].addr;
+    s.end = std::max(end, s.addr + 1);
+  }
+}
+
+std::optional<SymbolHit> ElfImage::Lookup(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t a, const ElfSymbol& s) { return a < s.addr; });
+  // Walk back a little: a large function may enclose a smaller symbol that
+  // starts inside it (nested or cold-split code); the nearest start is not
+  // always the container. The bound keeps a lookup cheap.
+  for (int steps = 0; it != symbols_.begin() && steps < 16; ++steps) {
+    --it;
+    if (vaddr >= it->addr && vaddr < it->end) return SymbolHit{&*it, vaddr - it->addr};
+  }
+  return std::nullopt;
+}
+
+std::optional<SymbolHit> ElfImage::LookupFileOffset(uint64_t offset) const {
+  std::optional<uint64_t> vaddr = FileOffsetToVaddr(offset);
+  if (!vaddr) return std::nullopt;
+  return Lookup(*vaddr);
+}
+
+std::optional<uint64_t> ElfImage::FileOffsetToVaddr(uint64_t offset) const {
+  // Executable segments first: where older layouts let two segments share a
+  // file page, samples come from the code.
+  for (bool want_exec : {true, false}) {
+    for (const LoadSegment& seg : segments_) {
+      if (((seg.flags & PF_X) != 0) != want_exec) continue;
+      if (offset >= seg.offset && offset - seg.offset < seg.filesz) {
+        return seg.vaddr + (offset - seg.offset);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> ElfImage::VaddrToFileOffset(uint64_t vaddr) const {
+  for (const LoadSegment& seg : segments_) {
+    if (vaddr >= seg.vaddr && vaddr - seg.vaddr < seg.filesz) {
+      return seg.offset + (vaddr - seg.vaddr);
+    }
+  }
+  return std::nullopt;
+}
+
+Dwarf* ElfImage::GetDwarf() const {
+  if (!dwarf_tried_) {
+    dwarf_tried_ = true;
+    // nullptr without debug info (stripped, or built without -g).
+    dwarf_ = dwarf_begin_elf(elf_, DWARF_C_READ, nullptr);
+  }
+  return dwarf_;
+}
+
+std::optional<SourceLocation> ElfImage::SourceLine(uint64_t vaddr) const {
+  Dwarf* dw = GetDwarf();
+  if (dw == nullptr) return std::nullopt;
+  Dwarf_Die cudie;
+  if (dwarf_addrdie(dw, vaddr, &cudie) == nullptr) return std::nullopt;
+  Dwarf_Line* line = dwarf_getsrc_die(&cudie, vaddr);
+  if (line == nullptr) return std::nullopt;
+  int lineno = 0;
+  if (dwarf_lineno(line, &lineno) != 0) return std::nullopt;
+  const char* file = dwarf_linesrc(line, nullptr, nullptr);
+  if (file == nullptr) return std::nullopt;
+  return SourceLocation{file, lineno};
+}
+
+Expected<ElfSymbol> ElfImage::Symbol(const std::string& name) const {
+  // symbols_ keeps the preferred name per address, so a linear scan finds
+  // the function under the name the listing shows. Called once per command.
+  for (const ElfSymbol& s : symbols_) {
+    if (s.name == name) return s;
+  }
+  return Error(Errc::kNotFound, path_ + ": no function named '" + name + "'");
+}
+
+Expected<std::vector<uint8_t>> ElfImage::ReadBytes(uint64_t vaddr, size_t len) const {
+  for (const LoadSegment& seg : segments_) {
+    if (vaddr < seg.vaddr || vaddr - seg.vaddr >= seg.filesz) continue;
+    uint64_t in_segment = vaddr - seg.vaddr;
+    if (len > seg.filesz - in_segment) {
+      return Error(Errc::kInvalidArgument, path_ + ": byte range runs past its segment");
+    }
+    // The segment's bytes lie in the file (checked at Open); read them there.
+    std::vector<uint8_t> out(len);
+    size_t done = 0;
+    while (done < len) {
+      ssize_t n = pread(fd_, out.data() + done, len - done,
+                        static_cast<off_t>(seg.offset + in_segment + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoError(path_ + ": read", errno);
+      if (n == 0) return Error(Errc::kIo, path_ + ": file shrank while open");
+      done += static_cast<size_t>(n);
+    }
+    return out;
+  }
+  return Error(Errc::kInvalidArgument, path_ + ": address is not in the file's loaded bytes");
+}
+
+}  // namespace lcpi

@@ -1,0 +1,289 @@
+// image_id.cpp - image identity: ELF build-ids and header hashes through
+// libelf, and the kernel's own raw note blobs from /sys.
+//
+// ELF files are only ever read through libelf, which checks the headers it
+// hands out against the file size. The /sys note blobs are not ELF files
+// (just a sequence of notes), so they are parsed here, in exactly one
+// function, with every length checked against the end of the blob.
+#include "libprofile/image/image_id.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+namespace lcpi {
+namespace {
+
+// NT_GNU_BUILD_ID notes carry the owner name "GNU" with its NUL.
+constexpr char kGnuOwner[] = "GNU";
+constexpr uint32_t kGnuOwnerSize = sizeof(kGnuOwner);
+
+// FNV-1a, 64 bit: simple, stable across releases and hosts, and good enough
+// to tell apart headers that differ (this is a fallback identity, not a
+// defence against an adversary).
+class Fnv1a64 {
+ public:
+  void Add(const void* data, size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) {
+      hash_ ^= p[i];
+      hash_ *= 0x100000001b3ULL;
+    }
+  }
+  uint64_t value() const { return hash_; }
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+Error BadElf(const std::string& what) { return Error(Errc::kBadElf, what + ": " + elf_errmsg(-1)); }
+
+// Scans the notes in one libelf data buffer (gelf_getnote checks each note
+// against d_size). Returns the build-id hex, or empty.
+std::string BuildIdFromNoteData(Elf_Data* data) {
+  if (data == nullptr || data->d_buf == nullptr) return "";
+  size_t offset = 0;
+  GElf_Nhdr nhdr;
+  size_t name_offset = 0;
+  size_t desc_offset = 0;
+  while (offset < data->d_size) {
+    size_t next = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset);
+    if (next == 0 || next <= offset) break;  // malformed or the end: stop, never loop
+    // gelf_getnote validated these, but this is the cheap place to be sure.
+    if (name_offset + nhdr.n_namesz <= data->d_size &&
+        desc_offset + nhdr.n_descsz <= data->d_size && nhdr.n_type == NT_GNU_BUILD_ID &&
+        nhdr.n_namesz == kGnuOwnerSize && nhdr.n_descsz > 0 &&
+        std::memcmp(static_cast<const char*>(data->d_buf) + name_offset, kGnuOwner,
+                    kGnuOwnerSize) == 0) {
+      return HexBytes(static_cast<const char*>(data->d_buf) + desc_offset, nhdr.n_descsz);
+    }
+    offset = next;
+  }
+  return "";
+}
+
+// Reads a whole small file (a /sys blob) into memory, at most `limit` bytes.
+Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(path, errno);
+  std::string out;
+  char buf[4096];
+  while (out.size() < limit) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      close(fd);
+      return ErrnoError(path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::string HexBytes(const void* data, size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::string out;
+  out.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    out.push_back(kDigits[p[i] >> 4]);
+    out.push_back(kDigits[p[i] & 0xf]);
+  }
+  return out;
+}
+
+bool InitLibelf() {
+  static std::once_flag once;
+  static bool ok = false;
+  std::call_once(once, [] { ok = elf_version(EV_CURRENT) != EV_NONE; });
+  return ok;
+}
+
+std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob) {
+  // Each note: uint32 namesz, descsz, type (host byte order, as the kernel
+  // wrote them), then the name and the descriptor, each padded to 4 bytes.
+  // All arithmetic in uint64_t so a huge length cannot wrap past the checks.
+  constexpr uint64_t kHeader = 12;
+  auto align4 = [](uint64_t v) { return (v + 3) & ~uint64_t{3}; };
+  const uint64_t end = blob.size();
+  uint64_t pos = 0;
+  while (pos + kHeader <= end) {
+    uint32_t namesz = 0;
+    uint32_t descsz = 0;
+    uint32_t type = 0;
+    std::memcpy(&namesz, blob.data() + pos, 4);
+    std::memcpy(&descsz, blob.data() + pos + 4, 4);
+    std::memcpy(&type, blob.data() + pos + 8, 4);
+    const uint64_t name_pos = pos + kHeader;
+    const uint64_t desc_pos = name_pos + align4(namesz);
+    const uint64_t next = desc_pos + align4(descsz);
+    // The descriptor itself must fit; the padding after the last note may be
+    // missing, so it is checked only when another note follows.
+    if (desc_pos > end || descsz > end - desc_pos) return std::nullopt;
+    if (type == NT_GNU_BUILD_ID && namesz == kGnuOwnerSize && descsz > 0 &&
+        std::memcmp(blob.data() + name_pos, kGnuOwner, kGnuOwnerSize) == 0) {
+      return HexBytes(blob.data() + desc_pos, descsz);
+    }
+    if (next <= pos) return std::nullopt;  // cannot happen (header > 0); never loop
+    pos = next;
+  }
+  return std::nullopt;
+}
+
+std::string ElfBuildIdHex(Elf* elf) {
+  if (elf == nullptr) return "";
+  // Sections first: the usual case, and the only place in relocatable files.
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+    if (shdr.sh_type != SHT_NOTE) continue;
+    std::string hex = BuildIdFromNoteData(elf_getdata(scn, nullptr));
+    if (!hex.empty()) return hex;
+  }
+  // Then PT_NOTE segments: section headers may have been stripped away.
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return "";
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) continue;
+    if (phdr.p_type != PT_NOTE || phdr.p_filesz == 0) continue;
+    // Notes in 8-aligned segments use 8-byte padding (ELF_T_NHDR8).
+    Elf_Type type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+    // libelf checks offset and size against the file.
+    Elf_Data* data =
+        elf_getdata_rawchunk(elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, type);
+    std::string hex = BuildIdFromNoteData(data);
+    if (!hex.empty()) return hex;
+  }
+  return "";
+}
+
+Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size) {
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
+    return Error(Errc::kBadElf, "not an ELF file");
+  }
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr(elf, &ehdr) == nullptr) return BadElf("ELF header");
+  // The header tables must lie inside the file: a truncated copy is not the
+  // image it claims to be, and must not get that image's identity.
+  if (ehdr.e_shoff != 0 && (ehdr.e_shoff > file_size ||
+                            uint64_t{ehdr.e_shnum} * ehdr.e_shentsize > file_size - ehdr.e_shoff)) {
+    return Error(Errc::kBadElf, "section headers lie beyond the end of the file");
+  }
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return BadElf("program header count");
+
+  Fnv1a64 hash;
+  hash.Add(&ehdr, sizeof(ehdr));
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) {
+      return BadElf("program header " + std::to_string(i));
+    }
+    if (phdr.p_type == PT_LOAD &&
+        (phdr.p_offset > file_size || phdr.p_filesz > file_size - phdr.p_offset)) {
+      return Error(Errc::kBadElf,
+                   "loadable segment " + std::to_string(i) + " lies beyond the end of the file");
+    }
+    hash.Add(&phdr, sizeof(phdr));
+  }
+  hash.Add(&file_size, sizeof(file_size));
+
+  ImageIdentity id;
+  id.file_size = file_size;
+  id.build_id = ElfBuildIdHex(elf);
+  if (!id.build_id.empty()) {
+    id.identity = "build-id:" + id.build_id;
+  } else {
+    uint64_t h = hash.value();
+    unsigned char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(h >> (56 - 8 * i));
+    id.identity = "elf-hash:" + HexBytes(bytes, sizeof(bytes));
+  }
+  return id;
+}
+
+Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
+  if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(path, errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError(path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return Error(Errc::kBadElf, path + ": not a regular file");
+  }
+  // ELF_C_READ reads lazily with pread, so a file truncated under us gives an
+  // error, not the SIGBUS an mmap would.
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (elf == nullptr) {
+    Error e = BadElf(path);
+    close(fd);
+    return e;
+  }
+  Expected<ImageIdentity> id = IdentifyElf(elf, static_cast<uint64_t>(st.st_size));
+  elf_end(elf);
+  close(fd);
+  if (!id) return Error(id.error().code(), path + ": " + id.error().message());
+  return id;
+}
+
+Expected<ImageIdentity> IdentifyRunningKernel(const std::string& notes_path) {
+  ImageIdentity id;
+  // Notes are a few hundred bytes; 1 MiB is a generous bound on a bad file.
+  Expected<std::string> blob = ReadSmallFile(notes_path, 1 << 20);
+  if (blob) {
+    if (std::optional<std::string> hex = FindGnuBuildIdInNoteBlob(*blob)) {
+      id.build_id = *hex;
+      id.identity = "kernel:" + id.build_id;
+      return id;
+    }
+  }
+  // No notes (old kernel, no sysfs in a container): the release string is the
+  // best identity left; a rebuilt kernel with the same release will collide.
+  struct utsname u;
+  if (uname(&u) != 0) return ErrnoError("uname", errno);
+  id.identity = std::string("kernel:") + u.release;
+  return id;
+}
+
+Expected<ImageIdentity> IdentifyKernelModule(const std::string& name,
+                                             const std::string& sys_module_dir) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    return Error(Errc::kInvalidArgument, "bad module name '" + name + "'");
+  }
+  const std::string dir = sys_module_dir + "/" + name;
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return ErrnoError(dir, errno);
+  ImageIdentity id;
+  Expected<std::string> blob = ReadSmallFile(dir + "/notes/.note.gnu.build-id", 1 << 20);
+  if (blob) {
+    if (std::optional<std::string> hex = FindGnuBuildIdInNoteBlob(*blob)) {
+      id.build_id = *hex;
+      id.identity = "module:" + name + ":" + id.build_id;
+      return id;
+    }
+  }
+  // Built-in "modules" and modules built without build-ids have no note.
+  id.identity = "module:" + name;
+  return id;
+}
+
+}  // namespace lcpi

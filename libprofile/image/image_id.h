@@ -1,0 +1,68 @@
+// image_id.h - the identity of an image by its content, not its path.
+//
+// lcpi files samples under an image identity so that a binary replaced on
+// disk gets a new image row and old profiles stay attributable to the code
+// they measured. The identity is the ELF GNU build-id where the linker wrote
+// one ("build-id:<hex>"), else a hash of the ELF header, the program headers
+// and the file size ("elf-hash:<hex>"). The running kernel and its modules
+// are identified from the build-id notes the kernel exports in /sys
+// ("kernel:<hex>", "module:<name>:<hex>"), with fallbacks when none exist.
+#ifndef LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
+#define LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "libprofile/base/error.h"
+
+// libelf's handle; the full definition is in <libelf.h>.
+struct Elf;
+
+namespace lcpi {
+
+struct ImageIdentity {
+  std::string identity;    // "build-id:<hex>", "elf-hash:<hex>", "kernel:...", "module:..."
+  std::string build_id;    // lower-case hex; empty when the image has none
+  uint64_t file_size = 0;  // bytes on disk; 0 for the kernel and modules
+};
+
+// Identifies the ELF file at `path`. Errors: kNotFound (no such file),
+// kPermission, kIo, kBadElf (not ELF, truncated, malformed headers).
+Expected<ImageIdentity> IdentifyElfFile(const std::string& path);
+
+// Identifies an ELF already opened with libelf (used by ElfImage so the file
+// is parsed once). `file_size` is the size of the file behind `elf`.
+Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size);
+
+// The GNU build-id of an opened ELF in hex, empty when it has none. Looks in
+// SHT_NOTE sections first, then PT_NOTE segments (stripped section headers).
+std::string ElfBuildIdHex(Elf* elf);
+
+// The running kernel: "kernel:<build-id hex>" from `notes_path` (the raw note
+// blob /sys/kernel/notes), else "kernel:<uname -r>".
+Expected<ImageIdentity> IdentifyRunningKernel(const std::string& notes_path = "/sys/kernel/notes");
+
+// A loaded module: "module:<name>:<build-id hex>" from
+// <sys_module_dir>/<name>/notes/.note.gnu.build-id, else "module:<name>".
+// kNotFound when <sys_module_dir>/<name> does not exist.
+Expected<ImageIdentity> IdentifyKernelModule(const std::string& name,
+                                             const std::string& sys_module_dir = "/sys/module");
+
+// Finds the NT_GNU_BUILD_ID note in a raw blob of ELF notes (the format of
+// /sys/kernel/notes, which is not an ELF file) and returns its descriptor in
+// hex. Every header and length is checked against the end of the blob; a
+// malformed blob yields nullopt, never a read out of bounds.
+std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob);
+
+// Lower-case hex of `size` bytes.
+std::string HexBytes(const void* data, size_t size);
+
+// Makes libelf usable (elf_version); cheap after the first call. False when
+// the libelf in use cannot handle the current ELF version.
+bool InitLibelf();
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H

@@ -1,0 +1,422 @@
+// report.cpp - the data behind lcpiprof and lcpidiff: the header of a report
+// (epochs, events, statistics), per-image, per-procedure and per-process rows,
+// sorting, --top/--keep, and the comparison of two profiles.
+#include "libprofile/report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include "libprofile/report/report_symbols.h"
+
+namespace lcpi::report {
+
+namespace {
+
+// Samples no symbol covers are grouped while they lie this close together.
+constexpr uint64_t kRangeGap = 256;
+
+double Percent(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+int64_t Stat(const std::map<std::string, int64_t>& stats, const char* name) {
+  auto it = stats.find(name);
+  return it == stats.end() ? 0 : it->second;
+}
+
+bool ImageMatches(const ImageInfo& image, const std::string& filter) {
+  return image.identity == filter || image.path.find(filter) != std::string::npos;
+}
+
+// Sorts rows by the sort column, largest first; ties by the other columns,
+// then by name so that the order is stable across runs.
+void SortRows(std::vector<Row>* rows, size_t column) {
+  std::sort(rows->begin(), rows->end(), [column](const Row& a, const Row& b) {
+    if (a.counts[column] != b.counts[column]) return a.counts[column] > b.counts[column];
+    if (a.counts != b.counts) return a.counts > b.counts;
+    return std::tie(a.name, a.image, a.pid) < std::tie(b.name, b.image, b.pid);
+  });
+}
+
+// Applies --keep and --top to sorted rows.
+void Trim(Profile* p, double keep, size_t top) {
+  const uint64_t total = p->header.totals.empty() ? 0 : p->header.totals[p->sort_column];
+  size_t n = 0;
+  while (n < p->rows.size()) {
+    if (top && n >= top) break;
+    if (keep > 0 && Percent(p->rows[n].counts[p->sort_column], total) < keep) break;
+    ++n;
+  }
+  p->omitted_counts.assign(p->header.events.size(), 0);
+  for (size_t i = n; i < p->rows.size(); ++i) {
+    for (size_t e = 0; e < p->omitted_counts.size(); ++e) {
+      p->omitted_counts[e] += p->rows[i].counts[e];
+    }
+  }
+  p->omitted = p->rows.size() - n;
+  p->rows.resize(n);
+}
+
+Expected<std::map<int64_t, ImageInfo>> ImagesById(ProfileDb& db) {
+  auto images = db.ListImages();
+  if (!images) return images.error();
+  std::map<int64_t, ImageInfo> out;
+  for (ImageInfo& i : *images) out.emplace(i.id, std::move(i));
+  return out;
+}
+
+// image id -> counts per event column, for images with samples in them.
+Expected<std::map<int64_t, std::vector<uint64_t>>> CountsByImage(ProfileDb& db, const Header& h) {
+  auto totals = db.ImageTotals(QueryEpoch(h));
+  if (!totals) return totals.error();
+  std::map<int64_t, std::vector<uint64_t>> out;
+  for (const ImageTotal& t : *totals) {
+    for (size_t e = 0; e < h.events.size(); ++e) {
+      if (h.events[e].id != t.event_id || t.count == 0) continue;
+      auto& counts = out[t.image_id];
+      counts.resize(h.events.size(), 0);
+      counts[e] += t.count;
+    }
+  }
+  return out;
+}
+
+Expected<std::vector<Row>> ImageRows(ProfileDb& db, const Header& h) {
+  auto images = ImagesById(db);
+  if (!images) return images.error();
+  auto counts = CountsByImage(db, h);
+  if (!counts) return counts.error();
+  std::vector<Row> rows;
+  for (auto& [id, c] : *counts) {
+    Row r;
+    const ImageInfo& info = (*images)[id];
+    r.name = info.path;
+    r.identity = info.identity;
+    r.kind = info.kind;
+    r.image_id = id;
+    r.counts = c;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+Expected<std::vector<Row>> ProcedureRows(ProfileDb& db, const Header& h,
+                                         const std::vector<std::string>& filters,
+                                         std::vector<std::string>* warnings) {
+  auto images = ImagesById(db);
+  if (!images) return images.error();
+  auto counts = CountsByImage(db, h);
+  if (!counts) return counts.error();
+  for (const std::string& f : filters) {
+    bool any = false;
+    for (const auto& [id, info] : *images) any = any || ImageMatches(info, f);
+    if (!any) return Error(Errc::kNotFound, "no such image: " + f);
+  }
+  std::vector<Row> rows;
+  for (const auto& [id, image_counts] : *counts) {
+    const ImageInfo& info = (*images)[id];
+    if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
+          return ImageMatches(info, f);
+        })) {
+      continue;
+    }
+    // offset -> counts per event column
+    std::map<uint64_t, std::vector<uint64_t>> offsets;
+    for (size_t e = 0; e < h.events.size(); ++e) {
+      if (image_counts[e] == 0) continue;
+      auto oc = db.OffsetCounts(QueryEpoch(h), id, h.events[e].id, 0,
+                                std::numeric_limits<uint64_t>::max());
+      if (!oc) return oc.error();
+      for (const OffsetCount& o : *oc) {
+        auto& v = offsets[o.offset];
+        v.resize(h.events.size(), 0);
+        v[e] += o.count;
+      }
+    }
+    ImageSymbolizer sym = ImageSymbolizer::Load(db, info, warnings);
+    std::map<std::pair<uint64_t, std::string>, Row> procs;  // by (lo, name)
+    Row* range = nullptr;  // the open range of unsymbolized samples
+    for (const auto& [offset, c] : offsets) {
+      std::optional<Procedure> proc = sym.Find(offset);
+      Row* row;
+      if (proc) {
+        row = &procs[{proc->lo, proc->name}];
+        if (row->counts.empty()) {
+          row->name = proc->name;
+          row->lo = proc->lo;
+          row->hi = proc->hi;
+        }
+        range = nullptr;
+      } else {
+        if (!range || offset - range->hi > kRangeGap) {
+          range = &procs[{offset, std::string()}];
+          range->symbol = false;
+          range->lo = offset;
+        }
+        range->hi = offset;  // the last sampled offset
+        row = range;
+      }
+      row->counts.resize(h.events.size(), 0);
+      for (size_t e = 0; e < c.size(); ++e) row->counts[e] += c[e];
+    }
+    for (auto& [key, r] : procs) {
+      if (!r.symbol) r.name = RangeName(info.path, r.lo, r.hi);
+      r.image = info.path;
+      r.identity = info.identity;
+      r.kind = info.kind;
+      r.image_id = id;
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
+Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h) {
+  auto totals = db.ProcessTotals(QueryEpoch(h));
+  if (!totals) return totals.error();
+  std::map<std::pair<uint32_t, std::string>, Row> procs;
+  for (const ProcessTotal& t : *totals) {
+    for (size_t e = 0; e < h.events.size(); ++e) {
+      if (h.events[e].id != t.event_id || t.count == 0) continue;
+      Row& r = procs[{t.pid, t.comm}];
+      r.name = t.comm;
+      r.pid = t.pid;
+      r.counts.resize(h.events.size(), 0);
+      r.counts[e] += t.count;
+    }
+  }
+  std::vector<Row> rows;
+  for (auto& [key, r] : procs) rows.push_back(std::move(r));
+  return rows;
+}
+
+Expected<size_t> SortColumn(const Header& h, const std::string& sort) {
+  if (sort.empty()) return size_t{0};
+  for (size_t e = 0; e < h.events.size(); ++e) {
+    if (h.events[e].name == sort) return e;
+  }
+  return Error(Errc::kInvalidArgument, "cannot sort by " + sort + ": not an event of the report");
+}
+
+}  // namespace
+
+const char* ViewName(View view) {
+  switch (view) {
+    case View::kImages:
+      return "images";
+    case View::kProcedures:
+      return "procedures";
+    case View::kProcesses:
+      return "processes";
+  }
+  return "?";
+}
+
+Expected<Format> ParseFormat(const std::string& name) {
+  if (name == "text") return Format::kText;
+  if (name == "csv") return Format::kCsv;
+  if (name == "json") return Format::kJson;
+  return Error(Errc::kInvalidArgument, "unknown format " + name + " (text, csv or json)");
+}
+
+int64_t QueryEpoch(const Header& header) {
+  if (header.all_epochs || header.epochs.empty()) return kAllEpochs;
+  return header.epochs.front().id;
+}
+
+Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
+                            const std::vector<std::string>& events) {
+  Header h;
+  h.database = db.path();
+  auto epochs = db.ListEpochs();
+  if (!epochs) return epochs.error();
+  if (epoch == "all") {
+    h.all_epochs = true;
+    h.epochs = *epochs;
+  } else {
+    Expected<int64_t> id = epoch.empty() ? db.CurrentEpoch() : db.FindEpoch(epoch);
+    if (!id) {
+      if (id.error().code() != Errc::kNotFound) return id.error();
+      return Error(Errc::kNotFound, epoch.empty() ? db.path() + ": no epochs yet"
+                                                  : db.path() + ": no such epoch: " + epoch);
+    }
+    for (const EpochInfo& e : *epochs) {
+      if (e.id == *id) h.epochs.push_back(e);
+    }
+    if (h.epochs.empty()) return Error(Errc::kNotFound, "no such epoch: " + epoch);
+  }
+  auto all_events = db.ListEvents();
+  if (!all_events) return all_events.error();
+  auto totals = db.ImageTotals(QueryEpoch(h));
+  if (!totals) return totals.error();
+  std::map<int64_t, uint64_t> by_event;
+  for (const ImageTotal& t : *totals) by_event[t.event_id] += t.count;
+  if (events.empty()) {
+    for (const EventInfo& e : *all_events) {
+      if (by_event[e.id] > 0) h.events.push_back(e);
+    }
+    if (h.events.empty()) h.events = *all_events;
+  } else {
+    for (const std::string& name : events) {
+      auto it = std::find_if(all_events->begin(), all_events->end(),
+                             [&](const EventInfo& e) { return e.name == name; });
+      if (it == all_events->end()) {
+        std::string known;
+        for (const EventInfo& e : *all_events) known += (known.empty() ? "" : ", ") + e.name;
+        return Error(Errc::kNotFound, "no such event: " + name + " (the database has: " +
+                                          (known.empty() ? "none" : known) + ")");
+      }
+      h.events.push_back(*it);
+    }
+  }
+  for (const EventInfo& e : h.events) h.totals.push_back(by_event[e.id]);
+  auto stats = db.Stats(QueryEpoch(h));
+  if (!stats) return stats.error();
+  h.stats = *stats;
+  const int64_t attributed = Stat(h.stats, "attributed"), unknown = Stat(h.stats, "unknown");
+  const int64_t lost = Stat(h.stats, "lost") + Stat(h.stats, "dropped");
+  if (attributed + unknown > 0) {
+    h.unknown_percent =
+        100.0 * static_cast<double>(unknown) / static_cast<double>(attributed + unknown);
+  }
+  if (attributed + unknown + lost > 0) {
+    h.lost_percent =
+        100.0 * static_cast<double>(lost) / static_cast<double>(attributed + unknown + lost);
+  }
+  return h;
+}
+
+Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
+  if (options.keep_percent < 0 || options.keep_percent > 100) {
+    return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
+  }
+  auto snap = db.BeginSnapshot();
+  if (!snap) return snap.error();
+  SnapshotGuard end(db);
+
+  Profile p;
+  p.view = options.view;
+  auto header = ReadHeader(db, options.epoch, options.events);
+  if (!header) return header.error();
+  p.header = std::move(*header);
+  auto column = SortColumn(p.header, options.sort);
+  if (!column) return column.error();
+  p.sort_column = *column;
+  Expected<std::vector<Row>> rows = std::vector<Row>{};
+  switch (options.view) {
+    case View::kImages:
+      rows = ImageRows(db, p.header);
+      break;
+    case View::kProcedures:
+      rows = ProcedureRows(db, p.header, options.images, &p.warnings);
+      break;
+    case View::kProcesses:
+      rows = ProcessRows(db, p.header);
+      break;
+  }
+  if (!rows) return rows.error();
+  p.rows = std::move(*rows);
+  if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
+  Trim(&p, options.keep_percent, options.top);
+  return p;
+}
+
+Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
+  if (options.view == View::kProcesses) {
+    return Error(Errc::kInvalidArgument, "lcpidiff compares images or procedures");
+  }
+  Diff d;
+  d.view = options.view;
+  ProfOptions po;
+  po.view = options.view;
+  po.images = options.images;
+  po.epoch = options.epoch_a;
+  auto a = BuildProfile(db_a, po);
+  if (!a) return a.error();
+  po.epoch = options.epoch_b;
+  auto b = BuildProfile(db_b, po);
+  if (!b) return b.error();
+  d.a = a->header;
+  d.b = b->header;
+  d.warnings = a->warnings;
+  d.warnings.insert(d.warnings.end(), b->warnings.begin(), b->warnings.end());
+  // The event: asked for, or the first of A's columns that B has too.
+  auto column = [](const Header& h, const std::string& name) -> std::optional<size_t> {
+    for (size_t e = 0; e < h.events.size(); ++e) {
+      if (h.events[e].name == name) return e;
+    }
+    return std::nullopt;
+  };
+  if (!options.event.empty()) {
+    d.event = options.event;
+  } else {
+    for (const EventInfo& e : d.a.events) {
+      if (column(d.b, e.name)) {
+        d.event = e.name;
+        break;
+      }
+    }
+  }
+  auto ca = column(d.a, d.event), cb = column(d.b, d.event);
+  if (d.event.empty() || !ca || !cb) {
+    return Error(Errc::kNotFound, d.event.empty() ? "the two profiles have no event in common"
+                                                  : "no such event in both profiles: " + d.event);
+  }
+  const uint64_t total_a = d.a.totals[*ca], total_b = d.b.totals[*cb];
+  // By path (and procedure): a rebuilt binary has a new identity and is
+  // still the same program to compare.
+  std::map<std::pair<std::string, std::string>, DiffRow> rows;
+  auto key = [&](const Row& r) {
+    return options.view == View::kImages ? std::make_pair(r.name, std::string())
+                                         : std::make_pair(r.image, r.name);
+  };
+  for (const Row& r : a->rows) {
+    DiffRow& dr = rows[key(r)];
+    dr.name = r.name;
+    dr.image = r.image;
+    dr.count_a += r.counts[*ca];
+  }
+  for (const Row& r : b->rows) {
+    DiffRow& dr = rows[key(r)];
+    dr.name = r.name;
+    dr.image = r.image;
+    dr.count_b += r.counts[*cb];
+  }
+  for (auto& [k, dr] : rows) {
+    if (dr.count_a == 0 && dr.count_b == 0) continue;
+    dr.share_a = Percent(dr.count_a, total_a);
+    dr.share_b = Percent(dr.count_b, total_b);
+    dr.delta = dr.share_b - dr.share_a;
+    dr.status = dr.count_a == 0 ? "new" : dr.count_b == 0 ? "vanished" : "";
+    d.rows.push_back(dr);
+  }
+  std::sort(d.rows.begin(), d.rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    const double ax = std::fabs(x.delta), ay = std::fabs(y.delta);
+    if (ax != ay) return ax > ay;
+    return std::tie(x.image, x.name) < std::tie(y.image, y.name);
+  });
+  size_t n = 0;
+  while (n < d.rows.size()) {
+    if (options.top && n >= options.top) break;
+    if (options.keep_points > 0 && std::fabs(d.rows[n].delta) < options.keep_points) break;
+    ++n;
+  }
+  d.omitted = d.rows.size() - n;
+  d.rows.resize(n);
+  return d;
+}
+
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  size_t pos = 0;
+  while ((pos = text.find(from, pos)) != std::string::npos) {
+    text.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return text;
+}
+
+}  // namespace lcpi::report

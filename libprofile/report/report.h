@@ -1,0 +1,204 @@
+// report.h - the reports of the analysis tools (lcpiprof, lcpilist, lcpidiff)
+// as library calls: each Build* reads a ProfileDb opened read-only and returns
+// plain data; each Render* turns that data into text (aligned to a width),
+// CSV or JSON. The tools are thin command lines around these, and the tests
+// call them directly.
+//
+// Counts are stored per (epoch, image, event, file offset). Procedures are
+// found from the image on disk for user images (ElfImage: file offset ->
+// link-time address -> symbol) and from the symbols the daemon stored for the
+// kernel and modules (ProfileDb::Symbols, offsets from the image base).
+// Samples that no symbol covers are never dropped: they are grouped into
+// ranges named "<image>+0x<first>-0x<last>" (or "<image>+0x<offset>").
+//
+// Nothing here writes to the database. Problems that still allow an answer
+// (an image missing on disk, or rebuilt since it was profiled) are returned
+// as warnings for the caller to print; problems that do not are Errors.
+#ifndef LCPI_LIBPROFILE_REPORT_REPORT_H
+#define LCPI_LIBPROFILE_REPORT_REPORT_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libprofile/base/error.h"
+#include "libprofile/store/profile_db.h"
+
+namespace lcpi::report {
+
+enum class View { kImages, kProcedures, kProcesses };
+enum class Format { kText, kCsv, kJson };
+
+const char* ViewName(View view);  // "images", "procedures", "processes"
+// "text", "csv", "json"; kInvalidArgument otherwise.
+Expected<Format> ParseFormat(const std::string& name);
+
+// What every report states about where its numbers come from.
+struct Header {
+  std::string database;                  // the path given to Open
+  bool all_epochs = false;               // --epoch all
+  std::vector<EpochInfo> epochs;         // the epoch read (all of them with all_epochs)
+  std::vector<EventInfo> events;         // the event columns, in order
+  std::vector<uint64_t> totals;          // samples per event column (all images)
+  std::map<std::string, int64_t> stats;  // ProfileDb::Stats of the epoch(s)
+  // Shares in percent of the daemon's samples: unknown / (attributed +
+  // unknown); lost = (lost + dropped) / (attributed + unknown + lost +
+  // dropped). Zero when the statistics are empty.
+  double unknown_percent = 0;
+  double lost_percent = 0;
+};
+
+// Reads the epoch selection: "" (the newest), "all", a decimal id or a tag.
+// kNotFound "no such epoch". `events` limits the event columns (by name);
+// empty means every event with samples in the epoch(s).
+Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
+                            const std::vector<std::string>& events);
+// The epoch argument of the ProfileDb queries for a header.
+int64_t QueryEpoch(const Header& header);
+
+// ----- lcpiprof
+
+struct ProfOptions {
+  View view = View::kImages;
+  std::string epoch;                // "" newest, "all", id or tag
+  std::vector<std::string> events;  // empty: all present
+  std::string sort;                 // event to sort by; empty: the first column
+  double keep_percent = 0;          // keep rows with at least this share of the sort event
+  size_t top = 0;                   // at most this many rows; 0: all
+  // Procedures view: only images whose path contains one of these, or whose
+  // identity equals one. kNotFound when one matches no image.
+  std::vector<std::string> images;
+};
+
+struct Row {
+  std::string name;      // image path, procedure name, or process name
+  std::string image;     // procedures: the image path
+  std::string identity;  // images, procedures: the image identity
+  std::string kind;      // images, procedures: "user", "kernel", "module", "unknown"
+  int64_t image_id = 0;
+  uint32_t pid = 0;              // processes
+  bool symbol = true;            // procedures: false for an image+0x range
+  uint64_t lo = 0, hi = 0;       // procedures: offsets of the symbol [lo, hi), or first/last sample
+  std::vector<uint64_t> counts;  // per event column
+};
+
+struct Profile {
+  View view = View::kImages;
+  Header header;
+  size_t sort_column = 0;                // index into header.events
+  std::vector<Row> rows;                 // sorted, after --top/--keep
+  size_t omitted = 0;                    // rows cut by --top/--keep
+  std::vector<uint64_t> omitted_counts;  // their samples per event
+  std::vector<std::string> warnings;
+};
+
+Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options);
+
+// ----- lcpidiff
+
+struct DiffOptions {
+  View view = View::kImages;  // images or procedures
+  std::string epoch_a, epoch_b;
+  std::string event;       // empty: the first event present in both
+  double keep_points = 0;  // keep rows whose share changed by at least this many points
+  size_t top = 0;
+  std::vector<std::string> images;
+};
+
+struct DiffRow {
+  std::string name;   // image path or procedure
+  std::string image;  // procedures: image path
+  uint64_t count_a = 0, count_b = 0;
+  double share_a = 0, share_b = 0;  // percent of the event's samples
+  double delta = 0;                 // share_b - share_a, in points
+  std::string status;               // "", "new" (absent in A) or "vanished" (absent in B)
+};
+
+struct Diff {
+  View view = View::kImages;
+  Header a, b;
+  std::string event;
+  std::vector<DiffRow> rows;  // by |delta|, largest first
+  size_t omitted = 0;
+  std::vector<std::string> warnings;
+};
+
+// A and B may be the same database (two epochs) or two databases.
+Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options);
+
+// ----- lcpilist
+
+struct ListOptions {
+  std::string epoch;
+  std::vector<std::string> events;
+  std::string procedure;  // a procedure name, or
+  std::string image;      // with procedure: restricts the images searched
+  // --range IMAGE:START-END (addresses as lcpilist prints them: link-time
+  // addresses for user images, offsets for the kernel, modules, unknown)
+  bool has_range = false;
+  uint64_t range_lo = 0, range_hi = 0;
+  bool source = false;  // interleave source lines
+  bool lines = false;   // aggregate per source line
+};
+
+// Parses "IMAGE:START-END" (hex with or without 0x); the image is before the
+// last ':'. kInvalidArgument when malformed or START >= END.
+Expected<void> ParseRange(const std::string& text, ListOptions* options);
+
+struct Instruction {
+  uint64_t address = 0;  // as printed
+  uint64_t offset = 0;   // file offset (the key of the counts)
+  uint32_t size = 0;
+  std::string text;  // "mov eax, 1"; "(no code)" when the bytes are unavailable
+  std::vector<uint64_t> counts;
+  std::optional<std::string> source_file;  // with --source or --lines
+  int source_line = 0;
+  std::string source_text;  // with --source: the line from the source file, when readable
+};
+
+struct SourceLineRow {
+  std::string file;
+  int line = 0;
+  std::string text;  // the line from the source file, when readable
+  std::vector<uint64_t> counts;
+};
+
+struct Listing {
+  Header header;
+  std::string procedure;  // name, or the range as given
+  std::string image, identity, kind;
+  uint64_t lo = 0, hi = 0;       // printed addresses [lo, hi)
+  std::vector<uint64_t> totals;  // samples in the range per event column
+  std::vector<Instruction> instructions;
+  std::vector<SourceLineRow> lines;  // with ListOptions::lines
+  bool source = false, by_lines = false;
+  std::vector<std::string> warnings;
+};
+
+Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options);
+
+// ----- Rendering
+
+struct RenderOptions {
+  Format format = Format::kText;
+  int width = 100;     // text: the terminal width
+  bool header = true;  // text: print the "#" header lines
+};
+
+std::string RenderProfile(const Profile& profile, const RenderOptions& options);
+std::string RenderDiff(const Diff& diff, const RenderOptions& options);
+std::string RenderListing(const Listing& listing, const RenderOptions& options);
+
+// The width for text output: `requested` when > 0, else the terminal width
+// of `fd` (TIOCGWINSZ), else $COLUMNS, else 100.
+int OutputWidth(int requested, int fd);
+
+// "a:b" -> "a:b" with every occurrence of `from` replaced by `to` (tests and
+// golden files).
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to);
+
+}  // namespace lcpi::report
+
+#endif  // LCPI_LIBPROFILE_REPORT_REPORT_H

@@ -1,0 +1,99 @@
+// report_symbols.cpp - ImageSymbolizer: procedures of a profiled image in
+// file offsets, from its ELF file or from the symbols lcpid stored.
+#include "libprofile/report/report_symbols.h"
+
+#include <algorithm>
+
+#include <cstdio>
+#include "libprofile/image/demangle.h"
+
+namespace lcpi::report {
+
+ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
+                                      std::vector<std::string>* warnings) {
+  ImageSymbolizer s;
+  if (image.kind == "kernel" || image.kind == "module") {
+    auto stored = db.Symbols(image.id);
+    if (stored) s.stored_ = std::move(*stored);
+    if (s.stored_.empty() && warnings) {
+      warnings->push_back("no symbols stored for " + image.path + " (" + image.identity + ")");
+    }
+    s.trusted_ = true;
+    return s;
+  }
+  if (image.kind != "user") return s;           // unknown: raw pcs, nothing to look up
+  if (image.path.rfind("[", 0) == 0) return s;  // [vdso]: no file on disk
+  auto elf = ElfImage::Open(image.path);
+  if (!elf) {
+    if (warnings) {
+      warnings->push_back("cannot read " + image.path + ": " + elf.error().message() +
+                          " (samples shown as offset ranges)");
+    }
+    return s;
+  }
+  s.elf_ = std::move(*elf);
+  s.trusted_ = s.elf_->identity().identity == image.identity;
+  if (!s.trusted_ && warnings) {
+    warnings->push_back(image.path + " on disk is " + s.elf_->identity().identity +
+                        ", not the profiled " + image.identity + " (rebuilt or replaced)");
+  }
+  return s;
+}
+
+std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) const {
+  if (elf_) {
+    if (!trusted_ && !untrusted) return std::nullopt;
+    auto hit = elf_->LookupFileOffset(offset);
+    if (!hit) return std::nullopt;
+    auto lo = elf_->VaddrToFileOffset(hit->symbol->addr);
+    if (!lo) lo = offset - hit->offset;
+    return Procedure{Demangle(hit->symbol->name), *lo,
+                     *lo + (hit->symbol->end - hit->symbol->addr)};
+  }
+  auto it = std::upper_bound(stored_.begin(), stored_.end(), offset,
+                             [](uint64_t o, const SymbolInfo& si) { return o < si.offset; });
+  if (it == stored_.begin()) return std::nullopt;
+  auto sym = std::prev(it);
+  uint64_t end = sym->size ? sym->offset + sym->size : (it != stored_.end() ? it->offset : 0);
+  if (sym->size == 0 && it == stored_.end()) end = offset + 1;  // the last symbol, unsized
+  if (offset >= end) return std::nullopt;
+  return Procedure{Demangle(sym->name), sym->offset, end};
+}
+
+std::vector<Procedure> ImageSymbolizer::FindByName(const std::string& name, bool untrusted) const {
+  std::vector<Procedure> out;
+  if (elf_) {
+    if (!trusted_ && !untrusted) return out;
+    // The mangled name, or the demangled one reports show.
+    for (const ElfSymbol& sym : elf_->symbols()) {
+      if (sym.name != name && Demangle(sym.name) != name) continue;
+      auto lo = elf_->VaddrToFileOffset(sym.addr);
+      if (lo) out.push_back({Demangle(sym.name), *lo, *lo + (sym.end - sym.addr)});
+    }
+    return out;
+  }
+  for (size_t i = 0; i < stored_.size(); ++i) {
+    if (stored_[i].name != name) continue;
+    uint64_t end = stored_[i].size          ? stored_[i].offset + stored_[i].size
+                   : i + 1 < stored_.size() ? stored_[i + 1].offset
+                                            : stored_[i].offset + 1;
+    out.push_back({name, stored_[i].offset, end});
+  }
+  return out;
+}
+
+std::string RangeName(const std::string& image_path, uint64_t first, uint64_t last) {
+  std::string base = image_path;
+  size_t slash = base.rfind('/');
+  if (slash != std::string::npos && slash + 1 < base.size()) base = base.substr(slash + 1);
+  char buf[64];
+  if (first == last) {
+    std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(first));
+  } else {
+    std::snprintf(buf, sizeof buf, "+0x%llx-0x%llx", static_cast<unsigned long long>(first),
+                  static_cast<unsigned long long>(last));
+  }
+  return base + buf;
+}
+
+}  // namespace lcpi::report

@@ -1,0 +1,56 @@
+// report_symbols.h - procedures of one profiled image for the reports: from
+// the ELF file at the image's path (user images) or from the symbols lcpid
+// stored (kernel, modules), always in FILE OFFSETS, the unit of the counts.
+// Internal to the report code (report*.cpp).
+#ifndef LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
+#define LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libprofile/image/elf_symbols.h"
+#include "libprofile/store/profile_db.h"
+
+namespace lcpi::report {
+
+// A procedure as a range of offsets [lo, hi) of its image.
+struct Procedure {
+  std::string name;
+  uint64_t lo = 0, hi = 0;
+};
+
+class ImageSymbolizer {
+ public:
+  // Loads the symbols of `image`. Never fails: an image whose file is missing
+  // or unreadable simply has no symbols, and a warning says why. When the
+  // file on disk is not the profiled build (other identity), `elf()` is still
+  // available but `trusted()` is false.
+  static ImageSymbolizer Load(ProfileDb& db, const ImageInfo& image,
+                              std::vector<std::string>* warnings);
+
+  // The procedure holding `offset`; with `untrusted`, an ELF file whose
+  // identity differs from the profiled one is used too.
+  std::optional<Procedure> Find(uint64_t offset, bool untrusted = false) const;
+  // Procedures named `name` (normally one).
+  std::vector<Procedure> FindByName(const std::string& name, bool untrusted = false) const;
+
+  const ElfImage* elf() const { return elf_.get(); }
+  bool trusted() const { return trusted_; }
+  bool stored() const { return !stored_.empty(); }
+
+ private:
+  std::shared_ptr<ElfImage> elf_;
+  bool trusted_ = false;
+  std::vector<SymbolInfo> stored_;  // kernel and modules, ascending offsets
+};
+
+// "prog+0x10" or "prog+0x10-0x2f" for the samples no symbol covers, with the
+// base name of the image path.
+std::string RangeName(const std::string& image_path, uint64_t first, uint64_t last);
+
+}  // namespace lcpi::report
+
+#endif  // LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H

@@ -1,0 +1,644 @@
+// profile_db.cpp - opening, validating and migrating the profile database, and
+// the writes: Merge and epochs. The read-only queries are in
+// profile_db_query.cpp; the SQLite helpers both use are in profile_db_sql.h.
+//
+// Every write is one BEGIN IMMEDIATE transaction: it takes the write lock
+// before reading anything, so it never has to upgrade a read lock (which in
+// WAL mode fails at once with SQLITE_BUSY_SNAPSHOT, busy timeout or not), and
+// either commits whole or is rolled back whole.
+#include "libprofile/store/profile_db.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+#include <tuple>
+
+#include "libprofile/store/profile_db_schema.h"
+#include "libprofile/store/profile_db_sql.h"
+
+namespace lcpi {
+
+namespace {
+
+constexpr int kDefaultBusyTimeoutMs = 5000;
+// The WAL is truncated back to this size after checkpoints, and to zero at
+// close, so a long-running daemon does not leave a huge -wal file behind.
+constexpr const char* kJournalSizeLimit = "PRAGMA journal_size_limit = 67108864";
+
+constexpr int64_t kMaxValue = std::numeric_limits<int64_t>::max();
+
+int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A path as a "file:" URI: only unreserved bytes stay as they are, so "?",
+// "#" and "%" in a file name cannot turn into URI syntax.
+std::string FileUri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' ||
+        c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    }
+  }
+  return uri;
+}
+
+bool ValidKind(const std::string& kind) {
+  return kind == "user" || kind == "kernel" || kind == "module" || kind == "unknown";
+}
+
+// The statements of the write path, prepared once per connection.
+constexpr const char kSqlEpochExists[] = "SELECT 1 FROM epochs WHERE id = ?1";
+constexpr const char kSqlUpsertImage[] =
+    "INSERT INTO images (identity, path, kind, first_seen) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (identity) DO UPDATE SET path = excluded.path "
+    "WHERE excluded.path <> '' AND path <> excluded.path";
+constexpr const char kSqlImageId[] = "SELECT id FROM images WHERE identity = ?1";
+constexpr const char kSqlUpsertEvent[] =
+    "INSERT INTO events (name, used, period) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (name) DO UPDATE SET used = excluded.used, period = excluded.period "
+    "WHERE used <> excluded.used OR period <> excluded.period";
+constexpr const char kSqlEventId[] = "SELECT id FROM events WHERE name = ?1";
+constexpr const char kSqlUpsertCount[] =
+    "INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
+    "VALUES (?1, ?2, ?3, ?4, ?5) "
+    "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
+    "DO UPDATE SET count = count + excluded.count";
+constexpr const char kSqlUpsertProcess[] =
+    "INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+    "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+    "DO UPDATE SET count = count + excluded.count";
+constexpr const char kSqlUpsertStat[] =
+    "INSERT INTO stats (epoch_id, name, value) VALUES (?1, ?2, ?3) "
+    "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value";
+constexpr const char kSqlInsertSymbol[] =
+    "INSERT INTO symbols (image_id, image_offset, size, name) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT DO NOTHING";
+constexpr const char kSqlNewestEpoch[] = "SELECT max(id) FROM epochs";
+constexpr const char kSqlInsertEpoch[] = "INSERT INTO epochs (tag, started) VALUES (?1, ?2)";
+constexpr const char kSqlEndEpochs[] = "UPDATE epochs SET ended = ?1 WHERE ended IS NULL";
+constexpr const char kSqlTagExists[] = "SELECT 1 FROM epochs WHERE tag = ?1";
+
+// Checks a batch before any write, so a bad batch changes nothing and says why.
+Expected<void> ValidateBatch(const MergeBatch& b) {
+  auto bad = [](const std::string& why) { return Error(Errc::kInvalidArgument, "merge: " + why); };
+  if (b.epoch <= 0) return bad("epoch " + std::to_string(b.epoch) + " is not an epoch id");
+  for (const ImageRecord& im : b.images) {
+    if (im.identity.empty()) return bad("an image has an empty identity");
+    if (!ValidKind(im.kind))
+      return bad("image " + im.identity + " has unknown kind '" + im.kind + "'");
+  }
+  for (const EventRecord& ev : b.events) {
+    if (ev.name.empty()) return bad("an event has an empty name");
+    if (ev.period > static_cast<uint64_t>(kMaxValue))
+      return bad("event " + ev.name + ": period too large");
+  }
+  auto check_refs = [&](uint32_t image, uint32_t event) {
+    return image < b.images.size() && event < b.events.size();
+  };
+  for (const CountRow& c : b.counts) {
+    if (!check_refs(c.image, c.event))
+      return bad("a count names an image or event not in the batch");
+    if (c.offset > static_cast<uint64_t>(kMaxValue) || c.count > static_cast<uint64_t>(kMaxValue)) {
+      return bad("a count has an offset or count above INT64_MAX");
+    }
+  }
+  for (const ProcessRow& p : b.processes) {
+    if (!check_refs(p.image, p.event))
+      return bad("a process row names an image or event not in the batch");
+    if (p.count > static_cast<uint64_t>(kMaxValue))
+      return bad("a process count is above INT64_MAX");
+  }
+  for (const SymbolRow& s : b.symbols) {
+    if (s.image >= b.images.size())
+      return bad("symbol " + std::string(s.name) + " names an image not in the batch");
+    if (s.offset > static_cast<uint64_t>(kMaxValue) || s.size > static_cast<uint64_t>(kMaxValue)) {
+      return bad("symbol " + std::string(s.name) + " has an offset or size above INT64_MAX");
+    }
+  }
+  for (const auto& [name, value] : b.stats) {
+    if (name.empty()) return bad("a statistic has an empty name");
+    (void)value;
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- opening
+
+ProfileDb::ProfileDb(sqlite3* db, std::string path, DbMode mode)
+    : db_(db), path_(std::move(path)), mode_(mode) {}
+
+ProfileDb::~ProfileDb() {
+  for (auto& [sql, stmt] : stmts_) sqlite3_finalize(stmt);
+  // Rolls back an open transaction; with PERSIST_WAL the -wal and -shm stay.
+  sqlite3_close(db_);
+}
+
+int ProfileDb::LatestSchemaVersion() { return schema::kMigrationCount; }
+
+void ProfileDb::SetBusyTimeout(std::chrono::milliseconds timeout) {
+  sqlite3_busy_timeout(db_, static_cast<int>(std::clamp<int64_t>(timeout.count(), 0, INT32_MAX)));
+}
+
+Expected<std::unique_ptr<ProfileDb>> ProfileDb::Open(const std::string& path, DbMode mode) {
+  if (path.empty()) return Error(Errc::kInvalidArgument, "profile database: empty path");
+  if (mode == DbMode::kReadOnly) {
+    // SQLite would say "unable to open"; say what the user can act on.
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoError(path, errno);
+    if (!S_ISREG(st.st_mode)) return Error(Errc::kNotADatabase, path + ": not a regular file");
+  }
+  // A read-only open needs the -shm file of a WAL database; a user who cannot
+  // create it (root-owned directory, daemon stopped, -shm gone) can still
+  // read a quiescent database as immutable. Any other failure is final.
+  for (bool immutable : {false, true}) {
+    if (immutable && mode != DbMode::kReadOnly) break;
+    int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+    flags |= mode == DbMode::kReadWrite ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                        : SQLITE_OPEN_READONLY;
+    // Only the immutable open uses a URI: a plain path must not be parsed as one.
+    std::string name = path;
+    if (immutable) {
+      flags |= SQLITE_OPEN_URI;
+      name = FileUri(path) + "?immutable=1";
+    }
+    sqlite3* raw = nullptr;
+    int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
+    std::unique_ptr<ProfileDb> db(new ProfileDb(raw, path, mode));  // closes raw on every path
+    if (rc != SQLITE_OK) {
+      if (raw == nullptr) return Error(Errc::kIo, path + ": out of memory opening the database");
+      return db->SqlError(rc, "cannot open");
+    }
+    sqlite3_extended_result_codes(raw, 1);
+    sqlite3_busy_timeout(raw, kDefaultBusyTimeoutMs);
+    Expected<void> ok = db->Validate();
+    if (!ok) {
+      int primary = db->last_rc_ & 0xff;
+      if (!immutable && mode == DbMode::kReadOnly &&
+          (primary == SQLITE_CANTOPEN || db->last_rc_ == SQLITE_READONLY_CANTINIT ||
+           db->last_rc_ == SQLITE_READONLY_DIRECTORY)) {
+        continue;
+      }
+      return ok.error();
+    }
+    if (mode == DbMode::kReadWrite) {
+      ok = db->Configure();
+      if (!ok) return ok.error();
+    }
+    return db;
+  }
+  return Error(Errc::kIo, path + ": cannot open");  // not reached
+}
+
+// Reads the header fields that tell whose database this is, before anything
+// is written: a foreign database must be left exactly as it was.
+Expected<void> ProfileDb::Validate() {
+  int64_t app_id = 0, version = 0, objects = 0;
+  struct {
+    const char* sql;
+    int64_t* out;
+  } reads[] = {{"PRAGMA application_id", &app_id},
+               {"PRAGMA user_version", &version},
+               {"SELECT count(*) FROM sqlite_schema", &objects}};
+  for (auto& r : reads) {
+    auto stmt = Prepare(r.sql);
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    int rc = sqlite3_step(*stmt);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the database header");
+    *r.out = sqlite3_column_int64(*stmt, 0);
+  }
+  const int latest = LatestSchemaVersion();
+  if (app_id == 0 && version == 0 && objects == 0) {
+    // An empty file or an empty SQLite database: ours to initialise.
+    if (mode_ == DbMode::kReadOnly) {
+      return Error(Errc::kNotADatabase,
+                   path_ + ": empty, not yet an lcpi database (lcpid creates it)");
+    }
+    return {};  // Migrate creates the schema
+  }
+  if (app_id != kProfileDbApplicationId) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%08" PRIx32, static_cast<uint32_t>(app_id));
+    return Error(Errc::kNotADatabase, path_ +
+                                          ": a SQLite database of another application "
+                                          "(application_id " +
+                                          buf + "), not an lcpi one");
+  }
+  if (version > latest) {
+    return Error(Errc::kNewerSchema, path_ + ": schema version " + std::to_string(version) +
+                                         " was written by a newer lcpi (this one knows up to " +
+                                         std::to_string(latest) + "): upgrade lcpi");
+  }
+  if (mode_ == DbMode::kReadOnly && version < latest) {
+    return Error(Errc::kUnsupported, path_ + ": schema version " + std::to_string(version) +
+                                         " is older than this lcpi's " + std::to_string(latest) +
+                                         ": run lcpid (or open it read-write) to upgrade it");
+  }
+  return {};
+}
+
+// Connection settings of a writer, then the pending migrations.
+Expected<void> ProfileDb::Configure() {
+  // WAL: readers never block the daemon and the daemon never blocks readers.
+  // journal_mode is stored in the file, so change it only when needed: the
+  // change needs an exclusive lock.
+  auto mode = Prepare("PRAGMA journal_mode");
+  if (!mode) return mode.error();
+  std::string current;
+  {
+    sql::Reset reset(*mode);
+    int rc = sqlite3_step(*mode);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the journal mode");
+    current = sql::ColumnText(*mode, 0);
+  }
+  if (current != "wal") {
+    auto set = Prepare("PRAGMA journal_mode = WAL");
+    if (!set) return set.error();
+    sql::Reset reset(*set);
+    int rc = sqlite3_step(*set);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot switch to WAL mode");
+    if (sql::ColumnText(*set, 0) != "wal") {
+      return Error(Errc::kIo, path_ +
+                                  ": cannot switch to WAL mode (the file system may not "
+                                  "support shared memory)");
+    }
+  }
+  // FULL: a committed flush survives a power cut too; flushes are minutes apart.
+  if (auto ok = Exec("PRAGMA synchronous = FULL", "cannot set synchronous"); !ok) return ok;
+  if (auto ok = Exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"); !ok) return ok;
+  if (auto ok = Exec(kJournalSizeLimit, "cannot set the journal size limit"); !ok) return ok;
+  // Keep -wal and -shm after the last close, so users who cannot create files
+  // next to the database can still open it read-only (see Open).
+  int persist = 1;
+  sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  return Migrate();
+}
+
+Expected<void> ProfileDb::Migrate() {
+  const int latest = LatestSchemaVersion();
+  auto read_version = [this]() -> Expected<int64_t> {
+    auto stmt = Prepare("PRAGMA user_version");
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    int rc = sqlite3_step(*stmt);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema version");
+    return sqlite3_column_int64(*stmt, 0);
+  };
+  auto version = read_version();
+  if (!version) return version.error();
+  if (*version >= latest) return {};
+  if (auto ok = BeginWrite("cannot start the schema migration"); !ok) return ok;
+  // Another process may have migrated between our check and our lock.
+  version = read_version();
+  if (!version) {
+    Rollback();
+    return version.error();
+  }
+  for (int i = 0; i < schema::kMigrationCount; ++i) {
+    const schema::Migration& m = schema::kMigrations[i];
+    if (m.version <= *version) continue;
+    char* msg = nullptr;
+    int rc = sqlite3_exec(db_, m.sql, nullptr, nullptr, &msg);
+    sqlite3_free(msg);  // the same text is in sqlite3_errmsg, which SqlError reads
+    if (rc != SQLITE_OK) {
+      Error e = SqlError(rc, std::string("schema migration ") + m.name + " failed");
+      Rollback();
+      return e;
+    }
+  }
+  if (*version < latest) {
+    // The values are our own integers, not input; PRAGMAs cannot take parameters.
+    std::string set = "PRAGMA user_version = " + std::to_string(latest) +
+                      "; PRAGMA application_id = " + std::to_string(kProfileDbApplicationId);
+    if (auto ok = Exec(set.c_str(), "cannot set the schema version"); !ok) {
+      Rollback();
+      return ok;
+    }
+  }
+  return Commit("cannot commit the schema migration");
+}
+
+// ---------------------------------------------------------------- helpers
+
+Expected<void> ProfileDb::Exec(const char* sql_text, const char* what) {
+  int rc = sqlite3_exec(db_, sql_text, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqlError(rc, what);
+  return {};
+}
+
+Expected<sqlite3_stmt*> ProfileDb::Prepare(const char* sql_text) {
+  auto it = stmts_.find(sql_text);
+  if (it != stmts_.end()) return it->second;
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql_text, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return SqlError(rc, "cannot prepare a statement");
+  }
+  stmts_.emplace(sql_text, stmt);
+  return stmt;
+}
+
+Expected<void> ProfileDb::BeginWrite(const char* what) {
+  if (mode_ == DbMode::kReadOnly) {
+    return Error(Errc::kPermission, path_ + ": opened read-only, cannot write");
+  }
+  if (in_snapshot_) {
+    return Error(Errc::kInvalidArgument, path_ + ": cannot write inside a read snapshot");
+  }
+  return Exec("BEGIN IMMEDIATE", what);
+}
+
+Expected<void> ProfileDb::Commit(const char* what) {
+  int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) return {};
+  Error e = SqlError(rc, what);
+  Rollback();
+  return e;
+}
+
+void ProfileDb::Rollback() {
+  // SQLite rolls some failures (SQLITE_FULL, SQLITE_IOERR, ...) back itself.
+  if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+// Maps a SQLite result to the Errc that tells the caller what to do next.
+Error ProfileDb::SqlError(int rc, const std::string& what) {
+  last_rc_ = rc;
+  std::string msg = path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+  int sys = db_ ? sqlite3_system_errno(db_) : 0;
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Error(Errc::kBusy, msg + " (another process holds the database lock)");
+    case SQLITE_FULL:
+      return Error(Errc::kFull, msg);
+    case SQLITE_NOTADB:
+      return Error(Errc::kNotADatabase, msg);
+    case SQLITE_CORRUPT:
+      return Error(Errc::kCorrupt, msg);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return Error(Errc::kPermission, msg);
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+    case SQLITE_TOOBIG:
+      return Error(Errc::kInvalidArgument, msg);
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+      if (sys == ENOSPC || sys == EDQUOT) return Error(Errc::kFull, msg);
+      if (sys == ENOENT) return Error(Errc::kNotFound, msg);
+      if (sys == EACCES || sys == EPERM || sys == EROFS) return Error(Errc::kPermission, msg);
+      return Error(Errc::kIo, msg);
+    default:
+      return Error(Errc::kIo, msg);
+  }
+}
+
+// ---------------------------------------------------------------- writes
+
+Expected<void> ProfileDb::Merge(const MergeBatch& batch) {
+  if (mode_ == DbMode::kReadOnly) {
+    return Error(Errc::kPermission, path_ + ": opened read-only, cannot merge");
+  }
+  if (auto ok = ValidateBatch(batch); !ok) return ok;
+  if (auto ok = BeginWrite("cannot start the merge"); !ok) return ok;
+  Expected<void> ok = MergeLocked(batch);
+  if (!ok) {
+    Rollback();
+    return ok;
+  }
+  return Commit("cannot commit the merge");
+}
+
+// The body of Merge, inside its transaction; the caller rolls back on error.
+Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
+  using sql::Bind;
+  {
+    auto stmt = Prepare(kSqlEpochExists);
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    Bind(*stmt, 1, b.epoch);
+    int rc = sqlite3_step(*stmt);
+    if (rc == SQLITE_DONE) {
+      return Error(Errc::kNotFound, path_ + ": merge: no epoch " + std::to_string(b.epoch));
+    }
+    if (rc != SQLITE_ROW) return SqlError(rc, "merge: cannot read epochs");
+  }
+
+  // Intern images and events: batch index -> database id.
+  auto select_id = [this](const char* sql_text, const std::string& key) -> Expected<int64_t> {
+    auto stmt = Prepare(sql_text);
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    sql::Bind(*stmt, 1, key);
+    int rc = sqlite3_step(*stmt);
+    if (rc != SQLITE_ROW) return SqlError(rc, "merge: cannot intern " + key);
+    return sqlite3_column_int64(*stmt, 0);
+  };
+  const int64_t now = Now();
+  std::vector<int64_t> image_ids(b.images.size()), event_ids(b.events.size());
+  for (size_t i = 0; i < b.images.size(); ++i) {
+    const ImageRecord& im = b.images[i];
+    auto up = Prepare(kSqlUpsertImage);
+    if (!up) return up.error();
+    {
+      sql::Reset reset(*up);
+      Bind(*up, 1, im.identity);
+      Bind(*up, 2, im.path);
+      Bind(*up, 3, im.kind);
+      Bind(*up, 4, now);
+      if (int rc = sqlite3_step(*up); rc != SQLITE_DONE)
+        return SqlError(rc, "merge: image " + im.identity);
+    }
+    auto id = select_id(kSqlImageId, im.identity);
+    if (!id) return id.error();
+    image_ids[i] = *id;
+  }
+  for (size_t i = 0; i < b.events.size(); ++i) {
+    const EventRecord& ev = b.events[i];
+    auto up = Prepare(kSqlUpsertEvent);
+    if (!up) return up.error();
+    {
+      sql::Reset reset(*up);
+      Bind(*up, 1, ev.name);
+      Bind(*up, 2, ev.used);
+      Bind(*up, 3, static_cast<int64_t>(ev.period));
+      if (int rc = sqlite3_step(*up); rc != SQLITE_DONE)
+        return SqlError(rc, "merge: event " + ev.name);
+    }
+    auto id = select_id(kSqlEventId, ev.name);
+    if (!id) return id.error();
+    event_ids[i] = *id;
+  }
+
+  // Counts in key order: each upsert then lands next to the previous one in
+  // the b-tree instead of at a random page.
+  std::vector<const CountRow*> order;
+  order.reserve(b.counts.size());
+  for (const CountRow& c : b.counts) {
+    if (c.count != 0) order.push_back(&c);
+  }
+  std::sort(order.begin(), order.end(), [&](const CountRow* x, const CountRow* y) {
+    auto kx = std::tuple(image_ids[x->image], event_ids[x->event], x->offset);
+    auto ky = std::tuple(image_ids[y->image], event_ids[y->event], y->offset);
+    return kx < ky;
+  });
+  auto count = Prepare(kSqlUpsertCount);
+  if (!count) return count.error();
+  for (const CountRow* c : order) {
+    sql::Reset reset(*count);
+    Bind(*count, 1, b.epoch);
+    Bind(*count, 2, image_ids[c->image]);
+    Bind(*count, 3, event_ids[c->event]);
+    Bind(*count, 4, static_cast<int64_t>(c->offset));
+    Bind(*count, 5, static_cast<int64_t>(c->count));
+    if (int rc = sqlite3_step(*count); rc != SQLITE_DONE) return SqlError(rc, "merge: counts");
+  }
+
+  auto proc = Prepare(kSqlUpsertProcess);
+  if (!proc) return proc.error();
+  for (const ProcessRow& p : b.processes) {
+    if (p.count == 0) continue;
+    sql::Reset reset(*proc);
+    Bind(*proc, 1, b.epoch);
+    Bind(*proc, 2, static_cast<int64_t>(p.pid));
+    Bind(*proc, 3, p.comm);
+    Bind(*proc, 4, image_ids[p.image]);
+    Bind(*proc, 5, event_ids[p.event]);
+    Bind(*proc, 6, static_cast<int64_t>(p.count));
+    if (int rc = sqlite3_step(*proc); rc != SQLITE_DONE)
+      return SqlError(rc, "merge: process counts");
+  }
+
+  auto stat = Prepare(kSqlUpsertStat);
+  if (!stat) return stat.error();
+  for (const auto& [name, value] : b.stats) {
+    sql::Reset reset(*stat);
+    Bind(*stat, 1, b.epoch);
+    Bind(*stat, 2, name);
+    Bind(*stat, 3, value);
+    if (int rc = sqlite3_step(*stat); rc != SQLITE_DONE) return SqlError(rc, "merge: stats");
+  }
+
+  auto sym = Prepare(kSqlInsertSymbol);
+  if (!sym) return sym.error();
+  for (const SymbolRow& s : b.symbols) {
+    sql::Reset reset(*sym);
+    Bind(*sym, 1, image_ids[s.image]);
+    Bind(*sym, 2, static_cast<int64_t>(s.offset));
+    Bind(*sym, 3, static_cast<int64_t>(s.size));
+    Bind(*sym, 4, s.name);
+    if (int rc = sqlite3_step(*sym); rc != SQLITE_DONE) return SqlError(rc, "merge: symbols");
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------- epochs
+
+Expected<int64_t> ProfileDb::CurrentEpoch() {
+  auto newest = [this]() -> Expected<int64_t> {
+    auto stmt = Prepare(kSqlNewestEpoch);
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    int rc = sqlite3_step(*stmt);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read epochs");
+    return sqlite3_column_int64(*stmt, 0);  // NULL (no epochs) reads as 0
+  };
+  auto id = newest();
+  if (!id || *id > 0) return id;
+  if (mode_ == DbMode::kReadOnly) {
+    return Error(Errc::kNotFound, path_ + ": no epochs yet (lcpid has not merged anything)");
+  }
+  if (auto ok = BeginWrite("cannot start the first epoch"); !ok) return ok.error();
+  id = newest();  // another writer may have been first
+  if (id && *id == 0) {
+    auto ins = Prepare(kSqlInsertEpoch);
+    if (!ins) {
+      id = ins.error();
+    } else {
+      sql::Reset reset(*ins);
+      sqlite3_bind_null(*ins, 1);
+      sql::Bind(*ins, 2, Now());
+      int rc = sqlite3_step(*ins);
+      id = rc == SQLITE_DONE ? Expected<int64_t>(sqlite3_last_insert_rowid(db_))
+                             : Expected<int64_t>(SqlError(rc, "cannot start the first epoch"));
+    }
+  }
+  if (!id) {
+    Rollback();
+    return id;
+  }
+  if (auto ok = Commit("cannot commit the first epoch"); !ok) return ok.error();
+  return id;
+}
+
+Expected<int64_t> ProfileDb::NewEpoch(std::optional<std::string> tag) {
+  if (tag && (tag->empty() || AllDigits(*tag))) {
+    return Error(Errc::kInvalidArgument,
+                 "epoch tag '" + *tag + "': must be non-empty and not all digits (those are ids)");
+  }
+  if (auto ok = BeginWrite("cannot start a new epoch"); !ok) return ok.error();
+  auto body = [&]() -> Expected<int64_t> {
+    if (tag) {
+      auto exists = Prepare(kSqlTagExists);
+      if (!exists) return exists.error();
+      sql::Reset reset(*exists);
+      sql::Bind(*exists, 1, *tag);
+      int rc = sqlite3_step(*exists);
+      if (rc == SQLITE_ROW) {
+        return Error(Errc::kInvalidArgument, path_ + ": epoch tag '" + *tag + "' is already used");
+      }
+      if (rc != SQLITE_DONE) return SqlError(rc, "cannot read epochs");
+    }
+    const int64_t now = Now();
+    auto end = Prepare(kSqlEndEpochs);
+    if (!end) return end.error();
+    {
+      sql::Reset reset(*end);
+      sql::Bind(*end, 1, now);
+      if (int rc = sqlite3_step(*end); rc != SQLITE_DONE)
+        return SqlError(rc, "cannot end the epoch");
+    }
+    auto ins = Prepare(kSqlInsertEpoch);
+    if (!ins) return ins.error();
+    sql::Reset reset(*ins);
+    if (tag) {
+      sql::Bind(*ins, 1, *tag);
+    } else {
+      sqlite3_bind_null(*ins, 1);
+    }
+    sql::Bind(*ins, 2, now);
+    if (int rc = sqlite3_step(*ins); rc != SQLITE_DONE)
+      return SqlError(rc, "cannot start a new epoch");
+    return sqlite3_last_insert_rowid(db_);
+  };
+  auto id = body();
+  if (!id) {
+    Rollback();
+    return id;
+  }
+  if (auto ok = Commit("cannot commit the new epoch"); !ok) return ok.error();
+  return id;
+}
+
+}  // namespace lcpi

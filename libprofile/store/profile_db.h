@@ -1,0 +1,275 @@
+// profile_db.h - the on-disk profile database: one SQLite file (WAL mode)
+// that lcpid merges counts into and that every tool reads, without root.
+//
+// The schema lives in schema/NNN_name.sql, compiled into this library and
+// versioned by PRAGMA user_version; PRAGMA application_id marks the file as
+// lcpi's. Opening validates before it returns an object: a file that is not
+// SQLite, or is another application's database, is kNotADatabase; a schema
+// newer than this build is kNewerSchema; damage found on the way is kCorrupt.
+//
+// Modes:
+//  - kReadWrite (lcpid, lcpictl): creates the file if missing, switches it to
+//    WAL and applies pending migrations, all in one transaction.
+//  - kReadOnly (the tools): never writes, and works on a file the user can
+//    only read, even in a directory the user cannot write (then the file is
+//    read as immutable, which is right only while no writer runs; lcpid keeps
+//    the -wal and -shm files in place so this fallback is rarely needed). It
+//    requires the schema this build knows: an older one is kUnsupported ("run
+//    lcpid to upgrade it"), since only a writer may migrate.
+//
+// Writes are all or nothing: Merge is one IMMEDIATE transaction, so a crash,
+// SIGKILL or full disk leaves the database exactly as before the merge or
+// exactly after it, never half-counted. Lock contention is kBusy (retry the
+// call later), a full disk kFull (keep the data, retry when there is room).
+//
+// A ProfileDb is one SQLite connection: use it from one thread at a time.
+// Each query is one statement and so sees one consistent snapshot; to see
+// the same snapshot across several queries, bracket them with
+// BeginSnapshot/EndSnapshot.
+#ifndef LCPI_LIBPROFILE_STORE_PROFILE_DB_H
+#define LCPI_LIBPROFILE_STORE_PROFILE_DB_H
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "libprofile/base/error.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace lcpi {
+
+enum class DbMode {
+  kReadWrite,  // create if missing, migrate; needs write access to file and directory
+  kReadOnly,   // never writes; works on a file the user can only read
+};
+
+// PRAGMA application_id of every lcpi database: 'LCPI'.
+inline constexpr int32_t kProfileDbApplicationId = 0x4c435049;
+
+// ----- What Merge writes. Images and events are named by content and
+// interned by the database; the rows refer to them by index into the batch.
+
+struct ImageRecord {
+  std::string identity;  // "build-id:<hex>", "elf-hash:<hex>", "kernel:<build-id>", ...
+  std::string path;      // where it was seen; the stored path follows the newest merge
+  std::string kind;      // "user", "kernel", "module" or "unknown"
+};
+
+struct EventRecord {
+  std::string name;     // as the user asked: "cycles"
+  std::string used;     // what was really sampled: "cpu-clock"
+  uint64_t period = 0;  // mean period in the event's unit; the newest merge wins
+};
+
+struct CountRow {
+  uint32_t image = 0;   // index into MergeBatch::images
+  uint32_t event = 0;   // index into MergeBatch::events
+  uint64_t offset = 0;  // file offset in the image (kernel: offset from _text)
+  uint64_t count = 0;
+};
+
+struct ProcessRow {
+  uint32_t pid = 0;
+  std::string comm;
+  uint32_t image = 0;  // index into MergeBatch::images
+  uint32_t event = 0;  // index into MergeBatch::events
+  uint64_t count = 0;
+};
+
+struct SymbolRow {
+  uint32_t image = 0;  // index into MergeBatch::images
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  // A view: a kernel's first batch holds every one of its ~120,000 symbols,
+  // whose names the caller already keeps (KernelSymbols) until the merge.
+  std::string_view name;
+};
+
+// One flush of the daemon. Counts, process counts and stats are added to
+// what the epoch already holds; symbols already stored are kept as they are.
+struct MergeBatch {
+  int64_t epoch = 0;  // an existing epoch id (CurrentEpoch, NewEpoch)
+  std::vector<ImageRecord> images;
+  std::vector<EventRecord> events;
+  std::vector<CountRow> counts;
+  std::vector<ProcessRow> processes;
+  std::vector<SymbolRow> symbols;
+  std::vector<std::pair<std::string, int64_t>> stats;  // name -> increment
+};
+
+// ----- What the queries return. Ids are the database's own.
+
+struct EpochInfo {
+  int64_t id = 0;
+  std::optional<std::string> tag;
+  int64_t started = 0;           // unix seconds
+  std::optional<int64_t> ended;  // unset while current
+};
+
+struct ImageInfo {
+  int64_t id = 0;
+  std::string identity, path, kind;
+  int64_t first_seen = 0;  // unix seconds
+};
+
+struct EventInfo {
+  int64_t id = 0;
+  std::string name, used;
+  uint64_t period = 0;
+};
+
+struct ImageTotal {
+  int64_t image_id = 0;
+  int64_t event_id = 0;
+  uint64_t count = 0;
+};
+
+struct OffsetCount {
+  uint64_t offset = 0;
+  uint64_t count = 0;
+};
+
+struct ProcessTotal {
+  uint32_t pid = 0;
+  std::string comm;
+  int64_t image_id = 0;
+  int64_t event_id = 0;
+  uint64_t count = 0;
+};
+
+struct SymbolInfo {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::string name;
+};
+
+// Queries taking an epoch read that epoch; kAllEpochs (any value <= 0) sums
+// over all epochs.
+inline constexpr int64_t kAllEpochs = 0;
+
+class ProfileDb {
+ public:
+  // Opens (kReadWrite: creates and migrates) the database at `path`.
+  // kNotFound: read-only and no such file. kNotADatabase: not SQLite, or
+  // another application's database. kNewerSchema: written by a newer lcpi.
+  // kUnsupported: read-only on an older schema. kCorrupt, kPermission, kBusy
+  // (another process holds the lock past the busy timeout), kIo.
+  static Expected<std::unique_ptr<ProfileDb>> Open(const std::string& path, DbMode mode);
+
+  ~ProfileDb();
+  ProfileDb(const ProfileDb&) = delete;
+  ProfileDb& operator=(const ProfileDb&) = delete;
+
+  // The newest schema version this build knows (the highest NNN in schema/).
+  static int LatestSchemaVersion();
+
+  const std::string& path() const { return path_; }
+  DbMode mode() const { return mode_; }
+
+  // How long a call waits for another connection's lock before it returns
+  // kBusy. The default, 5 s, outlasts any merge the daemon makes.
+  void SetBusyTimeout(std::chrono::milliseconds timeout);
+
+  // Adds one flush to the database in one transaction: interns images by
+  // identity and events by name, then adds counts, process counts and stats
+  // and stores new symbols. All or nothing. kInvalidArgument: a row names an
+  // image or event outside the batch, an unknown kind, or a value above
+  // INT64_MAX (nothing is written). kNotFound: no such epoch. kPermission:
+  // opened read-only. kBusy, kFull, kIo: nothing was written; retry later.
+  Expected<void> Merge(const MergeBatch& batch);
+
+  // The newest epoch. Read-write: creates epoch 1 if there is none yet;
+  // read-only: kNotFound if there is none.
+  Expected<int64_t> CurrentEpoch();
+
+  // Ends the current epoch and starts a new one, returning its id. A tag must
+  // be non-empty, unused and not all digits (those name epochs by id):
+  // otherwise kInvalidArgument.
+  Expected<int64_t> NewEpoch(std::optional<std::string> tag);
+
+  // All epochs, oldest first.
+  Expected<std::vector<EpochInfo>> ListEpochs();
+
+  // An epoch named by decimal id ("3") or by tag ("before-upgrade");
+  // kNotFound if none.
+  Expected<int64_t> FindEpoch(const std::string& id_or_tag);
+
+  // All images and events, by id.
+  Expected<std::vector<ImageInfo>> ListImages();
+  Expected<std::vector<EventInfo>> ListEvents();
+
+  // Samples per image per event, in `epoch` (or kAllEpochs), by image then event.
+  Expected<std::vector<ImageTotal>> ImageTotals(int64_t epoch);
+
+  // Samples per offset in [lo, hi) of one image and event, ascending offsets.
+  Expected<std::vector<OffsetCount>> OffsetCounts(int64_t epoch, int64_t image_id, int64_t event_id,
+                                                  uint64_t lo, uint64_t hi);
+
+  // Samples per (pid, comm, image, event), largest first.
+  Expected<std::vector<ProcessTotal>> ProcessTotals(int64_t epoch);
+
+  // Stored symbols of an image (kernel, modules), ascending offsets.
+  Expected<std::vector<SymbolInfo>> Symbols(int64_t image_id);
+
+  // Daemon statistics summed over the merges of `epoch` (or kAllEpochs).
+  Expected<std::map<std::string, int64_t>> Stats(int64_t epoch);
+
+  // Pins one read snapshot until EndSnapshot, so that several queries agree
+  // with one another while lcpid commits. Not to be nested, nor used around
+  // writes. EndSnapshot after a failed query is still required.
+  Expected<void> BeginSnapshot();
+  Expected<void> EndSnapshot();
+
+  // PRAGMA integrity_check: kCorrupt with SQLite's first findings if it fails.
+  Expected<void> CheckIntegrity();
+
+ private:
+  ProfileDb(sqlite3* db, std::string path, DbMode mode);
+
+  Expected<void> Validate();
+  Expected<void> Configure();
+  Expected<void> Migrate();
+  Expected<void> Exec(const char* sql, const char* what);
+  Expected<sqlite3_stmt*> Prepare(const char* sql);
+  // Runs a query: bind(stmt) sets its parameters, row(stmt) takes each row.
+  template <class BindFn, class RowFn>
+  Expected<void> Query(const char* sql, const char* what, BindFn bind, RowFn row);
+  Expected<void> MergeLocked(const MergeBatch& batch);
+  Expected<void> BeginWrite(const char* what);
+  Expected<void> Commit(const char* what);
+  Error SqlError(int rc, const std::string& what);
+  void Rollback();
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  DbMode mode_;
+  int last_rc_ = 0;           // the SQLite code behind the last SqlError
+  bool in_snapshot_ = false;  // between BeginSnapshot and EndSnapshot
+  // Prepared once per connection, by SQL text (the texts are constants).
+  std::map<const char*, sqlite3_stmt*> stmts_;
+};
+
+// Ends the snapshot a successful BeginSnapshot() started, when it goes out
+// of scope: every return path of a multi-query read releases it.
+class SnapshotGuard {
+ public:
+  explicit SnapshotGuard(ProfileDb& db) : db_(db) {}
+  ~SnapshotGuard() { (void)db_.EndSnapshot(); }
+  SnapshotGuard(const SnapshotGuard&) = delete;
+  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
+
+ private:
+  ProfileDb& db_;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_STORE_PROFILE_DB_H

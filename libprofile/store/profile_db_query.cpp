@@ -1,0 +1,276 @@
+// profile_db_query.cpp - the read side of the profile database: listings,
+// totals, offsets, symbols and statistics for the tools, plus read snapshots
+// and the integrity check. Nothing here writes.
+//
+// Each query is one statement, so it sees one snapshot even while lcpid
+// commits. "All epochs" is a separate statement rather than "?1 <= 0 OR
+// epoch_id = ?1", which would keep SQLite from using the primary key.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "libprofile/store/profile_db.h"
+#include "libprofile/store/profile_db_sql.h"
+
+namespace lcpi {
+
+namespace {
+
+constexpr const char kSqlListEpochs[] = "SELECT id, tag, started, ended FROM epochs ORDER BY id";
+constexpr const char kSqlEpochById[] = "SELECT id FROM epochs WHERE id = ?1";
+constexpr const char kSqlEpochByTag[] = "SELECT id FROM epochs WHERE tag = ?1";
+constexpr const char kSqlListImages[] =
+    "SELECT id, identity, path, kind, first_seen FROM images ORDER BY id";
+constexpr const char kSqlListEvents[] = "SELECT id, name, used, period FROM events ORDER BY id";
+constexpr const char kSqlImageTotals[] =
+    "SELECT image_id, event_id, sum(count) FROM counts WHERE epoch_id = ?1 "
+    "GROUP BY image_id, event_id ORDER BY image_id, event_id";
+constexpr const char kSqlImageTotalsAll[] =
+    "SELECT image_id, event_id, sum(count) FROM counts "
+    "GROUP BY image_id, event_id ORDER BY image_id, event_id";
+constexpr const char kSqlOffsets[] =
+    "SELECT image_offset, count FROM counts WHERE epoch_id = ?1 AND image_id = ?2 "
+    "AND event_id = ?3 AND image_offset >= ?4 AND image_offset < ?5 ORDER BY image_offset";
+// "epoch_id IN (all epochs)" lets SQLite walk the primary key once per epoch
+// instead of scanning every count.
+constexpr const char kSqlOffsetsAll[] =
+    "SELECT image_offset, sum(count) FROM counts WHERE epoch_id IN (SELECT id FROM epochs) "
+    "AND image_id = ?2 AND event_id = ?3 AND image_offset >= ?4 AND image_offset < ?5 "
+    "GROUP BY image_offset ORDER BY image_offset";
+constexpr const char kSqlProcesses[] =
+    "SELECT pid, comm, image_id, event_id, count FROM process_counts WHERE epoch_id = ?1 "
+    "ORDER BY count DESC, pid, comm, image_id, event_id";
+constexpr const char kSqlProcessesAll[] =
+    "SELECT pid, comm, image_id, event_id, sum(count) AS total FROM process_counts "
+    "GROUP BY pid, comm, image_id, event_id ORDER BY total DESC, pid, comm, image_id, event_id";
+constexpr const char kSqlSymbols[] =
+    "SELECT image_offset, size, name FROM symbols WHERE image_id = ?1 ORDER BY image_offset, name";
+constexpr const char kSqlStats[] = "SELECT name, value FROM stats WHERE epoch_id = ?1";
+constexpr const char kSqlStatsAll[] = "SELECT name, sum(value) FROM stats GROUP BY name";
+// Reading page 1 is what starts the read transaction that BEGIN only announces.
+constexpr const char kSqlTouch[] = "SELECT count(*) FROM sqlite_schema";
+
+uint64_t U64(sqlite3_stmt* stmt, int column) {
+  return static_cast<uint64_t>(std::max<int64_t>(0, sqlite3_column_int64(stmt, column)));
+}
+
+std::optional<std::string> OptionalText(sqlite3_stmt* stmt, int column) {
+  if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return std::nullopt;
+  return sql::ColumnText(stmt, column);
+}
+
+// Offsets are stored as int64: a bound above INT64_MAX means "no limit".
+int64_t ClampOffset(uint64_t v) {
+  return static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max()));
+}
+
+}  // namespace
+
+template <class BindFn, class RowFn>
+Expected<void> ProfileDb::Query(const char* sql_text, const char* what, BindFn bind, RowFn row) {
+  auto stmt = Prepare(sql_text);
+  if (!stmt) return stmt.error();
+  sqlite3_stmt* s = *stmt;
+  sql::Reset reset(s);
+  bind(s);
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) row(s);
+  if (rc != SQLITE_DONE) return SqlError(rc, what);
+  return {};
+}
+
+namespace {
+void NoBind(sqlite3_stmt*) {}
+}  // namespace
+
+Expected<std::vector<EpochInfo>> ProfileDb::ListEpochs() {
+  std::vector<EpochInfo> out;
+  auto ok = Query(kSqlListEpochs, "cannot list epochs", NoBind, [&](sqlite3_stmt* s) {
+    EpochInfo e;
+    e.id = sqlite3_column_int64(s, 0);
+    e.tag = OptionalText(s, 1);
+    e.started = sqlite3_column_int64(s, 2);
+    if (sqlite3_column_type(s, 3) != SQLITE_NULL) e.ended = sqlite3_column_int64(s, 3);
+    out.push_back(std::move(e));
+  });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<int64_t> ProfileDb::FindEpoch(const std::string& id_or_tag) {
+  // Tags are never all digits (NewEpoch refuses them), so this is unambiguous.
+  bool numeric =
+      !id_or_tag.empty() && id_or_tag.size() <= 18 &&
+      std::all_of(id_or_tag.begin(), id_or_tag.end(), [](char c) { return c >= '0' && c <= '9'; });
+  int64_t found = 0;
+  auto take = [&](sqlite3_stmt* s) { found = sqlite3_column_int64(s, 0); };
+  Expected<void> ok;
+  if (numeric) {
+    int64_t id = std::stoll(id_or_tag);
+    ok = Query(
+        kSqlEpochById, "cannot find an epoch", [&](sqlite3_stmt* s) { sql::Bind(s, 1, id); }, take);
+  } else {
+    ok = Query(
+        kSqlEpochByTag, "cannot find an epoch",
+        [&](sqlite3_stmt* s) { sql::Bind(s, 1, id_or_tag); }, take);
+  }
+  if (!ok) return ok.error();
+  if (found == 0) {
+    std::string what = numeric ? "with id " + id_or_tag : "tagged '" + id_or_tag + "'";
+    return Error(Errc::kNotFound, path_ + ": no epoch " + what + " (lcpiprof --epochs lists them)");
+  }
+  return found;
+}
+
+Expected<std::vector<ImageInfo>> ProfileDb::ListImages() {
+  std::vector<ImageInfo> out;
+  auto ok = Query(kSqlListImages, "cannot list images", NoBind, [&](sqlite3_stmt* s) {
+    ImageInfo i;
+    i.id = sqlite3_column_int64(s, 0);
+    i.identity = sql::ColumnText(s, 1);
+    i.path = sql::ColumnText(s, 2);
+    i.kind = sql::ColumnText(s, 3);
+    i.first_seen = sqlite3_column_int64(s, 4);
+    out.push_back(std::move(i));
+  });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<EventInfo>> ProfileDb::ListEvents() {
+  std::vector<EventInfo> out;
+  auto ok = Query(kSqlListEvents, "cannot list events", NoBind, [&](sqlite3_stmt* s) {
+    EventInfo e;
+    e.id = sqlite3_column_int64(s, 0);
+    e.name = sql::ColumnText(s, 1);
+    e.used = sql::ColumnText(s, 2);
+    e.period = U64(s, 3);
+    out.push_back(std::move(e));
+  });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<ImageTotal>> ProfileDb::ImageTotals(int64_t epoch) {
+  std::vector<ImageTotal> out;
+  auto ok = Query(
+      epoch > 0 ? kSqlImageTotals : kSqlImageTotalsAll, "cannot sum images",
+      [&](sqlite3_stmt* s) {
+        if (epoch > 0) sql::Bind(s, 1, epoch);
+      },
+      [&](sqlite3_stmt* s) {
+        out.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), U64(s, 2)});
+      });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<OffsetCount>> ProfileDb::OffsetCounts(int64_t epoch, int64_t image_id,
+                                                           int64_t event_id, uint64_t lo,
+                                                           uint64_t hi) {
+  std::vector<OffsetCount> out;
+  auto ok = Query(
+      epoch > 0 ? kSqlOffsets : kSqlOffsetsAll, "cannot read offsets",
+      [&](sqlite3_stmt* s) {
+        if (epoch > 0) sql::Bind(s, 1, epoch);
+        sql::Bind(s, 2, image_id);
+        sql::Bind(s, 3, event_id);
+        sql::Bind(s, 4, ClampOffset(lo));
+        sql::Bind(s, 5, ClampOffset(hi));
+      },
+      [&](sqlite3_stmt* s) {
+        out.push_back({U64(s, 0), U64(s, 1)});
+      });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(int64_t epoch) {
+  std::vector<ProcessTotal> out;
+  auto ok = Query(
+      epoch > 0 ? kSqlProcesses : kSqlProcessesAll, "cannot sum processes",
+      [&](sqlite3_stmt* s) {
+        if (epoch > 0) sql::Bind(s, 1, epoch);
+      },
+      [&](sqlite3_stmt* s) {
+        ProcessTotal p;
+        p.pid = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
+        p.comm = sql::ColumnText(s, 1);
+        p.image_id = sqlite3_column_int64(s, 2);
+        p.event_id = sqlite3_column_int64(s, 3);
+        p.count = U64(s, 4);
+        out.push_back(std::move(p));
+      });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<SymbolInfo>> ProfileDb::Symbols(int64_t image_id) {
+  std::vector<SymbolInfo> out;
+  auto ok = Query(
+      kSqlSymbols, "cannot read symbols", [&](sqlite3_stmt* s) { sql::Bind(s, 1, image_id); },
+      [&](sqlite3_stmt* s) {
+        out.push_back({U64(s, 0), U64(s, 1), sql::ColumnText(s, 2)});
+      });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::map<std::string, int64_t>> ProfileDb::Stats(int64_t epoch) {
+  std::map<std::string, int64_t> out;
+  auto ok = Query(
+      epoch > 0 ? kSqlStats : kSqlStatsAll, "cannot read statistics",
+      [&](sqlite3_stmt* s) {
+        if (epoch > 0) sql::Bind(s, 1, epoch);
+      },
+      [&](sqlite3_stmt* s) { out[sql::ColumnText(s, 0)] = sqlite3_column_int64(s, 1); });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<void> ProfileDb::BeginSnapshot() {
+  if (in_snapshot_) return Error(Errc::kInvalidArgument, path_ + ": snapshot already begun");
+  if (auto ok = Exec("BEGIN DEFERRED", "cannot begin a snapshot"); !ok) return ok;
+  auto touch = Prepare(kSqlTouch);
+  int rc = SQLITE_OK;
+  if (touch) {
+    sql::Reset reset(*touch);
+    rc = sqlite3_step(*touch);
+  }
+  if (!touch || rc != SQLITE_ROW) {
+    Error e = touch ? SqlError(rc, "cannot begin a snapshot") : touch.error();
+    Rollback();
+    return e;
+  }
+  in_snapshot_ = true;
+  return {};
+}
+
+Expected<void> ProfileDb::EndSnapshot() {
+  if (!in_snapshot_) return Error(Errc::kInvalidArgument, path_ + ": no snapshot to end");
+  in_snapshot_ = false;
+  // A read transaction has nothing to commit; ROLLBACK ends it even after errors.
+  Rollback();
+  return {};
+}
+
+Expected<void> ProfileDb::CheckIntegrity() {
+  std::string findings;
+  int rows = 0;
+  auto stmt = Prepare("PRAGMA integrity_check(10)");
+  if (!stmt) return stmt.error();
+  sql::Reset reset(*stmt);
+  int rc;
+  while ((rc = sqlite3_step(*stmt)) == SQLITE_ROW) {
+    std::string line = sql::ColumnText(*stmt, 0);
+    if (rows++ > 0) findings += "; ";
+    findings += line;
+  }
+  if (rc != SQLITE_DONE) return SqlError(rc, "integrity check failed");
+  if (rows == 1 && findings == "ok") return {};
+  return Error(Errc::kCorrupt, path_ + ": integrity check: " + findings);
+}
+
+}  // namespace lcpi
