@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 
 #include "libprofile/image/image_id.h"
+#include "libprofile/image/symbol_end.h"
 
 namespace lcpi {
 
@@ -11,7 +12,7 @@ Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker,
                        const KernelSymbols* kernel)
     : images_(images), tracker_(tracker), kernel_(kernel) {}
 
-int32_t Aggregator::KernelImage(const KernelResolution& r) {
+int32_t Aggregator::KernelImage(const KernelLocation& r) {
   if (r.kind == KernelImageKind::kKernel) {
     if (!kernel_image_) {
       Expected<ImageIdentity> id = IdentifyRunningKernel();
@@ -43,7 +44,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
     std::string comm;
     bool kernel = rec.flags & LCPI_RECORD_KERNEL;
     if (kernel) {
-      std::optional<KernelResolution> r = kernel_ ? kernel_->Resolve(rec.pc) : std::nullopt;
+      std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
       if (r) {
         image = KernelImage(*r);
         offset = r->offset;
@@ -116,14 +117,18 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
       if (e.kind == "module") module = e.path.substr(1, e.path.size() - 2);
       const std::vector<KernelSymbol>* syms = kernel_->SymbolsOf(module);
       if (!syms) continue;
-      uint64_t base = kernel_->text_base();
+      uint64_t base = kernel_->text_base(), limit = kernel_->text_end();
       if (e.kind == "module")
         for (const KernelModule& m : kernel_->modules())
-          if (m.name == module) base = m.base;
+          if (m.name == module) base = m.base, limit = m.base + m.size;
+      // Stored with the extent the reports will use (SymbolEnd): kallsyms
+      // has no sizes, so each runs to the next symbol or the image's end.
       for (size_t i = 0; i < syms->size(); i++) {
         const KernelSymbol& s = (*syms)[i];
         if (s.addr < base) continue;
-        uint64_t size = i + 1 < syms->size() ? (*syms)[i + 1].addr - s.addr : 0;
+        std::optional<uint64_t> next;
+        if (i + 1 < syms->size()) next = (*syms)[i + 1].addr;
+        uint64_t size = SymbolEnd(s.addr, 0, next, limit) - s.addr;
         b.symbols.push_back({img, s.addr - base, size, kernel_->Name(s)});
       }
     }

@@ -57,7 +57,7 @@ class Aggregator {
   const AggregateTotals& totals() const { return totals_; }
 
  private:
-  int32_t KernelImage(const KernelResolution& r);
+  int32_t KernelImage(const KernelLocation& r);
 
   ImageTable& images_;
   const ProcessTracker& tracker_;

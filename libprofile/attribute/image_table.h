@@ -16,7 +16,7 @@
 namespace lcpi {
 
 struct ImageEntry {
-  std::string identity;  // unique: "build-id:..", "elf-hash:..", "kernel:..", "unknown:comm"
+  std::string identity;  // unique: "build-id:..", "content-hash:..", "kernel:..", "unknown:comm"
   std::string path;      // where it was first seen
   std::string kind;      // "user", "kernel", "module", "unknown"
 };

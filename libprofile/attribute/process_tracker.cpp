@@ -22,7 +22,7 @@ AddressSpace& ProcessTracker::Insert(uint32_t pid, uint64_t time, std::string co
   return *it;
 }
 
-AddressSpace& ProcessTracker::LiveAt(uint32_t pid, uint64_t time) {
+AddressSpace& ProcessTracker::LiveOrCreate(uint32_t pid, uint64_t time) {
   std::vector<AddressSpace>& h = history_[pid];
   for (auto it = h.rbegin(); it != h.rend(); ++it)
     if (it->start_time <= time) return *it;
@@ -36,7 +36,7 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
   // matters for samples between fork and exec.
   AddressSpace copy;
   auto parent = history_.find(ppid);
-  if (parent != history_.end() && !parent->second.empty()) copy = LiveAt(ppid, time);
+  if (parent != history_.end() && !parent->second.empty()) copy = LiveOrCreate(ppid, time);
   bool exists =
       std::any_of(h.begin(), h.end(), [&](const AddressSpace& a) { return a.start_time == time; });
   if (exists) return;
@@ -49,12 +49,12 @@ void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, ui
     Insert(pid, time, comm);
     return;
   }
-  LiveAt(pid, time).comm = comm;
+  LiveOrCreate(pid, time).comm = comm;
 }
 
 void ProcessTracker::OnMmap(uint32_t pid, const Mapping& m, uint64_t time) {
   if (m.end <= m.start) return;
-  std::map<uint64_t, Mapping>& maps = LiveAt(pid, time).maps;
+  std::map<uint64_t, Mapping>& maps = LiveOrCreate(pid, time).maps;
   // A new mapping replaces whatever it overlaps (perf reports no munmap).
   auto it = maps.lower_bound(m.start);
   if (it != maps.begin() && std::prev(it)->second.end > m.start) --it;

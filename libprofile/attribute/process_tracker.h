@@ -63,8 +63,9 @@ class ProcessTracker {
   size_t address_spaces() const;
 
  private:
-  // The address space of pid live at time, creating one if there is none.
-  AddressSpace& LiveAt(uint32_t pid, uint64_t time);
+  // The address space of pid live at time; when none is, a new empty one
+  // starting then (a record older than anything known, e.g. the /proc scan).
+  AddressSpace& LiveOrCreate(uint32_t pid, uint64_t time);
   AddressSpace& Insert(uint32_t pid, uint64_t time, std::string comm);
 
   std::unordered_map<uint32_t, std::vector<AddressSpace>> history_;  // by start_time

@@ -1,5 +1,6 @@
 // sideband.cpp - parsing MMAP2/COMM/FORK/EXIT records (every field checked
-// against the record's length) and the /proc scan.
+// against the record's length; no file is read while parsing), applying them
+// in time order (which names each mapped file's image) and the /proc scan.
 #include "libprofile/attribute/sideband.h"
 
 #include <dirent.h>
@@ -15,14 +16,17 @@
 
 namespace lcpi {
 
+// One side-band record as parsed: what the kernel said, nothing looked up.
 struct Sideband::Event {
   uint32_t type;
   bool exec = false;
   uint32_t pid = 0;
   uint32_t ppid = 0;
   uint64_t time = 0;
-  std::string text;  // comm
-  Mapping map;
+  std::string text;  // comm, or the mapped file's path
+  Mapping map;       // MMAP2: the range; its image is named by Apply
+  std::string build_id;
+  uint64_t dev = 0, ino = 0;
 };
 
 namespace {
@@ -70,24 +74,25 @@ std::vector<int> Sideband::fds() const {
   return fds;
 }
 
-void Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, std::vector<Event>& out) {
+bool Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, Event* out,
+                     uint64_t* lost) {
   size_t len = hdr.size - sizeof(hdr);
   if (hdr.type == PERF_RECORD_LOST) {
     if (len >= 16) {
       uint64_t n;
       std::memcpy(&n, body + 8, 8);
-      lost_ += n;
+      *lost += n;
     }
-    return;
+    return false;
   }
-  if (len < kSampleIdSize) return;
-  Event e;
+  if (len < kSampleIdSize) return false;
+  Event& e = *out;
   e.type = hdr.type;
   std::memcpy(&e.time, body + len - 8, 8);
   size_t fixed = len - kSampleIdSize;  // bytes before the sample_id trailer
   switch (hdr.type) {
     case PERF_RECORD_MMAP2: {
-      if (fixed < 64 + 1) return;
+      if (fixed < 64 + 1) return false;
       uint64_t addr, size, pgoff;
       std::memcpy(&e.pid, body, 4);
       std::memcpy(&addr, body + 8, 8);
@@ -95,62 +100,62 @@ void Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, std::vec
       std::memcpy(&pgoff, body + 24, 8);
       uint32_t prot;
       std::memcpy(&prot, body + 56, 4);
-      if (!(prot & 4 /* PROT_EXEC */)) return;
-      std::string path = BoundedString(body + 64, fixed - 64);
-      std::string build_id;
-      uint64_t dev = 0, ino = 0;
+      if (!(prot & 4 /* PROT_EXEC */)) return false;
+      e.text = BoundedString(body + 64, fixed - 64);
       if (hdr.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
         uint8_t n = std::min<uint8_t>(body[32], 20);
-        build_id = HexBytes(body + 36, n);
+        e.build_id = HexBytes(body + 36, n);
       } else {
         uint32_t maj, min;
         std::memcpy(&maj, body + 32, 4);
         std::memcpy(&min, body + 36, 4);
-        std::memcpy(&ino, body + 40, 8);
-        dev = makedev(maj, min);
+        std::memcpy(&e.ino, body + 40, 8);
+        e.dev = makedev(maj, min);
       }
       e.map.start = addr;
       e.map.end = addr + size;
       e.map.pgoff = pgoff;
-      bool anonymous = path.empty() || path[0] == '[' || path.rfind("//anon", 0) == 0 ||
-                       path.rfind("/memfd:", 0) == 0;
-      e.map.image = path == "[vdso]" ? images_.Vdso()
-                    : anonymous      ? kNoImage
-                                     : images_.ForFile(path, build_id, dev, ino);
       break;
     }
     case PERF_RECORD_COMM: {
-      if (fixed < 9) return;
+      if (fixed < 9) return false;
       uint32_t tid;
       std::memcpy(&e.pid, body, 4);
       std::memcpy(&tid, body + 4, 4);
       e.exec = hdr.misc & PERF_RECORD_MISC_COMM_EXEC;
-      if (!e.exec && tid != e.pid) return;  // a thread's name, not the process's
+      if (!e.exec && tid != e.pid) return false;  // a thread's name, not the process's
       e.text = BoundedString(body + 8, fixed - 8);
       break;
     }
     case PERF_RECORD_FORK:
     case PERF_RECORD_EXIT: {
-      if (fixed < 24) return;
+      if (fixed < 24) return false;
       uint32_t tid;
       std::memcpy(&e.pid, body, 4);
       std::memcpy(&e.ppid, body + 4, 4);
       std::memcpy(&tid, body + 8, 4);
-      if (hdr.type == PERF_RECORD_FORK && e.pid == e.ppid) return;  // a new thread
-      if (hdr.type == PERF_RECORD_EXIT && e.pid != tid) return;     // a thread exits
+      if (hdr.type == PERF_RECORD_FORK && e.pid == e.ppid) return false;  // a new thread
+      if (hdr.type == PERF_RECORD_EXIT && e.pid != tid) return false;     // a thread exits
       break;
     }
     default:
-      return;
+      return false;
   }
-  out.push_back(std::move(e));
+  return true;
 }
 
-void Sideband::Apply(const Event& e) {
+void Sideband::Apply(Event& e) {
   switch (e.type) {
-    case PERF_RECORD_MMAP2:
+    case PERF_RECORD_MMAP2: {
+      const std::string& path = e.text;
+      bool anonymous = path.empty() || path[0] == '[' || path.rfind("//anon", 0) == 0 ||
+                       path.rfind("/memfd:", 0) == 0;
+      e.map.image = path == "[vdso]" ? images_.Vdso()
+                    : anonymous      ? kNoImage
+                                     : images_.ForFile(path, e.build_id, e.dev, e.ino);
       tracker_.OnMmap(e.pid, e.map, e.time);
       break;
+    }
     case PERF_RECORD_COMM:
       tracker_.OnComm(e.pid, e.text, e.exec, e.time);
       break;
@@ -166,11 +171,15 @@ void Sideband::Apply(const Event& e) {
 
 size_t Sideband::Drain() {
   std::vector<Event> events;
-  for (auto& r : rings_)
-    r->Read([&](const perf_event_header& h, const uint8_t* b) { Parse(h, b, events); });
+  for (auto& r : rings_) {
+    r->Read([&](const perf_event_header& h, const uint8_t* b) {
+      Event e;
+      if (Parse(h, b, &e, &lost_)) events.push_back(std::move(e));
+    });
+  }
   std::stable_sort(events.begin(), events.end(),
                    [](const Event& a, const Event& b) { return a.time < b.time; });
-  for (const Event& e : events) Apply(e);
+  for (Event& e : events) Apply(e);
   records_ += events.size();
   return events.size();
 }

@@ -33,8 +33,13 @@ class Sideband {
 
  private:
   struct Event;
-  void Parse(const perf_event_header& hdr, const uint8_t* body, std::vector<Event>& out);
-  void Apply(const Event& e);
+  // Decodes one record into *out (false for records that change nothing,
+  // such as a thread's fork); a LOST record adds to *lost. Only decodes:
+  // static, so it cannot reach the image table and read a file.
+  static bool Parse(const perf_event_header& hdr, const uint8_t* body, Event* out, uint64_t* lost);
+  // Applies an event to the tracker; a file mapping's image is named here
+  // (ImageTable::ForFile, which may read the file).
+  void Apply(Event& e);
 
   ProcessTracker& tracker_;
   ImageTable& images_;

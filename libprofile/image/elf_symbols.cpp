@@ -5,6 +5,7 @@
 #include "libprofile/image/elf_symbols.h"
 
 #include "libprofile/image/mini_debuginfo.h"
+#include "libprofile/image/symbol_end.h"
 
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -109,7 +110,7 @@ Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path,
 }
 
 Expected<void> ElfImage::Index() {
-  Expected<ImageIdentity> id = IdentifyElf(elf_, file_size_);
+  Expected<ImageIdentity> id = IdentifyElf(elf_, fd_, file_size_);
   if (!id) return id.error();
   identity_ = *id;
 
@@ -209,21 +210,18 @@ void ElfImage::LoadSymbols() {
     symbols_.push_back(std::move(r.sym));
   }
 
-  // The extent of each symbol. A size-0 symbol (hand-written assembly, some
-  // PLT stubs) runs to the next symbol, but not past the end of its segment.
+  // The extent of each symbol (SymbolEnd): a size-0 symbol runs to the next
+  // symbol, but not past the end of its segment.
   for (size_t i = 0; i < symbols_.size(); ++i) {
     ElfSymbol& s = symbols_[i];
-    if (s.size > 0) {
-      s.end = s.size > kMax - s.addr ? kMax : s.addr + s.size;
-      continue;
-    }
-    uint64_t end = s.addr + 1;
+    uint64_t limit = s.addr + 1;
     for (const LoadSegment& seg : segments_) {
       if (s.addr >= seg.vaddr && s.addr - seg.vaddr < seg.memsz)
-        end = seg.memsz > kMax - seg.vaddr ? kMax : seg.vaddr + seg.memsz;
+        limit = seg.memsz > kMax - seg.vaddr ? kMax : seg.vaddr + seg.memsz;
     }
-    if (i + 1 < symbols_.size() && symbols_[i + 1].addr < end) end = symbols_[i + 1].addr;
-    s.end = std::max(end, s.addr + 1);
+    std::optional<uint64_t> next;
+    if (i + 1 < symbols_.size()) next = symbols_[i + 1].addr;
+    s.end = SymbolEnd(s.addr, s.size, next, limit);
   }
 }
 

@@ -14,9 +14,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace lcpi {
 namespace {
@@ -26,8 +28,8 @@ constexpr char kGnuOwner[] = "GNU";
 constexpr uint32_t kGnuOwnerSize = sizeof(kGnuOwner);
 
 // FNV-1a, 64 bit: simple, stable across releases and hosts, and good enough
-// to tell apart headers that differ (this is a fallback identity, not a
-// defence against an adversary).
+// to tell apart files that differ (this is a fallback identity for files
+// without a build-id, not a defence against an adversary).
 class Fnv1a64 {
  public:
   void Add(const void* data, size_t size) {
@@ -171,7 +173,28 @@ std::string ElfBuildIdHex(Elf* elf) {
   return "";
 }
 
-Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size) {
+namespace {
+
+// Adds `size` bytes of the file at `offset` to the hash, read in chunks
+// with pread (a file that shrank under us is an error, not a SIGBUS).
+Expected<void> HashFileRange(int fd, uint64_t offset, uint64_t size, Fnv1a64* hash) {
+  std::vector<unsigned char> chunk(std::min<uint64_t>(size, 1 << 16));
+  while (size > 0) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(size, chunk.size()));
+    ssize_t got = pread(fd, chunk.data(), want, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return ErrnoError("read", errno);
+    if (got == 0) return Error(Errc::kBadElf, "file shorter than its loadable segments");
+    hash->Add(chunk.data(), static_cast<size_t>(got));
+    offset += static_cast<uint64_t>(got);
+    size -= static_cast<uint64_t>(got);
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
     return Error(Errc::kBadElf, "not an ELF file");
   }
@@ -186,6 +209,7 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size) {
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return BadElf("program header count");
 
+  std::vector<GElf_Phdr> loads;
   Fnv1a64 hash;
   hash.Add(&ehdr, sizeof(ehdr));
   for (size_t i = 0; i < phnum; ++i) {
@@ -198,6 +222,7 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size) {
       return Error(Errc::kBadElf,
                    "loadable segment " + std::to_string(i) + " lies beyond the end of the file");
     }
+    if (phdr.p_type == PT_LOAD) loads.push_back(phdr);
     hash.Add(&phdr, sizeof(phdr));
   }
   hash.Add(&file_size, sizeof(file_size));
@@ -207,12 +232,19 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size) {
   id.build_id = ElfBuildIdHex(elf);
   if (!id.build_id.empty()) {
     id.identity = "build-id:" + id.build_id;
-  } else {
-    uint64_t h = hash.value();
-    unsigned char bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(h >> (56 - 8 * i));
-    id.identity = "elf-hash:" + HexBytes(bytes, sizeof(bytes));
+    return id;
   }
+  // No build-id: the identity is the content that runs, every byte of every
+  // loadable segment (code and data), so a rebuilt file of the same layout
+  // and size is a new image.
+  for (const GElf_Phdr& load : loads) {
+    Expected<void> ok = HashFileRange(fd, load.p_offset, load.p_filesz, &hash);
+    if (!ok) return ok.error();
+  }
+  uint64_t h = hash.value();
+  unsigned char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(h >> (56 - 8 * i));
+  id.identity = "content-hash:" + HexBytes(bytes, sizeof(bytes));
   return id;
 }
 
@@ -238,7 +270,7 @@ Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
     close(fd);
     return e;
   }
-  Expected<ImageIdentity> id = IdentifyElf(elf, static_cast<uint64_t>(st.st_size));
+  Expected<ImageIdentity> id = IdentifyElf(elf, fd, static_cast<uint64_t>(st.st_size));
   elf_end(elf);
   close(fd);
   if (!id) return Error(id.error().code(), path + ": " + id.error().message());

@@ -3,8 +3,9 @@
 // lcpi files samples under an image identity so that a binary replaced on
 // disk gets a new image row and old profiles stay attributable to the code
 // they measured. The identity is the ELF GNU build-id where the linker wrote
-// one ("build-id:<hex>"), else a hash of the ELF header, the program headers
-// and the file size ("elf-hash:<hex>"). The running kernel and its modules
+// one ("build-id:<hex>"), else a hash of the ELF header, the program headers,
+// the file size and every byte of every loadable segment
+// ("content-hash:<hex>"). The running kernel and its modules
 // are identified from the build-id notes the kernel exports in /sys
 // ("kernel:<hex>", "module:<name>:<hex>"), with fallbacks when none exist.
 #ifndef LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
@@ -23,7 +24,7 @@ struct Elf;
 namespace lcpi {
 
 struct ImageIdentity {
-  std::string identity;    // "build-id:<hex>", "elf-hash:<hex>", "kernel:...", "module:..."
+  std::string identity;    // "build-id:<hex>", "content-hash:<hex>", "kernel:...", "module:..."
   std::string build_id;    // lower-case hex; empty when the image has none
   uint64_t file_size = 0;  // bytes on disk; 0 for the kernel and modules
 };
@@ -32,9 +33,10 @@ struct ImageIdentity {
 // kPermission, kIo, kBadElf (not ELF, truncated, malformed headers).
 Expected<ImageIdentity> IdentifyElfFile(const std::string& path);
 
-// Identifies an ELF already opened with libelf (used by ElfImage so the file
-// is parsed once). `file_size` is the size of the file behind `elf`.
-Expected<ImageIdentity> IdentifyElf(Elf* elf, uint64_t file_size);
+// Identifies an ELF already opened with libelf from `fd` (used by ElfImage so
+// the file is parsed once). `file_size` is the size of the file behind `elf`;
+// without a build-id the loadable segments are read from `fd` with pread.
+Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size);
 
 // The GNU build-id of an opened ELF in hex, empty when it has none. Looks in
 // SHT_NOTE sections first, then PT_NOTE segments (stripped section headers).

@@ -5,29 +5,17 @@
 #include "libprofile/image/kernel_symbols.h"
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
 
+#include "libprofile/base/text.h"
+
 namespace lcpi {
 namespace {
 
 constexpr uint64_t kPage = 4096;
-
-bool ParseHex(std::string_view s, uint64_t* out) {
-  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 16);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
-
-bool ParseDec(std::string_view s, uint64_t* out) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 10);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 // Splits on spaces and tabs.
 std::vector<std::string_view> Fields(std::string_view line) {
@@ -80,8 +68,9 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
   while (std::getline(kallsyms, line)) {
     std::vector<std::string_view> f = Fields(line);
     if (f.size() < 3 || f[1].size() != 1) continue;
-    uint64_t addr = 0;
-    if (!ParseHex(f[0], &addr)) continue;
+    std::optional<uint64_t> address = ParseHex(f[0]);
+    if (!address) continue;
+    uint64_t addr = *address;
     ++lines;
     if (addr != 0) ++nonzero;
     char type = f[1][0];
@@ -127,7 +116,10 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
       if (f.size() < 6) continue;
       KernelModule m;
       m.name = std::string(f[0]);
-      if (!ParseDec(f[1], &m.size) || !ParseHex(f[5], &m.base)) continue;
+      std::optional<uint64_t> size = ParseDecimal(f[1]), base = ParseHex(f[5]);
+      if (!size || !base) continue;
+      m.size = *size;
+      m.base = *base;
       if (m.base == 0) {
         return Error(Errc::kPermission,
                      modules_path +
@@ -179,8 +171,8 @@ Expected<KernelSymbols> KernelSymbols::Load(const std::string& kallsyms_path,
   return ks;
 }
 
-std::optional<KernelResolution> KernelSymbols::Resolve(uint64_t addr) const {
-  KernelResolution r;
+std::optional<KernelLocation> KernelSymbols::Locate(uint64_t addr) const {
+  KernelLocation r;
   auto it = std::upper_bound(modules_.begin(), modules_.end(), addr,
                              [](uint64_t a, const KernelModule& m) { return a < m.base; });
   if (it != modules_.begin() && addr - std::prev(it)->base < std::prev(it)->size) {
@@ -194,13 +186,16 @@ std::optional<KernelResolution> KernelSymbols::Resolve(uint64_t addr) const {
   } else {
     return std::nullopt;
   }
-  if (const std::vector<KernelSymbol>* syms = SymbolsOf(r.module)) {
-    if (const KernelSymbol* s = Nearest(*syms, addr)) {
-      r.symbol = Name(*s);
-      r.symbol_offset = addr - s->addr;
-    }
-  }
   return r;
+}
+
+std::optional<KernelSymbolHit> KernelSymbols::SymbolAt(uint64_t addr) const {
+  std::optional<KernelLocation> where = Locate(addr);
+  if (!where) return std::nullopt;
+  const std::vector<KernelSymbol>* syms = SymbolsOf(where->module);
+  const KernelSymbol* s = syms ? Nearest(*syms, addr) : nullptr;
+  if (!s) return std::nullopt;
+  return KernelSymbolHit{Name(*s), addr - s->addr};
 }
 
 std::optional<uint64_t> KernelSymbols::Address(const std::string& name) const {

@@ -42,13 +42,18 @@ struct KernelSymbol {
   uint32_t name_size = 0;
 };
 
-// The views point into the KernelSymbols that resolved the address.
-struct KernelResolution {
+// Where a kernel address lies: the image and the offset in it, what a sample
+// is filed under. The view points into the KernelSymbols that located it.
+struct KernelLocation {
   KernelImageKind kind = KernelImageKind::kKernel;
-  std::string_view module;     // empty for the kernel
-  uint64_t offset = 0;         // addr - _text, or addr - module base
-  std::string_view symbol;     // empty when no symbol precedes the address
-  uint64_t symbol_offset = 0;  // addr - symbol address
+  std::string_view module;  // empty for the kernel
+  uint64_t offset = 0;      // addr - _text, or addr - module base
+};
+
+// The nearest text symbol at or before an address, in the same image.
+struct KernelSymbolHit {
+  std::string_view name;
+  uint64_t offset = 0;  // addr - the symbol's address
 };
 
 class KernelSymbols {
@@ -68,9 +73,14 @@ class KernelSymbols {
   uint64_t text_end() const { return text_end_; }
   const std::vector<KernelModule>& modules() const { return modules_; }
 
-  // Which image holds `addr`, the offset in it, and the nearest preceding
-  // symbol of that image. nullopt outside the kernel and every module.
-  std::optional<KernelResolution> Resolve(uint64_t addr) const;
+  // Which image holds `addr` and the offset in it (no symbol lookup: the
+  // daemon files samples by offset and stores the symbols once). nullopt
+  // outside the kernel and every module.
+  std::optional<KernelLocation> Locate(uint64_t addr) const;
+
+  // The nearest text symbol at or before `addr` in the image that holds it.
+  // nullopt outside every image, or before the image's first symbol.
+  std::optional<KernelSymbolHit> SymbolAt(uint64_t addr) const;
 
   // The address of a named text symbol (kernel first, then modules).
   std::optional<uint64_t> Address(const std::string& name) const;

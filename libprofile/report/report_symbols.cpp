@@ -3,11 +3,26 @@
 #include "libprofile/report/report_symbols.h"
 
 #include <algorithm>
-
 #include <cstdio>
+#include <limits>
+
 #include "libprofile/image/demangle.h"
+#include "libprofile/image/symbol_end.h"
 
 namespace lcpi::report {
+
+namespace {
+
+// The end of stored symbol i (ascending offsets). lcpid stores every kernel
+// symbol with its SymbolEnd extent as its size; databases written before
+// that have unsized ones, which the same rule extends to the next symbol.
+uint64_t StoredEnd(const std::vector<SymbolInfo>& stored, size_t i) {
+  std::optional<uint64_t> next;
+  if (i + 1 < stored.size()) next = stored[i + 1].offset;
+  return SymbolEnd(stored[i].offset, stored[i].size, next, std::numeric_limits<uint64_t>::max());
+}
+
+}  // namespace
 
 ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
                                       std::vector<std::string>* warnings) {
@@ -54,8 +69,7 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
                              [](uint64_t o, const SymbolInfo& si) { return o < si.offset; });
   if (it == stored_.begin()) return std::nullopt;
   auto sym = std::prev(it);
-  uint64_t end = sym->size ? sym->offset + sym->size : (it != stored_.end() ? it->offset : 0);
-  if (sym->size == 0 && it == stored_.end()) end = offset + 1;  // the last symbol, unsized
+  uint64_t end = StoredEnd(stored_, static_cast<size_t>(sym - stored_.begin()));
   if (offset >= end) return std::nullopt;
   return Procedure{Demangle(sym->name), sym->offset, end};
 }
@@ -74,10 +88,7 @@ std::vector<Procedure> ImageSymbolizer::FindByName(const std::string& name, bool
   }
   for (size_t i = 0; i < stored_.size(); ++i) {
     if (stored_[i].name != name) continue;
-    uint64_t end = stored_[i].size          ? stored_[i].offset + stored_[i].size
-                   : i + 1 < stored_.size() ? stored_[i + 1].offset
-                                            : stored_[i].offset + 1;
-    out.push_back({name, stored_[i].offset, end});
+    out.push_back({name, stored_[i].offset, StoredEnd(stored_, i)});
   }
   return out;
 }

@@ -58,7 +58,7 @@ inline constexpr int32_t kProfileDbApplicationId = 0x4c435049;
 // interned by the database; the rows refer to them by index into the batch.
 
 struct ImageRecord {
-  std::string identity;  // "build-id:<hex>", "elf-hash:<hex>", "kernel:<build-id>", ...
+  std::string identity;  // "build-id:<hex>", "content-hash:<hex>", "kernel:<build-id>", ...
   std::string path;      // where it was seen; the stored path follows the newest merge
   std::string kind;      // "user", "kernel", "module" or "unknown"
 };

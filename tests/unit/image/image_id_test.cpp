@@ -47,6 +47,22 @@ std::string Build(const TempDir& dir, const std::string& name, const char* sourc
 }
 
 // The build-id as readelf prints it: the independent oracle.
+// The file offset of the first executable loadable segment, from readelf -lW
+// ("LOAD 0x001000 0x...1000 0x...1000 0x000161 0x000161 R E 0x1000").
+uint64_t ExecutableSegmentOffset(const std::string& bin) {
+  const std::string out = bin + ".segments";
+  Run("readelf -lW " + bin + " > " + out);
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string type, offset;
+    fields >> type >> offset;
+    if (type == "LOAD" && line.find(" R E ") != std::string::npos)
+      return std::stoull(offset, nullptr, 16);
+  }
+  return 0;
+}
+
 std::string ReadelfBuildId(const std::string& bin) {
   const std::string out = bin + ".notes";
   Run("readelf -n " + bin + " > " + out);
@@ -107,7 +123,7 @@ TEST_CASE("a build-id names the image") {
   CHECK(nid->identity == id->identity);
 }
 
-TEST_CASE("without a build-id the identity is a header hash") {
+TEST_CASE("without a build-id the identity is a hash of the content") {
   TempDir dir;
   const std::string a = Build(dir, "a", kProgram, "-Wl,--build-id=none");
   const std::string b = Build(dir, "b", kOtherProgram, "-Wl,--build-id=none");
@@ -117,8 +133,8 @@ TEST_CASE("without a build-id the identity is a header hash") {
   REQUIRE(ia.has_value());
   REQUIRE(ib.has_value());
   CHECK(ia->build_id.empty());
-  CHECK(ia->identity.rfind("elf-hash:", 0) == 0);
-  CHECK(ia->identity.size() == std::strlen("elf-hash:") + 16);
+  CHECK(ia->identity.rfind("content-hash:", 0) == 0);
+  CHECK(ia->identity.size() == std::strlen("content-hash:") + 16);
   CHECK(ia->identity != ib->identity);
 
   // Stable: the same file, or a copy of it, gets the same identity.
@@ -137,6 +153,27 @@ TEST_CASE("without a build-id the identity is a header hash") {
   auto il = IdentifyElfFile(longer);
   REQUIRE(il.has_value());
   CHECK(il->identity != ia->identity);
+}
+
+TEST_CASE("without a build-id, a changed code byte makes a new image") {
+  // Same headers, same size, one instruction byte different: what a rebuild
+  // with a one-character source change looks like. A hash of the headers
+  // alone would give both files one identity.
+  TempDir dir;
+  const std::string a = Build(dir, "a", kProgram, "-Wl,--build-id=none");
+  std::string bytes = ReadFile(a);
+  uint64_t code_offset = ExecutableSegmentOffset(a);
+  REQUIRE(code_offset > 0);
+  REQUIRE(code_offset + 16 < bytes.size());
+  bytes[code_offset + 16] = static_cast<char>(bytes[code_offset + 16] ^ 0x01);
+  const std::string patched = dir / "patched";
+  WriteFile(patched, bytes);
+  auto ia = IdentifyElfFile(a);
+  auto ip = IdentifyElfFile(patched);
+  REQUIRE(ia.has_value());
+  REQUIRE(ip.has_value());
+  CHECK(ia->file_size == ip->file_size);
+  CHECK(ia->identity != ip->identity);
 }
 
 TEST_CASE("different binaries with build-ids differ, copies do not") {

@@ -61,30 +61,30 @@ TEST_CASE("this host's kallsyms: a known symbol resolves to kernel + offset and 
 
   auto schedule = ks->Address("schedule");
   REQUIRE(schedule.has_value());
-  auto r = ks->Resolve(*schedule);
+  auto r = ks->Locate(*schedule);
   REQUIRE(r.has_value());
   CHECK(r->kind == KernelImageKind::kKernel);
   CHECK(r->module.empty());
   CHECK(r->offset == *schedule - ks->text_base());
-  CHECK(r->symbol == "schedule");
-  CHECK(r->symbol_offset == 0);
+  CHECK(ks->SymbolAt(*schedule)->name == "schedule");
+  CHECK(ks->SymbolAt(*schedule)->offset == 0);
 
-  auto inside = ks->Resolve(*schedule + 7);
+  auto inside = ks->Locate(*schedule + 7);
   REQUIRE(inside.has_value());
-  CHECK(inside->symbol == "schedule");
-  CHECK(inside->symbol_offset == 7);
+  CHECK(ks->SymbolAt(*schedule + 7)->name == "schedule");
+  CHECK(ks->SymbolAt(*schedule + 7)->offset == 7);
   // And back: the offset plus the base is the address again.
   CHECK(ks->text_base() + inside->offset == *schedule + 7);
 
   // Module symbols, where any are loaded, resolve into their module.
   for (const auto& m : ks->modules()) {
-    auto mr = ks->Resolve(m.base);
+    auto mr = ks->Locate(m.base);
     REQUIRE(mr.has_value());
     CHECK(mr->kind == KernelImageKind::kModule);
     CHECK(mr->module == m.name);
     CHECK(mr->offset == 0);
   }
-  CHECK_FALSE(ks->Resolve(0x1000).has_value());  // user space
+  CHECK_FALSE(ks->Locate(0x1000).has_value());  // user space
 }
 
 TEST_CASE("synthetic kallsyms and modules: kernel, module and unknown addresses") {
@@ -97,39 +97,44 @@ TEST_CASE("synthetic kallsyms and modules: kernel, module and unknown addresses"
   CHECK(ks->text_base() == 0xffffffff81000000ULL);
 
   SECTION("kernel") {
-    auto r = ks->Resolve(0xffffffff81001010ULL);
+    auto r = ks->Locate(0xffffffff81001010ULL);
     REQUIRE(r.has_value());
     CHECK(r->kind == KernelImageKind::kKernel);
     CHECK(r->offset == 0x1010);
-    CHECK(r->symbol == "schedule");  // the strong name wins over the weak alias
-    CHECK(r->symbol_offset == 0x10);
-    CHECK(ks->Resolve(0xffffffff81000104ULL)->symbol == "early_helper");
-    CHECK(ks->Resolve(0xffffffff81002000ULL)->symbol == "do_idle");
+    auto sym = ks->SymbolAt(0xffffffff81001010ULL);
+    REQUIRE(sym.has_value());
+    CHECK(sym->name == "schedule");  // the strong name wins over the weak alias
+    CHECK(sym->offset == 0x10);
+    CHECK(ks->SymbolAt(0xffffffff81000104ULL)->name == "early_helper");
+    CHECK(ks->SymbolAt(0xffffffff81002000ULL)->name == "do_idle");
     CHECK(ks->Address("schedule_alias") == std::nullopt);  // folded into schedule
     CHECK(ks->Address("some_data") == std::nullopt);       // not text
   }
   SECTION("modules from /proc/modules") {
-    auto r = ks->Resolve(0xffffffffc0400090ULL);
+    auto r = ks->Locate(0xffffffffc0400090ULL);
     REQUIRE(r.has_value());
     CHECK(r->kind == KernelImageKind::kModule);
     CHECK(r->module == "foo");
     CHECK(r->offset == 0x90);
-    CHECK(r->symbol == "foo_work");
-    CHECK(r->symbol_offset == 0x10);
+    auto sym = ks->SymbolAt(0xffffffffc0400090ULL);
+    REQUIRE(sym.has_value());
+    CHECK(sym->name == "foo_work");
+    CHECK(sym->offset == 0x10);
 
-    auto b = ks->Resolve(0xffffffffc0501fffULL);  // last byte of bar
+    auto b = ks->Locate(0xffffffffc0501fffULL);  // last byte of bar
     REQUIRE(b.has_value());
     CHECK(b->module == "bar");
     CHECK(b->offset == 0x1fff);
-    CHECK(b->symbol == "bar_probe");
-    CHECK_FALSE(ks->Resolve(0xffffffffc0502000ULL).has_value());  // just past bar
+    CHECK(ks->SymbolAt(0xffffffffc0501fffULL)->name == "bar_probe");
+    CHECK_FALSE(ks->Locate(0xffffffffc0502000ULL).has_value());  // just past bar
+    CHECK_FALSE(ks->SymbolAt(0xffffffffc0502000ULL).has_value());
   }
   SECTION("a module only kallsyms knows") {
-    auto r = ks->Resolve(0xffffffffc0600044ULL);
+    auto r = ks->Locate(0xffffffffc0600044ULL);
     REQUIRE(r.has_value());
     CHECK(r->module == "baz");
     CHECK(r->offset == 0x44);
-    CHECK(r->symbol == "baz_tramp2");
+    CHECK(ks->SymbolAt(0xffffffffc0600044ULL)->name == "baz_tramp2");
     bool seen = false;
     for (const auto& m : ks->modules()) {
       if (m.name == "baz") {
@@ -142,9 +147,9 @@ TEST_CASE("synthetic kallsyms and modules: kernel, module and unknown addresses"
     CHECK(seen);
   }
   SECTION("outside everything") {
-    CHECK_FALSE(ks->Resolve(0).has_value());
-    CHECK_FALSE(ks->Resolve(0xffffffff80ffffffULL).has_value());  // below _text
-    CHECK_FALSE(ks->Resolve(0xffffffffa0000000ULL).has_value());  // past the kernel's text
+    CHECK_FALSE(ks->Locate(0).has_value());
+    CHECK_FALSE(ks->Locate(0xffffffff80ffffffULL).has_value());  // below _text
+    CHECK_FALSE(ks->Locate(0xffffffffa0000000ULL).has_value());  // past the kernel's text
   }
 }
 
@@ -154,11 +159,11 @@ TEST_CASE("without /proc/modules, modules come from kallsyms tags") {
   auto ks = KernelSymbols::Load(dir / "kallsyms", dir / "no_modules");
   REQUIRE(ks.has_value());
   CHECK(ks->modules().size() == 3);
-  auto r = ks->Resolve(0xffffffffc0400080ULL);
+  auto r = ks->Locate(0xffffffffc0400080ULL);
   REQUIRE(r.has_value());
   CHECK(r->module == "foo");
   CHECK(r->offset == 0x80);
-  CHECK(r->symbol == "foo_work");
+  CHECK(ks->SymbolAt(0xffffffffc0400080ULL)->name == "foo_work");
 }
 
 TEST_CASE("kallsyms errors are specific") {
@@ -193,6 +198,6 @@ TEST_CASE("kallsyms errors are specific") {
     WriteFile(dir / "kallsyms", "ffffffff81000000 T _stext\nffffffff81001000 T schedule\n");
     auto ks = KernelSymbols::Load(dir / "kallsyms", dir / "none");
     REQUIRE(ks.has_value());
-    CHECK(ks->Resolve(0xffffffff81001004ULL)->offset == 0x1004);
+    CHECK(ks->Locate(0xffffffff81001004ULL)->offset == 0x1004);
   }
 }

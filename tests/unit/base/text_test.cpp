@@ -1,0 +1,36 @@
+// text_test.cpp - tests of the one hex and decimal parser (libprofile/base/text.h)
+// that kallsyms, /proc/modules and lcpilist's --range share.
+#include "libprofile/base/text.h"
+
+#include <catch2/catch.hpp>
+
+using lcpi::ParseDecimal;
+using lcpi::ParseHex;
+
+TEST_CASE("ParseHex reads hex with or without 0x, the whole text or nothing") {
+  CHECK(ParseHex("ffffffff81000000") == 0xffffffff81000000ULL);
+  CHECK(ParseHex("0x1130") == 0x1130u);
+  CHECK(ParseHex("0XaBc") == 0xabcu);
+  CHECK(ParseHex("0") == 0u);
+  CHECK(ParseHex("ffffffffffffffff") == UINT64_MAX);
+
+  CHECK_FALSE(ParseHex(""));
+  CHECK_FALSE(ParseHex("0x"));
+  CHECK_FALSE(ParseHex("0x0x1"));
+  CHECK_FALSE(ParseHex("12g"));
+  CHECK_FALSE(ParseHex(" 12"));
+  CHECK_FALSE(ParseHex("12 "));
+  CHECK_FALSE(ParseHex("-1"));
+  CHECK_FALSE(ParseHex("+1"));
+  CHECK_FALSE(ParseHex("10000000000000000"));  // 2^64: does not fit
+}
+
+TEST_CASE("ParseDecimal reads digits only") {
+  CHECK(ParseDecimal("16384") == 16384u);
+  CHECK(ParseDecimal("18446744073709551615") == UINT64_MAX);
+  CHECK_FALSE(ParseDecimal(""));
+  CHECK_FALSE(ParseDecimal("0x10"));
+  CHECK_FALSE(ParseDecimal("-5"));
+  CHECK_FALSE(ParseDecimal("18446744073709551616"));
+  CHECK_FALSE(ParseDecimal("12a"));
+}
