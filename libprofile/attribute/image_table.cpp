@@ -3,6 +3,9 @@
 
 #include <sys/utsname.h>
 
+#include <spdlog/spdlog.h>
+
+#include "libprofile/base/text.h"
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
@@ -24,6 +27,12 @@ int32_t ImageTable::ForFile(const std::string& path, const std::string& build_id
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
   Expected<ImageIdentity> id = IdentifyElfFile(path);
+  if (!id) {
+    // Once per file (the result is cached below): its samples keep a name,
+    // but no identity by content, and the operator should know why.
+    spdlog::warn("cannot identify {}: {}; its samples are filed under its path", Printable(path),
+                 Printable(id.error().message()));
+  }
   int32_t index = id ? Intern(id->identity, path, "user") : Intern("file:" + path, path, "user");
   by_file_.emplace(key, index);
   return index;

@@ -1,5 +1,6 @@
 // text.cpp - ParseHex and ParseDecimal, over std::from_chars (no locale, no
-// whitespace, no sign: what a kernel file or an address argument holds).
+// whitespace, no sign: what a kernel file or an address argument holds), and
+// Printable.
 #include "libprofile/base/text.h"
 
 #include <charconv>
@@ -23,5 +24,22 @@ std::optional<uint64_t> ParseHex(std::string_view text) {
 }
 
 std::optional<uint64_t> ParseDecimal(std::string_view text) { return ParseWhole(text, 10); }
+
+std::string Printable(std::string_view text) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += kDigits[u >> 4];
+      out += kDigits[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 }  // namespace lcpi

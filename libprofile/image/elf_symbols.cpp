@@ -4,6 +4,7 @@
 // a malformed image yields an error or an empty answer.
 #include "libprofile/image/elf_symbols.h"
 
+#include "libprofile/base/regular_file.h"
 #include "libprofile/image/mini_debuginfo.h"
 #include "libprofile/image/symbol_end.h"
 
@@ -93,11 +94,11 @@ Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path,
   std::unique_ptr<ElfImage> image(new ElfImage());
   image->path_ = path;
   image->debug_root_ = debug_root;
-  image->fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (image->fd_ < 0) return ErrnoError(path, errno);
+  Expected<int> fd = OpenRegularFile(path);
+  if (!fd) return fd.error();
+  image->fd_ = *fd;
   struct stat st;
   if (fstat(image->fd_, &st) != 0) return ErrnoError(path, errno);
-  if (!S_ISREG(st.st_mode)) return Error(Errc::kBadElf, path + ": not a regular file");
   image->file_size_ = static_cast<uint64_t>(st.st_size);
   // ELF_C_READ: lazy pread, no SIGBUS if the file shrinks while open.
   image->elf_ = elf_begin(image->fd_, ELF_C_READ, nullptr);
@@ -180,13 +181,12 @@ void ElfImage::LoadSymbols() {
     if (extra.empty() && id.size() > 2 && !debug_root_.empty()) {
       std::string debug =
           debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-      int fd = open(debug.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) {
-        if (Elf* dbg = elf_begin(fd, ELF_C_READ, nullptr)) {
+      if (Expected<int> fd = OpenRegularFile(debug)) {
+        if (Elf* dbg = elf_begin(*fd, ELF_C_READ, nullptr)) {
           extra = ReadSymtab(dbg);
           elf_end(dbg);
         }
-        close(fd);
+        close(*fd);
       }
       from = "debug-file";
     }

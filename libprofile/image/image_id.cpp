@@ -20,6 +20,8 @@
 #include <mutex>
 #include <vector>
 
+#include "libprofile/base/regular_file.h"
+
 namespace lcpi {
 namespace {
 
@@ -73,8 +75,9 @@ std::string BuildIdFromNoteData(Elf_Data* data) {
 
 // Reads a whole small file (a /sys blob) into memory, at most `limit` bytes.
 Expected<std::string> ReadSmallFile(const std::string& path, size_t limit) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, errno);
+  Expected<int> opened = OpenRegularFile(path);
+  if (!opened) return opened.error();
+  int fd = *opened;
   std::string out;
   char buf[4096];
   while (out.size() < limit) {
@@ -250,17 +253,14 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
 
 Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
   if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, errno);
+  Expected<int> opened = OpenRegularFile(path);
+  if (!opened) return opened.error();
+  int fd = *opened;
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int err = errno;
     close(fd);
     return ErrnoError(path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return Error(Errc::kBadElf, path + ": not a regular file");
   }
   // ELF_C_READ reads lazily with pread, so a file truncated under us gives an
   // error, not the SIGBUS an mmap would.

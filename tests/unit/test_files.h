@@ -4,6 +4,8 @@
 #define LCPI_TESTS_UNIT_TEST_FILES_H
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -54,6 +56,23 @@ inline std::string ReadFile(const std::string& path) {
 inline void Run(const std::string& cmd) {
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
+}
+
+// Runs `body` in a child process that SIGALRM kills after `seconds`, and
+// returns its exit status (body's return value), or 128 + the signal that
+// ended it: 128 + SIGALRM (142) means it hung. For calls that must never
+// wait on another process, whose failure would otherwise hang the test.
+template <class Body>
+int ExitStatusWithin(unsigned seconds, Body body) {
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    alarm(seconds);
+    _exit(body());
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace lcpi::testing

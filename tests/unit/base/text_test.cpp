@@ -34,3 +34,14 @@ TEST_CASE("ParseDecimal reads digits only") {
   CHECK_FALSE(ParseDecimal("18446744073709551616"));
   CHECK_FALSE(ParseDecimal("12a"));
 }
+
+TEST_CASE("Printable escapes control characters and nothing else") {
+  using lcpi::Printable;
+  CHECK(Printable("") == "");
+  CHECK(Printable("/usr/bin/xz") == "/usr/bin/xz");
+  CHECK(Printable("caf\xc3\xa9 b\\c") == "caf\xc3\xa9 b\\c");  // UTF-8 and backslashes kept
+  // A comm set with PR_SET_NAME to clear the screen and forge a line.
+  CHECK(Printable("\x1b[2J\rok\n") == "\\x1b[2J\\x0dok\\x0a");
+  CHECK(Printable(std::string_view("a\0b", 3)) == "a\\x00b");
+  CHECK(Printable("\x7f\x01") == "\\x7f\\x01");
+}

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -180,6 +181,17 @@ TEST_CASE("PIE and non-PIE executables with -g: symbols, offsets and source line
       CHECK(missing.error().code() == Errc::kNotFound);
     }
   }
+}
+
+TEST_CASE("the tools never wait on a FIFO named as an image") {
+  TempDir dir;
+  const std::string fifo = dir / "prog";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  int status = lcpi::testing::ExitStatusWithin(10, [&] {
+    auto image = ElfImage::Open(fifo);
+    return !image && image.error().code() == Errc::kBadElf ? 0 : 1;
+  });
+  CHECK(status == 0);
 }
 
 TEST_CASE("without -g there are symbols but no source lines") {

@@ -3,6 +3,7 @@
 // files (clean errors, no crash), of raw note blobs, and of the running
 // kernel and synthetic /sys/module trees.
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -184,6 +185,19 @@ TEST_CASE("different binaries with build-ids differ, copies do not") {
   std::filesystem::copy_file(a, copy);
   CHECK(IdentifyElfFile(a)->identity != IdentifyElfFile(b)->identity);
   CHECK(IdentifyElfFile(a)->identity == IdentifyElfFile(copy)->identity);
+}
+
+TEST_CASE("a FIFO where a mapped file was is refused at once") {
+  // A hostile user's program can leave a FIFO at its own path: lcpid must
+  // not wait in open() for a writer that never comes.
+  TempDir dir;
+  const std::string fifo = dir / "prog";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  int status = lcpi::testing::ExitStatusWithin(10, [&] {
+    auto id = IdentifyElfFile(fifo);
+    return !id && id.error().code() == Errc::kBadElf ? 0 : 1;
+  });
+  CHECK(status == 0);
 }
 
 TEST_CASE("files that are not usable ELF get kBadElf, missing files kNotFound") {

@@ -1,0 +1,23 @@
+// regular_file.h - opening files that someone else named: images mapped by
+// other users' processes, debug files, /sys notes. Such a path may lead to a
+// FIFO (open would wait for a writer for ever), a device or a terminal, so
+// every such open goes through here: non-blocking, no controlling terminal,
+// close-on-exec, and refused unless it is a regular file.
+#ifndef LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
+#define LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
+
+#include <string>
+
+#include "libprofile/base/error.h"
+
+namespace lcpi {
+
+// A read-only descriptor of the regular file at `path`, which the caller
+// closes. Errors: those of open(2) (kNotFound, kPermission, kIo) and kBadElf
+// "not a regular file" for FIFOs, sockets, devices and directories, returned
+// at once: nothing here waits on another process.
+Expected<int> OpenRegularFile(const std::string& path);
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
