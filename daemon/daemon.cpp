@@ -86,6 +86,11 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
 
 Expected<void> Daemon::Start() {
   started_ = Clock::now();
+  access_ = ResolveStateAccess(options_.group);
+  if (!access_.group_found) {
+    spdlog::warn("group '{}' not found: the database is readable by root only", options_.group);
+  }
+  if (Expected<void> e = PrepareStateFiles(options_.db, access_); !e) return e;
   Expected<std::unique_ptr<ProfileDb>> db = ProfileDb::Open(options_.db, DbMode::kReadWrite);
   if (!db) return db.error();
   db_ = std::move(*db);
@@ -196,6 +201,8 @@ std::string Daemon::Status() {
       << ev.period << (ev.fell_back ? " (fallback)" : "") << "\n";
   }
   o << "database " << options_.db << "\n";
+  o << "readers " << (access_.group_found ? "root and group " + access_.group : "root only")
+    << "\n";
   o << "epoch " << epoch_ << "\n";
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";

@@ -12,6 +12,7 @@
 
 #include "daemon/control_server.h"
 #include "daemon/options.h"
+#include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/process_tracker.h"
@@ -47,6 +48,7 @@ class Daemon {
   std::string Status();
 
   DaemonOptions options_;
+  StateAccess access_;  // who may read the database
   std::unique_ptr<ProfileDb> db_;
   int64_t epoch_ = 0;
   std::unique_ptr<Source> source_;

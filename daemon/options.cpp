@@ -15,6 +15,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
       "profiles in an SQLite database. Needs root (perf events for the whole\n"
       "machine, /dev/lcpi, the control socket)."};
   app.add_option("--db", o.db, "profile database (created if missing)")->capture_default_str();
+  app.add_option("--group", o.group,
+                 "group whose members may read the database with the tools: the database is "
+                 "created 0640 root:GROUP (0600, root only, when the group does not exist)")
+      ->capture_default_str();
   app.add_option("--source", o.source,
                  "where samples come from: kmod (/dev/lcpi), perf (perf_event_open), or auto "
                  "(kmod when /dev/lcpi exists)")

@@ -14,6 +14,7 @@ namespace lcpi {
 
 struct DaemonOptions {
   std::string db = kDefaultDatabase;
+  std::string group = "lcpi";   // who besides root may read the database
   std::string source = "auto";  // auto | perf | kmod
   std::vector<EventSpec> events;
   uint64_t period = 0;

@@ -21,6 +21,12 @@ PACKAGES=(
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils
 )
 
+# lcpid makes its database 0640 root:lcpi: the members of this group read
+# profiles with the tools without being root (docs/operators.md).
+if ! getent group lcpi >/dev/null; then
+  if [ "$(id -u)" -ne 0 ]; then sudo groupadd --system lcpi; else groupadd --system lcpi; fi
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then

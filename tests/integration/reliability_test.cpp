@@ -22,6 +22,7 @@
 
 using lcpi::testing::DaemonFixture;
 using lcpi::testing::DbFigures;
+using lcpi::testing::Lcpid;
 using lcpi::testing::Num;
 using lcpi::testing::Outcome;
 using lcpi::testing::ReadDb;
@@ -406,6 +407,47 @@ TEST_CASE("nobody: the control socket refuses, the tools read without writing") 
       // database file itself stays untouched (checked above).
     }
   }
+}
+
+TEST_CASE("the database is readable by root and the lcpi group, not by others") {
+  group* g = getgrnam("lcpi");
+  INFO("scripts/setup.sh (or the package) makes the lcpi group");
+  REQUIRE(g != nullptr);
+  const gid_t lcpi_gid = g->gr_gid;
+  TempDir top("lcpi-access");
+  REQUIRE(chmod(top.path.c_str(), 0755) == 0);  // only lcpid's own modes keep nobody out
+  const std::string state = top.path + "/state", db = state + "/profiles.db";
+  auto mode_and_group = [](const std::string& path) {
+    struct stat st {};
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    return std::make_pair(st.st_mode & 07777, st.st_gid);
+  };
+  {
+    Lcpid d(state, 600);  // lcpid makes the directory: it does not exist yet
+    REQUIRE(d.running());
+    REQUIRE(Run({kShares, "0.3"}) == 0);
+    REQUIRE(!d.Ctl("flush").empty());
+    CHECK(d.Status()["readers"] == "root and group lcpi");
+    CHECK(mode_and_group(state) == std::make_pair(mode_t{0750}, lcpi_gid));
+    CHECK(mode_and_group(db) == std::make_pair(mode_t{0640}, lcpi_gid));
+    CHECK(mode_and_group(db + "-wal") == std::make_pair(mode_t{0640}, lcpi_gid));
+
+    Outcome other = RunOut({LCPIPROF_PATH, "--db", db}, "nobody");
+    INFO("nobody: " << other.out);
+    CHECK(other.status != 0);
+    CHECK(other.out.find("shares") == std::string::npos);
+    Outcome member = RunOut({LCPIPROF_PATH, "--db", db, "-p"}, "nobody", {lcpi_gid});
+    INFO("nobody in group lcpi: " << member.out);
+    CHECK(member.status == 0);
+    CHECK(member.out.find("work60") != std::string::npos);
+    REQUIRE(d.Stop() == 0);
+  }
+  // A database an older lcpid left world-readable is brought to 0640.
+  REQUIRE(chmod(db.c_str(), 0644) == 0);
+  REQUIRE(chown(db.c_str(), 0, 0) == 0);
+  Lcpid again(state, 600);
+  REQUIRE(again.running());
+  CHECK(mode_and_group(db) == std::make_pair(mode_t{0640}, lcpi_gid));
 }
 
 TEST_CASE("an epoch tag with quotes and semicolons round-trips") {

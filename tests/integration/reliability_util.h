@@ -29,8 +29,10 @@ struct Outcome {
 };
 
 // Runs argv with stdout and stderr captured; as user `as_user` if not empty
-// (groups, gid and uid all dropped before exec).
-inline Outcome RunOut(const std::vector<std::string>& argv, const std::string& as_user = "") {
+// (groups, gid and uid all dropped before exec), then with `groups` as its
+// only supplementary groups.
+inline Outcome RunOut(const std::vector<std::string>& argv, const std::string& as_user = "",
+                      const std::vector<gid_t>& groups = {}) {
   Outcome o;
   int fds[2];
   if (pipe(fds) < 0) return o;
@@ -48,7 +50,8 @@ inline Outcome RunOut(const std::vector<std::string>& argv, const std::string& a
     dup2(fds[1], 2);
     close(fds[0]);
     close(fds[1]);
-    if (!as_user.empty() && (setgroups(0, nullptr) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
+    if (!as_user.empty() &&
+        (setgroups(groups.size(), groups.data()) < 0 || setgid(gid) < 0 || setuid(uid) < 0))
       _exit(126);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
