@@ -34,7 +34,17 @@ Expected<void> ControlServer::Listen(const std::string& path) {
     close(probe);
     if (live) return Error(Errc::kBusy, "another lcpid is listening on " + path);
   }
-  unlink(path.c_str());
+  // A stale socket of an earlier lcpid is replaced; anything else at that
+  // path (a file, a link, a directory) is someone's data: refuse, touch nothing.
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode))
+      return Error(Errc::kInvalidArgument,
+                   path + " exists and is not a socket: not removing it (choose --socket)");
+    if (unlink(path.c_str()) < 0) return ErrnoError("unlink " + path, errno);
+  } else if (errno != ENOENT) {
+    return ErrnoError(path, errno);
+  }
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) return ErrnoError("socket", errno);
   mode_t old = umask(077);

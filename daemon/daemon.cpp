@@ -163,8 +163,13 @@ Expected<void> Daemon::DrainAndMerge() {
   uint64_t reap_before = sideband_->newest();
   Expected<void> drained = source_->Flush([this](const RecordBuffer& b) { queue_.push_back(b); });
   ResolveQueued();
-  if (!drained) spdlog::error("draining the source: {}", drained.error().message());
-  tracker_.Reap(reap_before);
+  if (drained) {
+    tracker_.Reap(reap_before);
+  } else {
+    // Records may still sit in the tables, naming spaces that ended: keep
+    // those spaces until a drain succeeds, or their samples go unknown.
+    spdlog::error("draining the source: {}", drained.error().message());
+  }
 
   SourceStats now = source_->Stats();
   MergeBatch batch = aggregator_->Batch(epoch_, source_->Events());

@@ -5,8 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <string>
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -29,6 +30,19 @@ void SetUpLogging(const lcpi::DaemonOptions& o) {
   }
   spdlog::set_level(spdlog::level::from_str(o.log_level));
   spdlog::flush_on(spdlog::level::info);
+}
+
+// Writes our pid, replacing an old pid file but never following a link
+// planted at its path; every write checked.
+lcpi::Expected<void> WritePidFile(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return lcpi::ErrnoError("pid file " + path, errno);
+  std::string text = std::to_string(getpid()) + "\n";
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  int err = errno;
+  if (close(fd) != 0 && ok) ok = false, err = errno;
+  if (!ok) return lcpi::ErrnoError("pid file " + path, err);
+  return {};
 }
 
 }  // namespace
@@ -73,7 +87,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!options.foreground) {
-    std::ofstream(options.pid_file) << getpid() << "\n";
+    if (lcpi::Expected<void> written = WritePidFile(options.pid_file); !written) {
+      // A service manager that cannot find the pid cannot stop us: fail now.
+      spdlog::critical("lcpid: {}", written.error().ToString());
+      char verdict = 1;
+      (void)!write(ready[1], &verdict, 1);
+      return 1;
+    }
     char verdict = 0;
     (void)!write(ready[1], &verdict, 1);
     close(ready[1]);

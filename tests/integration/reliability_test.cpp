@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -448,6 +449,31 @@ TEST_CASE("the database is readable by root and the lcpi group, not by others") 
   Lcpid again(state, 600);
   REQUIRE(again.running());
   CHECK(mode_and_group(db) == std::make_pair(mode_t{0640}, lcpi_gid));
+}
+
+TEST_CASE("lcpid removes nothing but its own socket, and fails without its pid file") {
+  TempDir dir("lcpi-paths");
+  // Someone's file where --socket points: lcpid refuses and leaves it be.
+  const std::string precious = dir.path + "/not-a-socket";
+  { std::ofstream(precious) << "precious\n"; }
+  // (timeout: an lcpid that took the path would run on in the foreground)
+  Outcome o = RunOut({"/usr/bin/timeout", "20", LCPID_PATH, "--foreground", "--db",
+                      dir.path + "/a.db", "--socket", precious});
+  INFO("lcpid: " << o.out);
+  CHECK(o.status == 1);
+  CHECK(o.out.find("is not a socket") != std::string::npos);
+  CHECK(ReadFile(precious) == "precious\n");
+
+  // Daemon mode with a pid file it cannot write: the service manager could
+  // not stop it, so it must not start.
+  const std::string sock = dir.path + "/lcpid.sock";
+  Outcome d = RunOut({LCPID_PATH, "--db", dir.path + "/b.db", "--socket", sock, "--pid-file",
+                      dir.path + "/missing/lcpid.pid"});
+  INFO("lcpid (daemon): " << d.out);
+  bool started = d.status == 0;
+  if (started) RunOut({LCPICTL_PATH, "--socket", sock, "stop"});  // the old behaviour
+  CHECK_FALSE(started);
+  CHECK(d.out.find("failed to start") != std::string::npos);
 }
 
 TEST_CASE("an epoch tag with quotes and semicolons round-trips") {
