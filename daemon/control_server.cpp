@@ -1,4 +1,4 @@
-// control_server.cpp - socket set-up, peer checks and the request loop.
+// control_server.cpp - socket set-up, peer checks and non-blocking requests.
 #include "daemon/control_server.h"
 
 #include <poll.h>
@@ -8,13 +8,30 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "libprofile/base/control_protocol.h"
 
 namespace lcpi {
 
+namespace {
+
+// Best effort and never blocking: a reply of a few KB fits the socket's
+// buffer; a client that does not read it loses the rest.
+void SendReply(int fd, const std::string& reply) {
+  size_t off = 0;
+  while (off < reply.size()) {
+    ssize_t n = send(fd, reply.data() + off, reply.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
 ControlServer::~ControlServer() {
+  for (Client& c : clients_) close(c.fd);
   if (fd_ >= 0) {
     close(fd_);
     unlink(path_.c_str());
@@ -59,35 +76,60 @@ Expected<void> ControlServer::Listen(const std::string& path) {
 }
 
 void ControlServer::ServePending(const Handler& handler) {
+  Accept();
+  auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < clients_.size();) {
+    Client& c = clients_[i];
+    bool done = Serve(c, handler);
+    if (!done && now >= c.deadline) {
+      SendReply(c.fd, "error request timed out: send one line within 1 s\n\n");
+      done = true;
+    }
+    if (done) {
+      close(c.fd);
+      clients_.erase(clients_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void ControlServer::Accept() {
   for (;;) {
-    int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (c < 0) return;
     ucred cred{};
     socklen_t len = sizeof(cred);
-    std::string reply;
     if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != 0) {
-      reply = "error permission denied: the control socket is for root\n\n";
+      SendReply(c, "error permission denied: the control socket is for root\n\n");
+      close(c);
+    } else if (clients_.size() >= kMaxClients) {
+      SendReply(c, "error busy: too many control clients waiting, try again\n\n");
+      close(c);
     } else {
-      std::string request;
-      char buf[512];
-      // A client has one second to send its line.
-      pollfd p{c, POLLIN, 0};
-      while (request.find('\n') == std::string::npos && request.size() < kMaxRequestBytes &&
-             poll(&p, 1, 1000) > 0) {
-        ssize_t n = read(c, buf, sizeof(buf));
-        if (n <= 0) break;
-        request.append(buf, static_cast<size_t>(n));
-      }
-      request = request.substr(0, request.find('\n'));
-      reply = handler(request);
+      clients_.push_back({c, "", std::chrono::steady_clock::now() + kRequestTimeout});
     }
-    size_t off = 0;
-    while (off < reply.size()) {
-      ssize_t n = send(c, reply.data() + off, reply.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
+  }
+}
+
+bool ControlServer::Serve(Client& client, const Handler& handler) {
+  char buf[512];
+  for (;;) {
+    if (client.request.find('\n') != std::string::npos ||
+        client.request.size() >= kMaxRequestBytes) {
+      SendReply(client.fd, handler(client.request.substr(0, client.request.find('\n'))));
+      return true;
     }
-    close(c);
+    ssize_t n = recv(client.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      client.request.append(buf, static_cast<size_t>(n));
+    } else if (n == 0) {
+      // The client closed its end: a last line without '\n' still counts.
+      if (!client.request.empty()) SendReply(client.fd, handler(client.request));
+      return true;
+    } else {
+      return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+    }
   }
 }
 

@@ -10,10 +10,14 @@
 #include <spawn.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -474,6 +478,58 @@ TEST_CASE("lcpid removes nothing but its own socket, and fails without its pid f
   if (started) RunOut({LCPICTL_PATH, "--socket", sock, "stop"});  // the old behaviour
   CHECK_FALSE(started);
   CHECK(d.out.find("failed to start") != std::string::npos);
+}
+
+TEST_CASE("a control client that dribbles bytes stalls neither sampling nor others") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  const std::string sock = fs::path(d.db_path()).parent_path() / "lcpid.sock";
+  uint64_t lost_before = Num(d.Status(), "lost");
+  std::atomic<bool> done{false};
+  // Root's clients get past the peer check: one byte every 200 ms, never a
+  // newline, reconnecting whenever lcpid hangs up; and 10 that send nothing.
+  std::thread dribbler([&] {
+    while (!done) {
+      int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::memcpy(addr.sun_path, sock.c_str(), sock.size());
+      if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+        while (!done && send(fd, "s", 1, MSG_NOSIGNAL) == 1)
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      close(fd);
+    }
+  });
+  std::vector<int> silent;
+  for (int i = 0; i < 10; i++) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, sock.c_str(), sock.size());
+    (void)connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    silent.push_back(fd);
+  }
+  std::thread work([] { Run({kShares, "3"}); });
+  double slowest = 0;
+  int answered = 0;
+  for (int i = 0; i < 5; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    auto t0 = Clock::now();
+    // timeout(1): a stalled lcpid would otherwise hang the test
+    std::string reply = lcpi::testing::Capture("timeout 5 " + std::string(LCPICTL_PATH) +
+                                               " --socket " + sock + " status 2>&1");
+    slowest = std::max(slowest, std::chrono::duration<double>(Clock::now() - t0).count());
+    if (reply.find("samples ") != std::string::npos) answered++;
+  }
+  work.join();
+  done = true;
+  dribbler.join();
+  for (int fd : silent) close(fd);
+  INFO("slowest status answer " << slowest << " s");
+  CHECK(answered == 5);
+  CHECK(slowest < 1.0);
+  CHECK(Num(d.Status(), "lost") == lost_before);
 }
 
 TEST_CASE("an epoch tag with quotes and semicolons round-trips") {
