@@ -1,8 +1,8 @@
 // report.h - the reports of the analysis tools (lcpiprof, lcpilist, lcpidiff)
 // as library calls: each Build* reads a ProfileDb opened read-only and returns
-// plain data; each Render* turns that data into text (aligned to a width),
-// CSV or JSON. The tools are thin command lines around these, and the tests
-// call them directly.
+// plain data; each Render* turns that data into one table model (table.h)
+// and renders it as text (aligned to a width), CSV or JSON. The tools are
+// thin command lines around these, and the tests call them directly.
 //
 // Counts are stored per (epoch, image, event, file offset). Procedures are
 // found from the image on disk for user images (ElfImage: file offset ->
@@ -179,7 +179,7 @@ struct Listing {
 
 Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options);
 
-// ----- Rendering
+// ----- Rendering (render.cpp; the model and its renderers: table.h)
 
 struct RenderOptions {
   Format format = Format::kText;
