@@ -6,6 +6,14 @@
 
 namespace lcpi::report {
 
+namespace {
+
+// The table's columns, in the order they are added: a row lists its cells
+// in this order.
+enum DiffColumn : size_t { kShareA, kShareB, kDelta, kCountA, kCountB, kStatus, kName, kImage };
+
+}  // namespace
+
 Document DiffDocument(const Diff& d) {
   const bool procs = d.view == View::kProcedures;
   Document doc;
@@ -21,31 +29,26 @@ Document DiffDocument(const Diff& d) {
 
   Table t;
   t.key = "rows";
-  const size_t share_a = AddColumn(&t, {"A%", "percent_a", "percent_a", CellType::kPercent});
-  const size_t share_b = AddColumn(&t, {"B%", "percent_b", "percent_b", CellType::kPercent});
-  const size_t delta = AddColumn(&t, {"delta", "delta", "delta", CellType::kDelta});
-  const size_t count_a = AddColumn(&t, {"A", "count_a", "count_a", CellType::kCount});
-  const size_t count_b = AddColumn(&t, {"B", "count_b", "count_b", CellType::kCount});
-  const size_t status = AddColumn(&t, {"status", "status", "status", CellType::kText});
-  const size_t name = procs ? AddColumn(&t, {"procedure", "procedure", "name", CellType::kText})
-                            : AddColumn(&t, {"image", "image", "name", CellType::kPath});
-  std::vector<size_t> names = {name};
-  if (procs) names.push_back(AddColumn(&t, {"image", "image", "image", CellType::kPath}));
-  const std::vector<size_t> numbers = {count_a, count_b, share_a, share_b, delta, status};
-  Show(&t, Format::kText, Concat({share_a, share_b, delta, count_a, count_b, status}, names));
+  t.columns = {Column("A%", "percent_a", "percent_a", CellType::kPercent),
+               Column("B%", "percent_b", "percent_b", CellType::kPercent),
+               Column("delta", CellType::kDelta),
+               Column("A", "count_a", "count_a", CellType::kCount),
+               Column("B", "count_b", "count_b", CellType::kCount),
+               Column("status", CellType::kText),
+               procs ? Column("procedure", "procedure", "name", CellType::kText)
+                     : Column("image", "image", "name", CellType::kPath),
+               Column("image", CellType::kPath)};
+  std::vector<size_t> names = {kName};
+  if (procs) names.push_back(kImage);
+  const std::vector<size_t> numbers = {kCountA, kCountB, kShareA, kShareB, kDelta, kStatus};
+  Show(&t, Format::kText, Concat({kShareA, kShareB, kDelta, kCountA, kCountB, kStatus}, names));
   Show(&t, Format::kCsv, Concat(names, numbers));
   Show(&t, Format::kJson, Concat(names, numbers));
 
   for (const DiffRow& r : d.rows) {
-    TableRow row = NewRow(t);
-    row.cells[name] = r.name;
-    if (procs) row.cells[names[1]] = r.image;
-    row.cells[share_a] = r.share_a;
-    row.cells[share_b] = r.share_b;
-    row.cells[delta] = r.delta;
-    row.cells[count_a] = uint64_t{r.count_a};
-    row.cells[count_b] = uint64_t{r.count_b};
-    row.cells[status] = r.status;
+    TableRow row;
+    row.cells = {r.share_a,           r.share_b, r.delta, uint64_t{r.count_a},
+                 uint64_t{r.count_b}, r.status,  r.name,  r.image};
     t.rows.push_back(std::move(row));
   }
   doc.tables.push_back(std::move(t));

@@ -34,35 +34,43 @@ void FillEvents(const Listing& l, const EventColumnIds& ids, const std::vector<u
   }
 }
 
+// The columns of each table in the order they are added; the per-event
+// columns follow them.
+enum InstructionColumn : size_t { kAddress, kOffset, kSize, kInstruction, kFile, kLine, kWhere };
+enum SourceLineColumn : size_t { kLineFile, kLineNumber, kLineWhere, kLineText };
+
+// "file" and "line" (JSON), and "prog.c:6" as text and CSV show it.
+std::vector<Column> SourceColumns() {
+  return {Column("file", CellType::kPath), Column("line", CellType::kInteger),
+          Column("line", "line", "where", CellType::kText)};
+}
+
 Table InstructionTable(const Listing& l) {
   Table t;
   t.key = "instructions";
-  const size_t address = AddColumn(&t, {"address", "address", "address", CellType::kHex});
-  const size_t offset = AddColumn(&t, {"offset", "offset", "offset", CellType::kHex});
-  const size_t size = AddColumn(&t, {"size", "size", "size", CellType::kInteger});
-  const size_t text = AddColumn(&t, {"instruction", "instruction", "text", CellType::kText});
+  t.columns = {Column("address", CellType::kHex), Column("offset", CellType::kHex),
+               Column("size", CellType::kInteger),
+               Column("instruction", "instruction", "text", CellType::kText)};
+  for (Column& c : SourceColumns()) t.columns.push_back(std::move(c));
   const EventColumnIds events = AddEventColumns(&t, l.header.events, kEventKinds);
-  const size_t file = AddColumn(&t, {"file", "file", "file", CellType::kPath});
-  const size_t line = AddColumn(&t, {"line", "line", "line", CellType::kInteger});
-  const size_t where = AddColumn(&t, {"line", "line", "where", CellType::kText});
-  Show(&t, Format::kText, Concat(Concat({address}, EventMajor(events)), {text}));
-  Show(&t, Format::kCsv, Concat(Concat({address}, EventMajor(events)), {where, text}));
+  Show(&t, Format::kText, Concat(Concat({kAddress}, EventMajor(events)), {kInstruction}));
+  Show(&t, Format::kCsv, Concat(Concat({kAddress}, EventMajor(events)), {kWhere, kInstruction}));
   Show(&t, Format::kJson,
-       Concat(Concat({address, offset, size, text}, KindMajor(events)), {file, line}));
+       Concat(Concat({kAddress, kOffset, kSize, kInstruction}, KindMajor(events)), {kFile, kLine}));
   std::string last_where;
   for (const Instruction& in : l.instructions) {
     TableRow row = NewRow(t);
-    row.cells[address] = uint64_t{in.address};
-    row.cells[offset] = uint64_t{in.offset};
-    row.cells[size] = int64_t{in.size};
-    row.cells[text] = in.text;
+    row.cells[kAddress] = uint64_t{in.address};
+    row.cells[kOffset] = uint64_t{in.offset};
+    row.cells[kSize] = int64_t{in.size};
+    row.cells[kInstruction] = in.text;
     FillEvents(l, events, in.counts, &row);
     if (in.source_file) {
-      row.cells[file] = *in.source_file;
-      row.cells[line] = int64_t{in.source_line};
+      row.cells[kFile] = *in.source_file;
+      row.cells[kLine] = int64_t{in.source_line};
     }
     const std::string here = Where(in.source_file, in.source_line);
-    row.cells[where] = here;
+    row.cells[kWhere] = here;
     if (l.source && here != last_where) row.text_above = here + ":  " + in.source_text;
     last_where = here;
     t.rows.push_back(std::move(row));
@@ -73,21 +81,19 @@ Table InstructionTable(const Listing& l) {
 Table SourceLineTable(const Listing& l) {
   Table t;
   t.key = "lines";
+  t.columns = SourceColumns();
+  t.columns.push_back(Column("source", "source", "text", CellType::kText));
   const EventColumnIds events = AddEventColumns(&t, l.header.events, kEventKinds);
-  const size_t file = AddColumn(&t, {"file", "file", "file", CellType::kPath});
-  const size_t line = AddColumn(&t, {"line", "line", "line", CellType::kInteger});
-  const size_t where = AddColumn(&t, {"line", "line", "where", CellType::kText});
-  const size_t text = AddColumn(&t, {"source", "source", "text", CellType::kText});
-  Show(&t, Format::kText, Concat(EventMajor(events), {where, text}));
-  Show(&t, Format::kCsv, Concat(EventMajor(events), {where, text}));
-  Show(&t, Format::kJson, Concat({file, line, text}, events[0]));
+  Show(&t, Format::kText, Concat(EventMajor(events), {kLineWhere, kLineText}));
+  Show(&t, Format::kCsv, Concat(EventMajor(events), {kLineWhere, kLineText}));
+  Show(&t, Format::kJson, Concat({kLineFile, kLineNumber, kLineText}, events[0]));
   for (const SourceLineRow& r : l.lines) {
     TableRow row = NewRow(t);
     FillEvents(l, events, r.counts, &row);
-    row.cells[file] = r.file;
-    row.cells[line] = int64_t{r.line};
-    row.cells[where] = Where(r.file, r.line);
-    row.cells[text] = r.text;
+    row.cells[kLineFile] = r.file;
+    row.cells[kLineNumber] = int64_t{r.line};
+    row.cells[kLineWhere] = Where(r.file, r.line);
+    row.cells[kLineText] = r.text;
     t.rows.push_back(std::move(row));
   }
   return t;

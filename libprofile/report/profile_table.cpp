@@ -9,55 +9,45 @@ namespace lcpi::report {
 
 namespace {
 
-// The columns naming a row, per view, and which of them each format shows.
-struct NameColumns {
-  size_t name = 0, image = 0, identity = 0, kind = 0, symbol = 0, lo = 0, hi = 0, pid = 0;
-  std::vector<size_t> text, csv, json;
-};
+// The columns naming a row, in the order they are added and a row lists its
+// cells (every view has them all; each shows only its own); the per-event
+// columns follow them.
+enum NameColumn : size_t { kName, kImage, kIdentity, kKind, kSymbol, kLo, kHi, kPid };
 
-NameColumns AddNameColumns(Table* t, View view) {
-  NameColumns n;
+Column NameOf(View view) {
   switch (view) {
     case View::kImages:
-      n.name = AddColumn(t, {"image", "image", "name", CellType::kPath});
-      break;
+      return Column("image", "image", "name", CellType::kPath);
     case View::kProcedures:
-      n.name = AddColumn(t, {"procedure", "procedure", "name", CellType::kText});
-      n.image = AddColumn(t, {"image", "image", "image", CellType::kPath});
-      break;
+      return Column("procedure", "procedure", "name", CellType::kText);
     case View::kProcesses:
-      n.name = AddColumn(t, {"command", "command", "name", CellType::kText});
-      n.pid = AddColumn(t, {"pid", "pid", "pid", CellType::kInteger});
       break;
   }
-  if (view == View::kProcesses) {
-    n.text = {n.pid, n.name};
-    n.csv = n.json = {n.name, n.pid};
-    return n;
+  return Column("command", "command", "name", CellType::kText);
+}
+
+// The name columns each format shows, per view: text, CSV, JSON.
+std::array<std::vector<size_t>, 3> NamesShown(View view) {
+  switch (view) {
+    case View::kImages:
+      return {{{kName}, {kName, kIdentity, kKind}, {kName, kIdentity, kKind}}};
+    case View::kProcedures:
+      return {{{kName, kImage},
+               {kName, kImage, kIdentity, kKind, kLo, kHi},
+               {kName, kImage, kSymbol, kLo, kHi, kIdentity, kKind}}};
+    case View::kProcesses:
+      break;
   }
-  n.identity = AddColumn(t, {"identity", "identity", "identity", CellType::kText});
-  n.kind = AddColumn(t, {"kind", "kind", "kind", CellType::kText});
-  if (view == View::kImages) {
-    n.text = {n.name};
-    n.csv = n.json = {n.name, n.identity, n.kind};
-    return n;
-  }
-  n.symbol = AddColumn(t, {"symbol", "symbol", "symbol", CellType::kBool});
-  n.lo = AddColumn(t, {"offset_lo", "offset_lo", "offset_lo", CellType::kHex});
-  n.hi = AddColumn(t, {"offset_hi", "offset_hi", "offset_hi", CellType::kHex});
-  n.text = {n.name, n.image};
-  n.csv = {n.name, n.image, n.identity, n.kind, n.lo, n.hi};
-  n.json = {n.name, n.image, n.symbol, n.lo, n.hi, n.identity, n.kind};
-  return n;
+  return {{{kPid, kName}, {kName, kPid}, {kName, kPid}}};
 }
 
 }  // namespace
 
 Document ProfileDocument(const Profile& p) {
   const Header& h = p.header;
+  const std::string sort = h.events.empty() ? "" : h.events[p.sort_column].name;
   Document doc;
   doc.tool = "lcpiprof";
-  const std::string sort = h.events.empty() ? "" : h.events[p.sort_column].name;
   doc.title =
       std::string("lcpiprof: ") + ViewName(p.view) + ", sorted by " + (sort.empty() ? "-" : sort);
   doc.sources.push_back({h, "", "", ""});
@@ -70,32 +60,30 @@ Document ProfileDocument(const Profile& p) {
   Table t;
   t.key = "rows";
   t.json_events_on_new_line = true;
-  const NameColumns n = AddNameColumns(&t, p.view);
+  t.columns = {NameOf(p.view),
+               Column("image", CellType::kPath),
+               Column("identity", CellType::kText),
+               Column("kind", CellType::kText),
+               Column("symbol", CellType::kBool),
+               Column("offset_lo", CellType::kHex),
+               Column("offset_hi", CellType::kHex),
+               Column("pid", CellType::kInteger)};
   const EventColumnIds events =
       AddEventColumns(&t, h.events,
                       {{"counts", "", "", CellType::kCount},
                        {"percent", "_percent", "%", CellType::kPercent},
                        {"cum_percent", "_cum_percent", "cum%", CellType::kPercent}});
-  Show(&t, Format::kText, Concat(EventMajor(events), n.text));
-  Show(&t, Format::kCsv, Concat(n.csv, EventMajor(events)));
-  Show(&t, Format::kJson, Concat(n.json, KindMajor(events)));
+  const auto names = NamesShown(p.view);
+  Show(&t, Format::kText, Concat(EventMajor(events), names[0]));
+  Show(&t, Format::kCsv, Concat(names[1], EventMajor(events)));
+  Show(&t, Format::kJson, Concat(names[2], KindMajor(events)));
 
   std::vector<uint64_t> cum(h.events.size(), 0);
   for (const Row& r : p.rows) {
-    TableRow row = NewRow(t);
-    row.cells[n.name] = r.name;
-    if (p.view == View::kProcesses) {
-      row.cells[n.pid] = int64_t{r.pid};
-    } else {
-      row.cells[n.identity] = r.identity;
-      row.cells[n.kind] = r.kind;
-    }
-    if (p.view == View::kProcedures) {
-      row.cells[n.image] = r.image;
-      row.cells[n.symbol] = r.symbol;
-      row.cells[n.lo] = uint64_t{r.lo};
-      row.cells[n.hi] = uint64_t{r.hi};
-    }
+    TableRow row;
+    row.cells = {r.name,   r.image,        r.identity,     r.kind,
+                 r.symbol, uint64_t{r.lo}, uint64_t{r.hi}, int64_t{r.pid}};
+    row.cells.resize(t.columns.size());  // the per-event cells, set below
     for (size_t e = 0; e < h.events.size(); ++e) {
       cum[e] += r.counts[e];
       row.cells[events[0][e]] = uint64_t{r.counts[e]};

@@ -55,6 +55,11 @@ struct Header {
 // empty means every event with samples in the epoch(s).
 Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
                             const std::vector<std::string>& events);
+// ReadHeader in a read snapshot of `db` begun here, so that every query of
+// one report sees the same data; the caller ends the snapshot on success
+// (SnapshotGuard), and on an error it is already ended.
+Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch,
+                             const std::vector<std::string>& events);
 // The epoch argument of the ProfileDb queries for a header.
 int64_t QueryEpoch(const Header& header);
 

@@ -47,6 +47,8 @@ struct Column {
   Column() = default;
   Column(std::string title, std::string name, std::string key, CellType type)
       : title(std::move(title)), name(std::move(name)), key(std::move(key)), type(type) {}
+  // Most columns go by one name in every format.
+  Column(const std::string& name, CellType type) : Column(name, name, name, type) {}
 
   std::string title;  // text heading ("cycles", "%", "cum%")
   std::string name;   // CSV heading ("cycles_percent")
