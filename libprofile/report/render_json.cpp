@@ -3,7 +3,9 @@
 // always printed it: the envelope, the facts before the header fields, the
 // header fields (top level, or under "a"/"b" for labelled sources), the facts
 // after them, every table as an array of row objects, the omitted summary
-// and the warnings. Per-event columns become objects keyed by event.
+// and the warnings. Per-event columns become objects keyed by event. The
+// envelope is generic: each tool's own top-level keys are the Document's
+// facts, so no tool has code here.
 #include "libprofile/report/cell_format.h"
 #include "libprofile/report/table.h"
 

@@ -4,10 +4,14 @@
 
 namespace lcpi::report {
 
+namespace {
+
 size_t AddColumn(Table* table, Column column) {
   table->columns.push_back(std::move(column));
   return table->columns.size() - 1;
 }
+
+}  // namespace
 
 void Show(Table* table, Format format, std::vector<size_t> columns) {
   table->order[static_cast<size_t>(format)] = std::move(columns);

@@ -135,7 +135,6 @@ std::string Render(const Document& doc, const RenderOptions& options);
 
 // ----- Building tables (table.cpp)
 
-size_t AddColumn(Table* table, Column column);  // returns its index
 // Shows `columns` (indexes) in `format`, in this order.
 void Show(Table* table, Format format, std::vector<size_t> columns);
 // A row of absent cells, one per column of `table`, to fill by index.
