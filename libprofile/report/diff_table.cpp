@@ -12,6 +12,14 @@ namespace {
 // in this order.
 enum DiffColumn : size_t { kShareA, kShareB, kDelta, kCountA, kCountB, kStatus, kName, kImage };
 
+// The samples of `event` in a profile; 0 when it has no such event.
+uint64_t EventSamples(const Header& h, const std::string& event) {
+  for (size_t e = 0; e < h.events.size(); ++e) {
+    if (h.events[e].name == event) return h.totals[e];
+  }
+  return 0;
+}
+
 }  // namespace
 
 Document DiffDocument(const Diff& d) {
@@ -20,8 +28,8 @@ Document DiffDocument(const Diff& d) {
   doc.tool = "lcpidiff";
   doc.title = std::string("lcpidiff: ") + ViewName(d.view) + ", event " + d.event +
               ", sorted by the largest change in share";
-  doc.sources.push_back({d.a, "A", "a", d.event});
-  doc.sources.push_back({d.b, "B", "b", d.event});
+  doc.sources.push_back({d.a, "A", "a", EventSamples(d.a, d.event)});
+  doc.sources.push_back({d.b, "B", "b", EventSamples(d.b, d.event)});
   doc.facts_before.push_back({"view", CellType::kText, std::string(ViewName(d.view))});
   doc.facts_before.push_back({"event", CellType::kText, d.event});
   doc.omitted = Omitted{d.omitted, std::nullopt};

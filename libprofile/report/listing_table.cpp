@@ -111,7 +111,7 @@ Document ListingDocument(const Listing& l) {
     note += std::string(e ? "," : "") + " " + h.events[e].name + " " + std::to_string(l.totals[e]);
   }
   doc.header_notes.push_back(note);
-  doc.sources.push_back({h, "", "", ""});
+  doc.sources.push_back({h, "", "", 0});
   doc.facts_after = {
       {"procedure", CellType::kText, l.procedure}, {"image", CellType::kPath, l.image},
       {"identity", CellType::kText, l.identity},   {"kind", CellType::kText, l.kind},

@@ -50,7 +50,7 @@ Document ProfileDocument(const Profile& p) {
   doc.tool = "lcpiprof";
   doc.title =
       std::string("lcpiprof: ") + ViewName(p.view) + ", sorted by " + (sort.empty() ? "-" : sort);
-  doc.sources.push_back({h, "", "", ""});
+  doc.sources.push_back({h, "", "", 0});
   doc.facts_before.push_back({"view", CellType::kText, std::string(ViewName(p.view))});
   doc.facts_after.push_back(
       {"sort", CellType::kText, sort.empty() ? Cell{} : Cell{std::string(sort)}});

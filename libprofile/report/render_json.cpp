@@ -63,12 +63,8 @@ std::string HeaderFields(const Header& h, const std::string& indent) {
 
 std::string SourceFields(const Source& s) {
   if (s.label.empty()) return HeaderFields(s.header, "  ");
-  uint64_t samples = 0;
-  for (size_t e = 0; e < s.header.events.size(); ++e) {
-    if (s.header.events[e].name == s.event) samples = s.header.totals[e];
-  }
   return "  " + JsonString(s.key) + ": {\n" + HeaderFields(s.header, "    ") +
-         "    \"samples\": " + std::to_string(samples) + "\n  },\n";
+         "    \"samples\": " + std::to_string(s.samples) + "\n  },\n";
 }
 
 std::string FactField(const Header& h, const Fact& f) {

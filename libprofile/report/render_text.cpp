@@ -105,12 +105,8 @@ std::string SourceLines(const Header& h) {
 
 // A labelled source (lcpidiff's A and B), on one line.
 std::string SourceLine(const Source& s) {
-  uint64_t samples = 0;
-  for (size_t e = 0; e < s.header.events.size(); ++e) {
-    if (s.header.events[e].name == s.event) samples = s.header.totals[e];
-  }
   return "# " + s.label + ": " + s.header.database + ", epoch " + EpochText(s.header) + ", " +
-         std::to_string(samples) + " samples\n";
+         std::to_string(s.samples) + " samples\n";
 }
 
 std::string OmittedLine(const Document& doc) {

@@ -91,13 +91,13 @@ struct Fact {
 // One source of the numbers. A report of one database has one, unlabelled:
 // text prints its "# database/epoch/events/unknown" lines, JSON its fields at
 // the top level. lcpidiff has two, labelled "A" and "B": text prints one line
-// each with the samples of `event`, JSON an object under "a"/"b" that adds
-// "samples".
+// each with its samples of the compared event, JSON an object under "a"/"b"
+// that adds "samples".
 struct Source {
   Header header;
-  std::string label;  // "" or "A", "B"
-  std::string key;    // labelled: the JSON key ("a", "b")
-  std::string event;  // labelled: the event whose samples are stated
+  std::string label;     // "" or "A", "B"
+  std::string key;       // labelled: the JSON key ("a", "b")
+  uint64_t samples = 0;  // labelled: the samples of the compared event
 };
 
 // What --top/--keep cut: the rows and, when summed, their counts per event

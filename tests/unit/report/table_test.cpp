@@ -29,7 +29,7 @@ Document Sample() {
   Document doc;
   doc.tool = "test";
   doc.title = "test: a table";
-  doc.sources.push_back({TwoEvents(), "", "", ""});
+  doc.sources.push_back({TwoEvents(), "", "", 0});
   doc.facts_before.push_back({"view", CellType::kText, std::string("things")});
   doc.facts_after.push_back({"sort", CellType::kText, Cell{}});
   Table t;
@@ -143,7 +143,7 @@ TEST_CASE("JSON: facts, header, per-event objects, absent cells left out") {
 
 TEST_CASE("JSON: labelled sources go under their keys with their samples") {
   Document doc = Sample();
-  doc.sources = {{TwoEvents(), "A", "a", "imiss"}};
+  doc.sources = {{TwoEvents(), "A", "a", 10}};
   doc.omitted = Omitted{0, std::nullopt};
   const std::string json = RenderJson(doc);
   CHECK(json.find("  \"a\": {\n    \"database\": \"/db\",\n") != std::string::npos);
