@@ -27,13 +27,10 @@ int main(int argc, char** argv) {
                  "only rows whose share moved by at least this many points");
   app.add_option("--top", opts.top, "at most this many rows");
   tools::AddOutputOptions(app, &out);
-  app.footer(
-      "Examples:\n"
-      "  lcpidiff --epoch before-upgrade --epoch after-upgrade\n"
-      "  lcpidiff -p --top 20 --epoch 3 --epoch 4\n"
-      "  lcpidiff --db old.db --db new.db -p -i myprog\n"
-      "Exit status: 0 on success, 1 on an error (no database, not a database, no such\n"
-      "epoch, event or image), 2 on a bad command line.");
+  app.footer(tools::Footer(
+      {"lcpidiff --epoch before-upgrade --epoch after-upgrade",
+       "lcpidiff -p --top 20 --epoch 3 --epoch 4", "lcpidiff --db old.db --db new.db -p -i myprog"},
+      tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   if (dbs.size() > 2 || epochs.size() > 2) {
     std::fprintf(stderr, "%s: error: at most two --db and two --epoch\n", tool.c_str());
@@ -72,10 +69,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: warning: comparing epoch %s with itself\n", tool.c_str(),
                  opts.epoch_a.empty() ? "(newest)" : opts.epoch_a.c_str());
   }
-  auto diff = report::BuildDiff(*db_a, db_b, opts);
-  if (!diff) return tools::Fail(tool, diff.error());
-  tools::PrintWarnings(tool, diff->warnings);
-  std::string text = report::RenderDiff(*diff, ro);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  return tools::PrintReport(tool, report::BuildDiff(*db_a, db_b, opts), report::RenderDiff, ro);
 }

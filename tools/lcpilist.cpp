@@ -17,24 +17,20 @@ int main(int argc, char** argv) {
   app.add_option("procedure", opts.procedure, "the procedure (function symbol) to list");
   app.add_option("image", opts.image,
                  "the image holding it: a part of its path, or its identity (default: any)");
-  app.add_option("--db", db_path, "profile database ($LCPI_DB, else /var/lib/lcpi/profiles.db)")
-      ->capture_default_str();
-  app.add_option("--epoch", opts.epoch, "epoch id, tag, or 'all' (default: the newest)");
-  app.add_option("-e,--event", opts.events, "only these events (repeatable; default: all present)");
+  tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events);
   app.add_option("--range", range,
                  "IMAGE:START-END instead of a procedure (hex addresses as listed)");
   app.add_flag("--source", opts.source, "interleave the source lines (needs -g)");
   app.add_flag("--lines", opts.lines, "one row per source line instead of per instruction");
   tools::AddOutputOptions(app, &out);
-  app.footer(
-      "Examples:\n"
-      "  lcpilist hot_loop                     the procedure in whichever image has it\n"
-      "  lcpilist memcpy libc.so --source      with source lines interleaved\n"
-      "  lcpilist main /usr/bin/myprog --lines samples per source line\n"
-      "  lcpilist --range /usr/bin/myprog:0x1130-0x1190\n"
+  app.footer(tools::Footer(
+      {"lcpilist hot_loop                     the procedure in whichever image has it",
+       "lcpilist memcpy libc.so --source      with source lines interleaved",
+       "lcpilist main /usr/bin/myprog --lines samples per source line",
+       "lcpilist --range /usr/bin/myprog:0x1130-0x1190"},
       "Exit status: 0 on success (warnings, e.g. an image rebuilt since it was profiled,\n"
       "go to stderr), 1 on an error (no database, not a database, no such epoch, image\n"
-      "or procedure), 2 on a bad command line.");
+      "or procedure), 2 on a bad command line."));
   CLI11_PARSE(app, argc, argv);
   if (!range.empty()) {
     if (!opts.procedure.empty()) {
@@ -55,10 +51,5 @@ int main(int argc, char** argv) {
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
-  auto listing = report::BuildListing(*db, opts);
-  if (!listing) return tools::Fail(tool, listing.error());
-  tools::PrintWarnings(tool, listing->warnings);
-  std::string text = report::RenderListing(*listing, ro);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  return tools::PrintReport(tool, report::BuildListing(*db, opts), report::RenderListing, ro);
 }

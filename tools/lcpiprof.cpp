@@ -14,10 +14,7 @@ int main(int argc, char** argv) {
   report::ProfOptions opts;
   bool procedures = false, processes = false;
   tools::OutputFlags out;
-  app.add_option("--db", db_path, "profile database ($LCPI_DB, else /var/lib/lcpi/profiles.db)")
-      ->capture_default_str();
-  app.add_option("--epoch", opts.epoch, "epoch id, tag, or 'all' (default: the newest)");
-  app.add_option("-e,--event", opts.events, "only these events (repeatable; default: all present)");
+  tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events);
   app.add_option("--sort", opts.sort, "sort by this event (default: the first)");
   app.add_option("--keep", opts.keep_percent,
                  "only rows with at least this percent of the sort event")
@@ -30,15 +27,13 @@ int main(int argc, char** argv) {
                  "with -p: only images whose path contains this, or with this identity "
                  "(repeatable)");
   tools::AddOutputOptions(app, &out);
-  app.footer(
-      "Examples:\n"
-      "  lcpiprof                          images of the newest epoch, by the first event\n"
-      "  lcpiprof -p --top 20              the 20 hottest procedures\n"
-      "  lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each\n"
-      "  lcpiprof -P --epoch all           per process, over every epoch\n"
-      "  lcpiprof --epoch before-upgrade --sort imiss --format json\n"
-      "Exit status: 0 on success, 1 on an error (no database, not a database, no such\n"
-      "epoch, event or image), 2 on a bad command line.");
+  app.footer(tools::Footer(
+      {"lcpiprof                          images of the newest epoch, by the first event",
+       "lcpiprof -p --top 20              the 20 hottest procedures",
+       "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
+       "lcpiprof -P --epoch all           per process, over every epoch",
+       "lcpiprof --epoch before-upgrade --sort imiss --format json"},
+      tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   if (!opts.images.empty() && !procedures) {
     std::fprintf(stderr, "%s: error: -i/--image needs -p\n", tool.c_str());
@@ -51,10 +46,5 @@ int main(int argc, char** argv) {
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
-  auto profile = report::BuildProfile(*db, opts);
-  if (!profile) return tools::Fail(tool, profile.error());
-  tools::PrintWarnings(tool, profile->warnings);
-  std::string text = report::RenderProfile(*profile, ro);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  return tools::PrintReport(tool, report::BuildProfile(*db, opts), report::RenderProfile, ro);
 }

@@ -13,6 +13,20 @@ std::string DefaultDb() {
   return env && *env ? env : kDefaultDatabase;
 }
 
+void AddSourceOptions(CLI::App& app, std::string* db, std::string* epoch,
+                      std::vector<std::string>* events) {
+  app.add_option("--db", *db, "profile database ($LCPI_DB, else /var/lib/lcpi/profiles.db)")
+      ->capture_default_str();
+  app.add_option("--epoch", *epoch, "epoch id, tag, or 'all' (default: the newest)");
+  app.add_option("-e,--event", *events, "only these events (repeatable; default: all present)");
+}
+
+std::string Footer(const std::vector<std::string>& examples, const std::string& exit_status) {
+  std::string out = "Examples:\n";
+  for (const std::string& e : examples) out += "  " + e + "\n";
+  return out + exit_status;
+}
+
 void AddOutputOptions(CLI::App& app, OutputFlags* flags) {
   app.add_option("--format", flags->format, "output format: text, csv or json")
       ->check(CLI::IsMember({"text", "csv", "json"}))
@@ -49,6 +63,11 @@ void PrintWarnings(const std::string& tool, const std::vector<std::string>& warn
   for (const std::string& w : warnings) {
     std::fprintf(stderr, "%s: warning: %s\n", tool.c_str(), w.c_str());
   }
+}
+
+int WriteOut(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
 bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,

@@ -1,7 +1,7 @@
 // report_cli.h - what the command lines of lcpiprof, lcpilist and lcpidiff
 // share: the database option, opening it read-only with errors people can
 // act on, the output options (--format, --width, --no-header), and printing
-// warnings and the result.
+// errors, warnings and the report.
 #ifndef LCPI_TOOLS_REPORT_CLI_H
 #define LCPI_TOOLS_REPORT_CLI_H
 
@@ -19,6 +19,18 @@ namespace lcpi::tools {
 // Where lcpid writes by default (kDefaultDatabase); $LCPI_DB overrides it.
 std::string DefaultDb();
 
+// --db, --epoch and -e/--event, as lcpiprof and lcpilist take them (lcpidiff
+// takes up to two databases and epochs).
+void AddSourceOptions(CLI::App& app, std::string* db, std::string* epoch,
+                      std::vector<std::string>* events);
+
+// The --help footer: "Examples:" with one command a line, then the exit
+// statuses (kExitStatus, or the tool's own).
+std::string Footer(const std::vector<std::string>& examples, const std::string& exit_status);
+inline constexpr const char* kExitStatus =
+    "Exit status: 0 on success, 1 on an error (no database, not a database, no such\n"
+    "epoch, event or image), 2 on a bad command line.";
+
 struct OutputFlags {
   std::string format = "text";
   int width = 0;
@@ -34,6 +46,20 @@ std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& pa
 int Fail(const std::string& tool, const Error& error);
 
 void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings);
+
+// Writes `text` to stdout; the exit status: 0, or 1 when stdout fails.
+int WriteOut(const std::string& text);
+
+// The end of every tool: a report that could not be built is an error
+// (status 1); one that was has its warnings printed and is rendered.
+template <class Report>
+int PrintReport(const std::string& tool, const Expected<Report>& report,
+                std::string (*render)(const Report&, const report::RenderOptions&),
+                const report::RenderOptions& options) {
+  if (!report) return Fail(tool, report.error());
+  PrintWarnings(tool, report->warnings);
+  return WriteOut(render(*report, options));
+}
 
 // Checks the format and fills the render options (width from the terminal).
 bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,

@@ -9,6 +9,9 @@
 #include <set>
 #include <tuple>
 
+#include "libprofile/report/image_filter.h"
+#include "libprofile/report/offset_counts.h"
+#include "libprofile/report/percent.h"
 #include "libprofile/report/report_symbols.h"
 
 namespace lcpi::report {
@@ -18,17 +21,9 @@ namespace {
 // Samples no symbol covers are grouped while they lie this close together.
 constexpr uint64_t kRangeGap = 256;
 
-double Percent(uint64_t part, uint64_t whole) {
-  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
 int64_t Stat(const std::map<std::string, int64_t>& stats, const char* name) {
   auto it = stats.find(name);
   return it == stats.end() ? 0 : it->second;
-}
-
-bool ImageMatches(const ImageInfo& image, const std::string& filter) {
-  return image.identity == filter || image.path.find(filter) != std::string::npos;
 }
 
 // Sorts rows by the sort column, largest first; ties by the other columns,
@@ -116,30 +111,19 @@ Expected<std::vector<Row>> ProcedureRows(ProfileDb& db, const Header& h,
     if (!any) return Error(Errc::kNotFound, "no such image: " + f);
   }
   std::vector<Row> rows;
-  for (const auto& [id, image_counts] : *counts) {
+  for (const auto& [id, image_total] : *counts) {  // the images with samples
     const ImageInfo& info = (*images)[id];
     if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
           return ImageMatches(info, f);
         })) {
       continue;
     }
-    // offset -> counts per event column
-    std::map<uint64_t, std::vector<uint64_t>> offsets;
-    for (size_t e = 0; e < h.events.size(); ++e) {
-      if (image_counts[e] == 0) continue;
-      auto oc = db.OffsetCounts(QueryEpoch(h), id, h.events[e].id, 0,
-                                std::numeric_limits<uint64_t>::max());
-      if (!oc) return oc.error();
-      for (const OffsetCount& o : *oc) {
-        auto& v = offsets[o.offset];
-        v.resize(h.events.size(), 0);
-        v[e] += o.count;
-      }
-    }
+    auto offsets = CountOffsets(db, h, id, 0, std::numeric_limits<uint64_t>::max());
+    if (!offsets) return offsets.error();
     ImageSymbolizer sym = ImageSymbolizer::Load(db, info, warnings);
     std::map<std::pair<uint64_t, std::string>, Row> procs;  // by (lo, name)
     Row* range = nullptr;  // the open range of unsymbolized samples
-    for (const auto& [offset, c] : offsets) {
+    for (const auto& [offset, c] : *offsets) {
       std::optional<Procedure> proc = sym.Find(offset);
       Row* row;
       if (proc) {
@@ -289,18 +273,24 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
   return h;
 }
 
+Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch,
+                             const std::vector<std::string>& events) {
+  auto snap = db.BeginSnapshot();
+  if (!snap) return snap.error();
+  auto header = ReadHeader(db, epoch, events);
+  if (!header) (void)db.EndSnapshot();
+  return header;
+}
+
 Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (options.keep_percent < 0 || options.keep_percent > 100) {
     return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
   }
-  auto snap = db.BeginSnapshot();
-  if (!snap) return snap.error();
+  auto header = BeginReport(db, options.epoch, options.events);
+  if (!header) return header.error();
   SnapshotGuard end(db);
-
   Profile p;
   p.view = options.view;
-  auto header = ReadHeader(db, options.epoch, options.events);
-  if (!header) return header.error();
   p.header = std::move(*header);
   auto column = SortColumn(p.header, options.sort);
   if (!column) return column.error();

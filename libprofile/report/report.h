@@ -1,8 +1,8 @@
 // report.h - the reports of the analysis tools (lcpiprof, lcpilist, lcpidiff)
 // as library calls: each Build* reads a ProfileDb opened read-only and returns
-// plain data; each Render* turns that data into text (aligned to a width),
-// CSV or JSON. The tools are thin command lines around these, and the tests
-// call them directly.
+// plain data; each Render* turns that data into one table model (table.h)
+// and renders it as text (aligned to a width), CSV or JSON. The tools are
+// thin command lines around these, and the tests call them directly.
 //
 // Counts are stored per (epoch, image, event, file offset). Procedures are
 // found from the image on disk for user images (ElfImage: file offset ->
@@ -55,6 +55,11 @@ struct Header {
 // empty means every event with samples in the epoch(s).
 Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
                             const std::vector<std::string>& events);
+// ReadHeader in a read snapshot of `db` begun here, so that every query of
+// one report sees the same data; the caller ends the snapshot on success
+// (SnapshotGuard), and on an error it is already ended.
+Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch,
+                             const std::vector<std::string>& events);
 // The epoch argument of the ProfileDb queries for a header.
 int64_t QueryEpoch(const Header& header);
 
@@ -179,7 +184,7 @@ struct Listing {
 
 Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options);
 
-// ----- Rendering
+// ----- Rendering (render.cpp; the model and its renderers: table.h)
 
 struct RenderOptions {
   Format format = Format::kText;

@@ -1,7 +1,7 @@
 // report_symbols.h - procedures of one profiled image for the reports: from
 // the ELF file at the image's path (user images) or from the symbols lcpid
 // stored (kernel, modules), always in FILE OFFSETS, the unit of the counts.
-// Internal to the report code (report*.cpp).
+// Internal to the report code.
 #ifndef LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
 #define LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
 

@@ -86,3 +86,39 @@ lcpi_tools_test(lcpidiff-json TOOL lcpidiff ARGS "${_db}|--epoch|base|--epoch|af
   JSON "event=cycles|rows.0.name=/usr/lib/fake/libnew.so|rows.0.status=new|rows.1.count_a=8650|rows.1.count_b=6000|rows.2.status=vanished|a.samples=10250|b.samples=8000")
 lcpi_tools_test(lcpidiff-two-dbs TOOL lcpidiff
   ARGS "--db|@DIR@/profiles.db|--db|@DIR@/garbage.db" RC 1 STDERR "not a database")
+
+# Every tool in every format and view, byte for byte (the renderers share one
+# table model, libprofile/report/table.h; these pin what each format prints).
+set(_base "${_db}|--epoch|base")
+lcpi_tools_test(lcpiprof-images-json TOOL lcpiprof ARGS "${_base}|--format|json"
+  GOLDEN lcpiprof_images.json)
+lcpi_tools_test(lcpiprof-procedures-csv TOOL lcpiprof ARGS "${_base}|-p|--format|csv"
+  GOLDEN lcpiprof_procedures.csv)
+lcpi_tools_test(lcpiprof-procedures-json TOOL lcpiprof ARGS "${_base}|-p|--format|json"
+  GOLDEN lcpiprof_procedures.json)
+lcpi_tools_test(lcpiprof-processes-csv TOOL lcpiprof ARGS "${_base}|-P|--format|csv"
+  GOLDEN lcpiprof_processes.csv)
+lcpi_tools_test(lcpiprof-processes-json TOOL lcpiprof ARGS "${_base}|-P|--format|json"
+  GOLDEN lcpiprof_processes.json)
+lcpi_tools_test(lcpiprof-top-keep-json TOOL lcpiprof
+  ARGS "${_base}|-p|--keep|5|--top|2|--sort|imiss|--format|json" GOLDEN lcpiprof_top_keep.json)
+foreach(format txt csv json)
+  set(_f "--format|${format}")
+  if(format STREQUAL "txt")
+    set(_f "--width|200")
+  endif()
+  lcpi_tools_test(lcpilist-golden-${format} TOOL lcpilist ARGS "${_base}|hot_loop|prog|${_f}"
+    GOLDEN lcpilist_hot_loop.${format})
+  lcpi_tools_test(lcpilist-source-${format} TOOL lcpilist
+    ARGS "${_base}|hot_loop|prog|--source|${_f}" GOLDEN lcpilist_source.${format})
+  lcpi_tools_test(lcpilist-lines-${format} TOOL lcpilist ARGS "${_base}|hot_loop|--lines|${_f}"
+    GOLDEN lcpilist_lines.${format})
+  lcpi_tools_test(lcpilist-range-${format} TOOL lcpilist
+    ARGS "${_base}|--range|libfake.so:0x1000-0x1010|${_f}" GOLDEN lcpilist_range.${format})
+  if(NOT format STREQUAL "txt")
+    lcpi_tools_test(lcpidiff-images-${format} TOOL lcpidiff
+      ARGS "${_db}|--epoch|base|--epoch|after|${_f}" GOLDEN lcpidiff_images.${format})
+    lcpi_tools_test(lcpidiff-procedures-${format} TOOL lcpidiff ARGS "${_db}|-p|${_f}"
+      GOLDEN lcpidiff_procedures.${format})
+  endif()
+endforeach()

@@ -1,6 +1,7 @@
 # check.cmake - runs one analysis tool for tests/integration/tools.cmake and
 # judges it: exit status RC, stdout equal to GOLDEN_DIR/GOLDEN after the
-# fixture directory is replaced by @DIR@, stdout/stderr matching the STDOUT and
+# fixture directory is replaced by @DIR@ (and build-ids and epoch times by
+# @ID@ and @TIME@), stdout/stderr matching the STDOUT and
 # STDERR regexes, and JSON fields (path=value, '.'-separated, '|' between).
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "@DIR@" "${DIR}" ARGS "${ARGS}")
@@ -16,6 +17,8 @@ if(GOLDEN)
   # The fixture's build-id depends on the compiler and the build directory.
   string(REGEX REPLACE "build-id:[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]+"
     "build-id:@ID@" actual "${actual}")
+  # The epochs' start and end times (JSON) are those of the fixture's run.
+  string(REGEX REPLACE "\"(started|ended)\": [0-9]+" "\"\\1\": @TIME@" actual "${actual}")
   file(READ "${GOLDEN_DIR}/${GOLDEN}" expected)
   if(NOT actual STREQUAL expected)
     file(WRITE "${DIR}/${GOLDEN}.actual" "${actual}")

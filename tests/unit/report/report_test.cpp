@@ -1,6 +1,6 @@
 // report_test.cpp - the reports behind lcpiprof, lcpilist and lcpidiff, as
 // library calls, on a profile written with ProfileDb::Merge over a real
-// binary built here (tests/unit/report_fixture.h): numbers, percentages,
+// binary built here (tests/unit/report/report_fixture.h): numbers, percentages,
 // sorting, --top/--keep, unsymbolized ranges, the three formats (text against
 // the golden files the CLI tests use too), width fitting, per-instruction
 // counts against objdump's disassembly and libdw's lines, and the errors.

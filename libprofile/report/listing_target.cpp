@@ -1,0 +1,131 @@
+// listing_target.cpp - the first job of lcpilist: which image, and which
+// range of it, to list. For --range, the one image the name matches (the
+// ones with samples decide ambiguity); for a procedure, every image holding
+// it, the one with the most samples in it winning and the others named in a
+// warning.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "libprofile/report/image_filter.h"
+#include "libprofile/report/listing_steps.h"
+
+namespace lcpi::report {
+
+namespace {
+
+// The images `filter` matches, the ones with the most samples first, and
+// the samples of each.
+struct Candidates {
+  std::vector<ImageInfo> images;
+  std::map<int64_t, uint64_t> samples;  // by image id
+};
+
+Expected<Candidates> FindCandidates(ProfileDb& db, const Header& header,
+                                    const std::string& filter) {
+  auto images = db.ListImages();
+  if (!images) return images.error();
+  auto totals = db.ImageTotals(QueryEpoch(header));
+  if (!totals) return totals.error();
+  Candidates c;
+  for (const ImageTotal& t : *totals) c.samples[t.image_id] += t.count;
+  for (const ImageInfo& i : *images) {
+    if (ImageMatches(i, filter)) c.images.push_back(i);
+  }
+  std::stable_sort(c.images.begin(), c.images.end(), [&](const ImageInfo& a, const ImageInfo& b) {
+    return c.samples[a.id] > c.samples[b.id];
+  });
+  if (c.images.empty()) return Error(Errc::kNotFound, "no such image: " + filter);
+  return c;
+}
+
+// --range: addresses as lcpilist prints them, turned into file offsets.
+Expected<ListingTarget> RangeTarget(ProfileDb& db, Candidates& c, const ListOptions& options,
+                                    std::vector<std::string>* warnings) {
+  if (c.images.size() > 1 && c.samples[c.images[1].id] > 0) {
+    std::string names;
+    for (const ImageInfo& i : c.images) names += "\n  " + i.path + " (" + i.identity + ")";
+    return Error(Errc::kInvalidArgument,
+                 "image " + options.image + " is ambiguous; name one of:" + names);
+  }
+  ListingTarget t;
+  t.image = c.images.front();
+  t.symbols = ImageSymbolizer::Load(db, t.image, warnings);
+  t.lo = options.range_lo;
+  t.hi = options.range_hi;
+  if (const ElfImage* elf = t.symbols.elf()) {
+    auto flo = elf->VaddrToFileOffset(t.lo);
+    if (!flo) return Error(Errc::kInvalidArgument, "address not in the file of " + t.image.path);
+    t.hi = *flo + (t.hi - t.lo);
+    t.lo = *flo;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64 "-0x%" PRIx64, options.range_lo, options.range_hi);
+  t.name = buf;
+  return t;
+}
+
+uint64_t Samples(const CountsByOffset& counts) {
+  uint64_t n = 0;
+  for (const auto& [offset, c] : counts) {
+    for (uint64_t x : c) n += x;
+  }
+  return n;
+}
+
+// A procedure: every candidate holding it; the one with the most samples in
+// it wins.
+Expected<ListingTarget> ProcedureTarget(ProfileDb& db, const Header& header, const Candidates& c,
+                                        const ListOptions& options,
+                                        std::vector<std::string>* warnings) {
+  ListingTarget best;
+  uint64_t best_samples = 0;
+  bool found = false;
+  std::vector<std::string> others, best_warnings;
+  for (const ImageInfo& image : c.images) {
+    std::vector<std::string> w;
+    ImageSymbolizer s = ImageSymbolizer::Load(db, image, &w);
+    for (const Procedure& p : s.FindByName(options.procedure, /*untrusted=*/true)) {
+      auto counts = CountOffsets(db, header, image.id, p.lo, p.hi);
+      if (!counts) return counts.error();
+      const uint64_t n = Samples(*counts);
+      if (found) others.push_back(image.path);
+      if (!found || n > best_samples) {
+        if (found) others.back() = best.image.path;
+        best = {image, s, p.lo, p.hi, options.procedure};
+        best_samples = n;
+        best_warnings = w;
+        found = true;
+      }
+    }
+    // Why a user image could not be searched, for the error below.
+    if (!found && image.kind == "user" && !s.elf()) {
+      best_warnings.insert(best_warnings.end(), w.begin(), w.end());
+    }
+  }
+  if (!found) {
+    std::string why;
+    for (const std::string& w : best_warnings) why += "; " + w;
+    return Error(Errc::kNotFound, "no such procedure: " + options.procedure +
+                                      (options.image.empty() ? "" : " in " + options.image) + why);
+  }
+  warnings->insert(warnings->end(), best_warnings.begin(), best_warnings.end());
+  for (const std::string& o : others) {
+    warnings->push_back(options.procedure + " is also in " + o + " (listing " + best.image.path +
+                        "; name the image to choose)");
+  }
+  return best;
+}
+
+}  // namespace
+
+Expected<ListingTarget> ChooseTarget(ProfileDb& db, const Header& header,
+                                     const ListOptions& options,
+                                     std::vector<std::string>* warnings) {
+  auto candidates = FindCandidates(db, header, options.image);
+  if (!candidates) return candidates.error();
+  if (options.has_range) return RangeTarget(db, *candidates, options, warnings);
+  return ProcedureTarget(db, header, *candidates, options, warnings);
+}
+
+}  // namespace lcpi::report

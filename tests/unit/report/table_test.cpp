@@ -1,0 +1,165 @@
+// table_test.cpp - the table model and its three renderers on Documents
+// built by hand, without a database: how each format writes each cell type,
+// per-format column orders, per-event JSON objects, absent cells, a row's
+// text_above line, the omitted summary, and CSV quoting. The views' own
+// Documents are pinned by the golden files (report_test.cpp, tools.cmake).
+#include <catch2/catch.hpp>
+
+#include "libprofile/report/cell_format.h"
+#include "libprofile/report/table.h"
+
+namespace {
+
+using namespace lcpi;
+using namespace lcpi::report;
+
+Header TwoEvents() {
+  Header h;
+  h.database = "/db";
+  h.epochs.push_back({7, std::string("base"), 100, 200});
+  h.events.push_back({1, "cycles", "cpu-clock", 1000});
+  h.events.push_back({2, "imiss", "imiss", 10});
+  h.totals = {200, 10};
+  return h;
+}
+
+// One table: a name, an address, a JSON-only size, and count and share per
+// event; text puts the numbers first, CSV and JSON the name.
+Document Sample() {
+  Document doc;
+  doc.tool = "test";
+  doc.title = "test: a table";
+  doc.sources.push_back({TwoEvents(), "", "", 0});
+  doc.facts_before.push_back({"view", CellType::kText, std::string("things")});
+  doc.facts_after.push_back({"sort", CellType::kText, Cell{}});
+  Table t;
+  t.key = "rows";
+  t.columns = {Column("name", CellType::kPath), Column("at", CellType::kHex),
+               Column("size", CellType::kInteger)};
+  const EventColumnIds ev = AddEventColumns(
+      &t, doc.sources[0].header.events,
+      {{"counts", "", "", CellType::kCount}, {"percent", "_percent", "%", CellType::kPercent}});
+  Show(&t, Format::kText, Concat(EventMajor(ev), {1, 0}));
+  Show(&t, Format::kCsv, Concat({0, 1}, EventMajor(ev)));
+  Show(&t, Format::kJson, Concat({0, 1, 2}, KindMajor(ev)));
+  TableRow a = NewRow(t);
+  a.cells[0] = std::string("/a/long/path, \"quoted\"");
+  a.cells[1] = uint64_t{0x1f};
+  a.cells[2] = int64_t{3};
+  a.cells[ev[0][0]] = uint64_t{150};
+  a.cells[ev[0][1]] = uint64_t{10};
+  a.cells[ev[1][0]] = 75.0;
+  a.cells[ev[1][1]] = 100.0;
+  a.text_above = "above a";
+  TableRow b = NewRow(t);  // no size: absent in JSON
+  b.cells[0] = std::string("b");
+  b.cells[1] = uint64_t{0x20};
+  b.cells[ev[0][0]] = uint64_t{50};
+  b.cells[ev[0][1]] = uint64_t{0};
+  b.cells[ev[1][0]] = 25.0;
+  b.cells[ev[1][1]] = 0.0;
+  t.rows = {a, b};
+  doc.tables.push_back(std::move(t));
+  doc.omitted = Omitted{2, std::vector<uint64_t>{20, 0}};
+  doc.warnings = {"careful"};
+  return doc;
+}
+
+TEST_CASE("each format writes each cell type its own way") {
+  const Column percent("p", CellType::kPercent), delta("d", CellType::kDelta),
+      hex("h", CellType::kHex), text("t", CellType::kText), flag("b", CellType::kBool);
+  CHECK(CellText(percent, 12.345678, Format::kText) == "12.35");
+  CHECK(CellText(percent, 12.345678, Format::kCsv) == "12.3457");
+  CHECK(CellText(percent, 12.345678, Format::kJson) == "12.3457");
+  CHECK(CellText(delta, 1.5, Format::kText) == "+1.50");
+  CHECK(CellText(delta, 1.5, Format::kCsv) == "1.5000");
+  CHECK(CellText(hex, uint64_t{255}, Format::kText) == "0xff");
+  CHECK(CellText(hex, uint64_t{255}, Format::kCsv) == "0xff");
+  CHECK(CellText(hex, uint64_t{255}, Format::kJson) == "255");
+  CHECK(CellText(text, std::string("a\"b"), Format::kJson) == "\"a\\\"b\"");
+  CHECK(CellText(flag, true, Format::kJson) == "true");
+  CHECK(CellText(text, Cell{}, Format::kText).empty());
+  CHECK(CellText(text, Cell{}, Format::kJson) == "null");
+  Column short_csv("p", CellType::kPercent);
+  short_csv.csv_decimals = 2;
+  CHECK(CellText(short_csv, 12.345678, Format::kCsv) == "12.35");
+}
+
+TEST_CASE("text: header, the text columns in their order, text_above, omitted") {
+  CHECK(RenderText(Sample(), 200, true) ==
+        "# test: a table\n"
+        "# database: /db\n"
+        "# epoch:    7 (base)\n"
+        "# events:   cycles (sampled as cpu-clock) every 1000: 200 samples; imiss every 10: 10 "
+        "samples\n"
+        "# unknown:  0.00%, lost: 0.00% (of the daemon's samples)\n"
+        "cycles      %  imiss       %    at  name\n"
+        "    above a\n"
+        "   150  75.00     10  100.00  0x1f  /a/long/path, \"quoted\"\n"
+        "    50  25.00      0    0.00  0x20  b\n"
+        "# 2 more rows not shown (--top/--keep): cycles 20 (10.00%), imiss 0 (0.00%)\n");
+}
+
+TEST_CASE("text: a path cut to fit keeps its end") {
+  const std::string text = RenderText(Sample(), 50, false);
+  CHECK(text.find("  ...h, \"quoted\"\n") != std::string::npos);
+}
+
+TEST_CASE("CSV: the CSV columns in their order, quoted where needed") {
+  CHECK(RenderCsv(Sample()) ==
+        "name,at,cycles,cycles_percent,imiss,imiss_percent\n"
+        "\"/a/long/path, \"\"quoted\"\"\",0x1f,150,75.0000,10,100.0000\n"
+        "b,0x20,50,25.0000,0,0.0000\n");
+}
+
+TEST_CASE("JSON: facts, header, per-event objects, absent cells left out") {
+  CHECK(RenderJson(Sample()) ==
+        "{\n"
+        "  \"format\": \"lcpi-report\",\n"
+        "  \"version\": 1,\n"
+        "  \"tool\": \"test\",\n"
+        "  \"view\": \"things\",\n"
+        "  \"database\": \"/db\",\n"
+        "  \"all_epochs\": false,\n"
+        "  \"epochs\": [{\"id\": 7, \"tag\": \"base\", \"started\": 100, \"ended\": 200}],\n"
+        "  \"events\": [{\"name\": \"cycles\", \"used\": \"cpu-clock\", \"period\": 1000, "
+        "\"samples\": 200}, {\"name\": \"imiss\", \"used\": \"imiss\", \"period\": 10, "
+        "\"samples\": 10}],\n"
+        "  \"stats\": {},\n"
+        "  \"unknown_percent\": 0.0000,\n"
+        "  \"lost_percent\": 0.0000,\n"
+        "  \"sort\": null,\n"
+        "  \"rows\": [\n"
+        "    {\"name\": \"/a/long/path, \\\"quoted\\\"\", \"at\": 31, \"size\": 3, \"counts\": "
+        "{\"cycles\": 150, \"imiss\": 10}, \"percent\": {\"cycles\": 75.0000, \"imiss\": "
+        "100.0000}},\n"
+        "    {\"name\": \"b\", \"at\": 32, \"counts\": {\"cycles\": 50, \"imiss\": 0}, "
+        "\"percent\": {\"cycles\": 25.0000, \"imiss\": 0.0000}}\n"
+        "  ],\n"
+        "  \"omitted\": {\"rows\": 2, \"counts\": {\"cycles\": 20, \"imiss\": 0}},\n"
+        "  \"warnings\": [\"careful\"]\n"
+        "}\n");
+}
+
+TEST_CASE("JSON: labelled sources go under their keys with their samples") {
+  Document doc = Sample();
+  doc.sources = {{TwoEvents(), "A", "a", 10}};
+  doc.omitted = Omitted{0, std::nullopt};
+  const std::string json = RenderJson(doc);
+  CHECK(json.find("  \"a\": {\n    \"database\": \"/db\",\n") != std::string::npos);
+  CHECK(json.find("    \"samples\": 10\n  },\n") != std::string::npos);
+  CHECK(json.find("  \"omitted\": {\"rows\": 0},\n") != std::string::npos);
+  CHECK(RenderText(doc, 100, true).find("# A: /db, epoch 7 (base), 10 samples\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("an empty table renders in every format") {
+  Document doc = Sample();
+  doc.tables[0].rows.clear();
+  doc.omitted.reset();
+  CHECK(RenderCsv(doc) == "name,at,cycles,cycles_percent,imiss,imiss_percent\n");
+  CHECK(RenderJson(doc).find("  \"rows\": [],\n  \"warnings\"") != std::string::npos);
+  CHECK(RenderText(doc, 100, false) == "cycles  %  imiss  %  at  name\n");
+}
+
+}  // namespace
