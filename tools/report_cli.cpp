@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "libprofile/base/text.h"
+
 namespace lcpi::tools {
 
 std::string DefaultDb() {
@@ -55,17 +57,21 @@ std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& pa
 }
 
 int Fail(const std::string& tool, const Error& error) {
-  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), error.message().c_str());
+  std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), Printable(error.message()).c_str());
   return 1;
 }
 
 void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings) {
   for (const std::string& w : warnings) {
-    std::fprintf(stderr, "%s: warning: %s\n", tool.c_str(), w.c_str());
+    std::fprintf(stderr, "%s: warning: %s\n", tool.c_str(), Printable(w).c_str());
   }
 }
 
-int WriteOut(const std::string& text) {
+int WriteOut(const std::string& report) {
+  // Names in a report come from other users' processes (command names,
+  // paths): their control characters are shown as \xNN, never sent to the
+  // terminal. JSON already escapes them; text and CSV lines stay lines.
+  std::string text = Printable(report, /*keep_newlines=*/true);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -25,13 +25,13 @@ std::optional<uint64_t> ParseHex(std::string_view text) {
 
 std::optional<uint64_t> ParseDecimal(std::string_view text) { return ParseWhole(text, 10); }
 
-std::string Printable(std::string_view text) {
+std::string Printable(std::string_view text, bool keep_newlines) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
     auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
+    if ((u < 0x20 && !(keep_newlines && c == '\n')) || u == 0x7f) {
       out += "\\x";
       out += kDigits[u >> 4];
       out += kDigits[u & 0xf];

@@ -23,8 +23,10 @@ std::optional<uint64_t> ParseDecimal(std::string_view text);
 // `text` safe to print on a terminal or in a log: every control character
 // (below 0x20, and 0x7f) becomes \xNN, so a command name set with
 // PR_SET_NAME or a file name chosen by another user cannot move the cursor,
-// recolour the screen or forge a log line. Everything else is unchanged.
-std::string Printable(std::string_view text);
+// recolour the screen or forge a log line. Everything else is unchanged;
+// with keep_newlines, so are line breaks (for a whole report, whose lines
+// are its own).
+std::string Printable(std::string_view text, bool keep_newlines = false);
 
 }  // namespace lcpi
 

@@ -532,6 +532,22 @@ TEST_CASE("a control client that dribbles bytes stalls neither sampling nor othe
   CHECK(Num(d.Status(), "lost") == lost_before);
 }
 
+TEST_CASE("a command name made of escape sequences prints as text") {
+  DaemonFixture d;
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/evil_name", "1"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  for (const char* format : {"text", "csv"}) {
+    Outcome o = RunOut({LCPIPROF_PATH, "--db", d.db_path(), "-P", "--format", format});
+    INFO(format << ": " << o.out);
+    CHECK(o.status == 0);
+    CHECK(o.out.find("\\x1b[2J\\x0dpwn\\x07") != std::string::npos);
+    CHECK(o.out.find('\x1b') == std::string::npos);
+    CHECK(o.out.find('\r') == std::string::npos);
+    CHECK(o.out.find('\a') == std::string::npos);
+  }
+}
+
 TEST_CASE("an epoch tag with quotes and semicolons round-trips") {
   DaemonFixture d;
   REQUIRE(d.running());

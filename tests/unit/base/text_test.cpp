@@ -45,3 +45,10 @@ TEST_CASE("Printable escapes control characters and nothing else") {
   CHECK(Printable(std::string_view("a\0b", 3)) == "a\\x00b");
   CHECK(Printable("\x7f\x01") == "\\x7f\\x01");
 }
+
+TEST_CASE("Printable can keep a report's line breaks") {
+  using lcpi::Printable;
+  CHECK(Printable("a\nb\x1b", true) == "a\nb\\x1b");
+  CHECK(Printable("a\nb", false) == "a\\x0ab");
+  CHECK(Printable("\r\n", true) == "\\x0d\n");
+}
