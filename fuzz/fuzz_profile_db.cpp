@@ -101,7 +101,7 @@ void WriteSome(lcpi::ProfileDb& db) {
   if (!epoch) return;
   lcpi::MergeBatch batch;
   batch.epoch = *epoch;
-  batch.images.push_back({"build-id:00112233", "/usr/bin/fuzz", "user"});
+  batch.images.push_back({"build-id:00112233", "/usr/bin/fuzz", lcpi::ImageKind::kUser});
   batch.events.push_back({"cycles", "cpu-clock", 10000});
   batch.counts.push_back({0, 0, 0x1234, 7});
   batch.processes.push_back({42, "fuzz", 0, 0, 7});

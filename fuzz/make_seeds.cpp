@@ -73,8 +73,8 @@ bool ProfileDbSeed(const std::string& path) {
       if (!epoch) return false;
       lcpi::MergeBatch b;
       b.epoch = *epoch;
-      b.images = {{"build-id:0123456789abcdef", "/usr/bin/app", "user"},
-                  {"kernel:feedface", "[kernel]", "kernel"}};
+      b.images = {{"build-id:0123456789abcdef", "/usr/bin/app", lcpi::ImageKind::kUser},
+                  {"kernel:feedface", "[kernel]", lcpi::ImageKind::kKernel}};
       b.events = {{"cycles", "cpu-clock", 100000}, {"imiss", "cpu-clock", 50000}};
       b.counts = {{0, 0, 0x1130, 10}, {0, 1, 0x1134, 3}, {1, 0, 0x42, 5}};
       b.processes = {{77, "app", 0, 0, 10}, {0, "swapper", 1, 0, 5}};

@@ -28,7 +28,7 @@ MergeBatch MakeBatch(int64_t epoch, uint64_t entries, uint64_t seed) {
   b.epoch = epoch;
   for (uint32_t i = 0; i < kImages; i++)
     b.images.push_back({"build-id:bench-" + std::to_string(i),
-                        "/usr/lib/bench" + std::to_string(i) + ".so", "user"});
+                        "/usr/lib/bench" + std::to_string(i) + ".so", ImageKind::kUser});
   b.events.push_back({"cycles", "cpu-clock", 200000});
   std::mt19937_64 rng(seed);
   b.counts.reserve(entries);

@@ -33,10 +33,10 @@ ResolveResult RunResolveBench(uint32_t processes, uint64_t records, uint32_t max
   std::vector<int32_t> exe, lib;
   for (uint32_t i = 0; i < kExecutables; i++)
     exe.push_back(images.Intern("build-id:bench-exe-" + std::to_string(i),
-                                "/usr/bin/bench" + std::to_string(i), "user"));
+                                "/usr/bin/bench" + std::to_string(i), ImageKind::kUser));
   for (uint32_t i = 0; i < kLibraries; i++)
     lib.push_back(images.Intern("build-id:bench-lib-" + std::to_string(i),
-                                "/usr/lib/libbench" + std::to_string(i) + ".so", "user"));
+                                "/usr/lib/libbench" + std::to_string(i) + ".so", ImageKind::kUser));
   auto exe_base = [](uint32_t pid) { return 0x550000000000ull + uint64_t{pid} * 0x10000000ull; };
   auto lib_base = [](uint32_t pid, uint32_t l) {
     return 0x7f0000000000ull + uint64_t{pid % 64} * 0x100000000ull + uint64_t{l} * 0x1000000ull;

@@ -17,7 +17,7 @@ int32_t Aggregator::KernelImage(const KernelLocation& r) {
     if (!kernel_image_) {
       Expected<ImageIdentity> id = IdentifyRunningKernel();
       std::string identity = id ? id->identity : "kernel:unknown";
-      kernel_image_ = images_.Intern(identity, "[kernel.kallsyms]", "kernel");
+      kernel_image_ = images_.Intern(identity, "[kernel.kallsyms]", ImageKind::kKernel);
     }
     return *kernel_image_;
   }
@@ -26,7 +26,7 @@ int32_t Aggregator::KernelImage(const KernelLocation& r) {
   std::string module(r.module);
   Expected<ImageIdentity> id = IdentifyKernelModule(module);
   std::string identity = id ? id->identity : "module:" + module;
-  int32_t index = images_.Intern(identity, "[" + module + "]", "module");
+  int32_t index = images_.Intern(identity, "[" + module + "]", ImageKind::kModule);
   module_images_.emplace(std::move(module), index);
   return index;
 }
@@ -49,7 +49,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
         image = KernelImage(*r);
         offset = r->offset;
       } else if (!kernel_) {
-        image = images_.Intern("kernel:unresolved", "[kernel]", "kernel");
+        image = images_.Intern("kernel:unresolved", "[kernel]", ImageKind::kKernel);
       }
       comm = tracker_.Resolve(rec.pid, 0, h.t_first, h.t_last).comm;
     } else {
@@ -112,13 +112,13 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
   if (kernel_) {
     for (const auto& [image, img] : index) {
       const ImageEntry& e = images_.at(image);
-      if (symbols_stored_.count(image) || (e.kind != "kernel" && e.kind != "module")) continue;
+      if (symbols_stored_.count(image) || !IsKernelSide(e.kind)) continue;
       std::string module;
-      if (e.kind == "module") module = e.path.substr(1, e.path.size() - 2);
+      if (e.kind == ImageKind::kModule) module = e.path.substr(1, e.path.size() - 2);
       const std::vector<KernelSymbol>* syms = kernel_->SymbolsOf(module);
       if (!syms) continue;
       uint64_t base = kernel_->text_base(), limit = kernel_->text_end();
-      if (e.kind == "module")
+      if (e.kind == ImageKind::kModule)
         for (const KernelModule& m : kernel_->modules())
           if (m.name == module) base = m.base, limit = m.base + m.size;
       // Stored with the extent the reports will use (SymbolEnd): kallsyms
@@ -140,7 +140,7 @@ void Aggregator::Commit() {
   for (const auto& [key, offsets] : counts_) {
     int32_t image = static_cast<int32_t>(key >> 32);
     const ImageEntry& e = images_.at(image);
-    if (e.kind == "kernel" || e.kind == "module") symbols_stored_.insert(image);
+    if (IsKernelSide(e.kind)) symbols_stored_.insert(image);
   }
   counts_.clear();
   processes_.clear();

@@ -10,8 +10,7 @@
 
 namespace lcpi {
 
-int32_t ImageTable::Intern(const std::string& identity, const std::string& path,
-                           const std::string& kind) {
+int32_t ImageTable::Intern(const std::string& identity, const std::string& path, ImageKind kind) {
   auto it = by_identity_.find(identity);
   if (it != by_identity_.end()) return it->second;
   int32_t index = static_cast<int32_t>(images_.size());
@@ -22,7 +21,7 @@ int32_t ImageTable::Intern(const std::string& identity, const std::string& path,
 
 int32_t ImageTable::ForFile(const std::string& path, const std::string& build_id, uint64_t dev,
                             uint64_t ino) {
-  if (!build_id.empty()) return Intern("build-id:" + build_id, path, "user");
+  if (!build_id.empty()) return Intern("build-id:" + build_id, path, ImageKind::kUser);
   auto key = std::make_tuple(dev, ino, path);
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
@@ -33,7 +32,8 @@ int32_t ImageTable::ForFile(const std::string& path, const std::string& build_id
     spdlog::warn("cannot identify {}: {}; its samples are filed under its path", Printable(path),
                  Printable(id.error().message()));
   }
-  int32_t index = id ? Intern(id->identity, path, "user") : Intern("file:" + path, path, "user");
+  int32_t index = id ? Intern(id->identity, path, ImageKind::kUser)
+                     : Intern("file:" + path, path, ImageKind::kUser);
   by_file_.emplace(key, index);
   return index;
 }
@@ -41,12 +41,12 @@ int32_t ImageTable::ForFile(const std::string& path, const std::string& build_id
 int32_t ImageTable::Vdso() {
   utsname u{};
   uname(&u);
-  return Intern(std::string("vdso:") + u.release, "[vdso]", "user");
+  return Intern(std::string("vdso:") + u.release, "[vdso]", ImageKind::kUser);
 }
 
 int32_t ImageTable::Unknown(const std::string& comm) {
   std::string name = comm.empty() ? "?" : comm;
-  return Intern("unknown:" + name, "[unknown " + name + "]", "unknown");
+  return Intern("unknown:" + name, "[unknown " + name + "]", ImageKind::kUnknown);
 }
 
 }  // namespace lcpi

@@ -13,12 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "libprofile/base/image_kind.h"
+
 namespace lcpi {
 
 struct ImageEntry {
   std::string identity;  // unique: "build-id:..", "content-hash:..", "kernel:..", "unknown:comm"
   std::string path;      // where it was first seen
-  std::string kind;      // "user", "kernel", "module", "unknown"
+  ImageKind kind = ImageKind::kUser;
 };
 
 class ImageTable {
@@ -31,7 +33,7 @@ class ImageTable {
   int32_t Vdso();
   // The explicit unknown image of a process name (anonymous, JIT, unmapped).
   int32_t Unknown(const std::string& comm);
-  int32_t Intern(const std::string& identity, const std::string& path, const std::string& kind);
+  int32_t Intern(const std::string& identity, const std::string& path, ImageKind kind);
 
   const ImageEntry& at(int32_t index) const { return images_[index]; }
   size_t size() const { return images_.size(); }

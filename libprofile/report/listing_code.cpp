@@ -70,8 +70,8 @@ void ListCode(const ListingTarget& target, const CountsByOffset& counts, Listing
   } else {
     l->lo = target.lo;
     l->hi = target.hi;
-    if (image.kind != "user") {
-      l->warnings.push_back("no code for " + image.path + " (" + image.kind +
+    if (image.kind != ImageKind::kUser) {
+      l->warnings.push_back("no code for " + image.path + " (" + ImageKindName(image.kind) +
                             " image): counts per offset only");
     }
   }

@@ -114,7 +114,7 @@ Document ListingDocument(const Listing& l) {
   doc.sources.push_back({h, "", "", 0});
   doc.facts_after = {
       {"procedure", CellType::kText, l.procedure}, {"image", CellType::kPath, l.image},
-      {"identity", CellType::kText, l.identity},   {"kind", CellType::kText, l.kind},
+      {"identity", CellType::kText, l.identity},   {"kind", CellType::kText, ImageKindName(l.kind)},
       {"lo", CellType::kHex, uint64_t{l.lo}},      {"hi", CellType::kHex, uint64_t{l.hi}},
       {"totals", CellType::kCount, l.totals}};
   doc.warnings = l.warnings;

@@ -99,7 +99,7 @@ Expected<ListingTarget> ProcedureTarget(ProfileDb& db, const Header& header, con
       }
     }
     // Why a user image could not be searched, for the error below.
-    if (!found && image.kind == "user" && !s.elf()) {
+    if (!found && image.kind == ImageKind::kUser && !s.elf()) {
       best_warnings.insert(best_warnings.end(), w.begin(), w.end());
     }
   }

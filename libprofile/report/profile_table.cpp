@@ -81,7 +81,7 @@ Document ProfileDocument(const Profile& p) {
   std::vector<uint64_t> cum(h.events.size(), 0);
   for (const Row& r : p.rows) {
     TableRow row;
-    row.cells = {r.name,   r.image,        r.identity,     r.kind,
+    row.cells = {r.name,   r.image,        r.identity,     ImageKindName(r.kind),
                  r.symbol, uint64_t{r.lo}, uint64_t{r.hi}, int64_t{r.pid}};
     row.cells.resize(t.columns.size());  // the per-event cells, set below
     for (size_t e = 0; e < h.events.size(); ++e) {

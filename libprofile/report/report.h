@@ -78,10 +78,10 @@ struct ProfOptions {
 };
 
 struct Row {
-  std::string name;      // image path, procedure name, or process name
-  std::string image;     // procedures: the image path
-  std::string identity;  // images, procedures: the image identity
-  std::string kind;      // images, procedures: "user", "kernel", "module", "unknown"
+  std::string name;                   // image path, procedure name, or process name
+  std::string image;                  // procedures: the image path
+  std::string identity;               // images, procedures: the image identity
+  ImageKind kind = ImageKind::kUser;  // images, procedures
   int64_t image_id = 0;
   uint32_t pid = 0;              // processes
   bool symbol = true;            // procedures: false for an image+0x range
@@ -173,7 +173,8 @@ struct SourceLineRow {
 struct Listing {
   Header header;
   std::string procedure;  // name, or the range as given
-  std::string image, identity, kind;
+  std::string image, identity;
+  ImageKind kind = ImageKind::kUser;
   uint64_t lo = 0, hi = 0;       // printed addresses [lo, hi)
   std::vector<uint64_t> totals;  // samples in the range per event column
   std::vector<Instruction> instructions;

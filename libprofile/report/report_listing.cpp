@@ -5,6 +5,7 @@
 // the image and range, count, disassemble, spread the counts, attach the
 // source. When the image on disk is missing or not the profiled build, it
 // says so and still lists what it can: the counts per offset.
+#include "libprofile/base/text.h"
 #include "libprofile/report/listing_steps.h"
 #include "libprofile/report/report.h"
 
@@ -12,14 +13,11 @@ namespace lcpi::report {
 
 namespace {
 
-Expected<uint64_t> ParseHex(const std::string& s) {
-  std::string t = s;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) t = t.substr(2);
-  if (t.empty() || t.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos ||
-      t.size() > 16) {
-    return Error(Errc::kInvalidArgument, "not a hexadecimal address: " + s);
-  }
-  return std::stoull(t, nullptr, 16);
+// An address of --range: hex, with or without 0x (the one parser, base/text.h).
+Expected<uint64_t> ParseAddress(const std::string& text) {
+  std::optional<uint64_t> value = ParseHex(text);
+  if (!value) return Error(Errc::kInvalidArgument, "not a hexadecimal address: " + text);
+  return *value;
 }
 
 }  // namespace
@@ -30,9 +28,9 @@ Expected<void> ParseRange(const std::string& text, ListOptions* options) {
   if (colon == std::string::npos || colon == 0 || dash == std::string::npos) {
     return Error(Errc::kInvalidArgument, "--range takes IMAGE:START-END, not " + text);
   }
-  auto lo = ParseHex(text.substr(colon + 1, dash - colon - 1));
+  auto lo = ParseAddress(text.substr(colon + 1, dash - colon - 1));
   if (!lo) return lo.error();
-  auto hi = ParseHex(text.substr(dash + 1));
+  auto hi = ParseAddress(text.substr(dash + 1));
   if (!hi) return hi.error();
   if (*lo >= *hi) return Error(Errc::kInvalidArgument, "--range: START must be below END");
   options->has_range = true;

@@ -27,7 +27,7 @@ uint64_t StoredEnd(const std::vector<SymbolInfo>& stored, size_t i) {
 ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
                                       std::vector<std::string>* warnings) {
   ImageSymbolizer s;
-  if (image.kind == "kernel" || image.kind == "module") {
+  if (IsKernelSide(image.kind)) {
     auto stored = db.Symbols(image.id);
     if (stored) s.stored_ = std::move(*stored);
     if (s.stored_.empty() && warnings) {
@@ -36,8 +36,8 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     s.trusted_ = true;
     return s;
   }
-  if (image.kind != "user") return s;           // unknown: raw pcs, nothing to look up
-  if (image.path.rfind("[", 0) == 0) return s;  // [vdso]: no file on disk
+  if (image.kind != ImageKind::kUser) return s;  // unknown: raw pcs, nothing to look up
+  if (image.path.rfind("[", 0) == 0) return s;   // [vdso]: no file on disk
   auto elf = ElfImage::Open(image.path);
   if (!elf) {
     if (warnings) {

@@ -56,10 +56,6 @@ std::string FileUri(const std::string& path) {
   return uri;
 }
 
-bool ValidKind(const std::string& kind) {
-  return kind == "user" || kind == "kernel" || kind == "module" || kind == "unknown";
-}
-
 // The statements of the write path, prepared once per connection.
 constexpr const char kSqlEpochExists[] = "SELECT 1 FROM epochs WHERE id = ?1";
 constexpr const char kSqlUpsertImage[] =
@@ -99,8 +95,6 @@ Expected<void> ValidateBatch(const MergeBatch& b) {
   if (b.epoch <= 0) return bad("epoch " + std::to_string(b.epoch) + " is not an epoch id");
   for (const ImageRecord& im : b.images) {
     if (im.identity.empty()) return bad("an image has an empty identity");
-    if (!ValidKind(im.kind))
-      return bad("image " + im.identity + " has unknown kind '" + im.kind + "'");
   }
   for (const EventRecord& ev : b.events) {
     if (ev.name.empty()) return bad("an event has an empty name");
@@ -465,7 +459,7 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
       sql::Reset reset(*up);
       Bind(*up, 1, im.identity);
       Bind(*up, 2, im.path);
-      Bind(*up, 3, im.kind);
+      Bind(*up, 3, std::string(ImageKindName(im.kind)));
       Bind(*up, 4, now);
       if (int rc = sqlite3_step(*up); rc != SQLITE_DONE)
         return SqlError(rc, "merge: image " + im.identity);

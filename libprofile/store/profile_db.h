@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "libprofile/base/error.h"
+#include "libprofile/base/image_kind.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -60,7 +61,7 @@ inline constexpr int32_t kProfileDbApplicationId = 0x4c435049;
 struct ImageRecord {
   std::string identity;  // "build-id:<hex>", "content-hash:<hex>", "kernel:<build-id>", ...
   std::string path;      // where it was seen; the stored path follows the newest merge
-  std::string kind;      // "user", "kernel", "module" or "unknown"
+  ImageKind kind = ImageKind::kUser;
 };
 
 struct EventRecord {
@@ -116,7 +117,8 @@ struct EpochInfo {
 
 struct ImageInfo {
   int64_t id = 0;
-  std::string identity, path, kind;
+  std::string identity, path;
+  ImageKind kind = ImageKind::kUser;
   int64_t first_seen = 0;  // unix seconds
 };
 

@@ -126,16 +126,24 @@ Expected<int64_t> ProfileDb::FindEpoch(const std::string& id_or_tag) {
 
 Expected<std::vector<ImageInfo>> ProfileDb::ListImages() {
   std::vector<ImageInfo> out;
+  std::optional<std::string> bad_kind;
   auto ok = Query(kSqlListImages, "cannot list images", NoBind, [&](sqlite3_stmt* s) {
     ImageInfo i;
     i.id = sqlite3_column_int64(s, 0);
     i.identity = sql::ColumnText(s, 1);
     i.path = sql::ColumnText(s, 2);
-    i.kind = sql::ColumnText(s, 3);
+    std::optional<ImageKind> kind = ParseImageKind(sql::ColumnText(s, 3));
+    if (!kind) {
+      bad_kind = sql::ColumnText(s, 3);
+      return;
+    }
+    i.kind = *kind;
     i.first_seen = sqlite3_column_int64(s, 4);
     out.push_back(std::move(i));
   });
   if (!ok) return ok.error();
+  if (bad_kind)
+    return Error(Errc::kCorrupt, path_ + ": an image of unknown kind '" + *bad_kind + "'");
   return out;
 }
 

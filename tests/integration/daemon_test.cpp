@@ -33,7 +33,8 @@ std::map<std::string, uint64_t> PerImage(lcpi::ProfileDb& db, const std::string&
   for (const lcpi::ImageInfo& i : Must(db.ListImages())) images[i.id] = i;
   std::map<std::string, uint64_t> out;
   for (const lcpi::ImageTotal& t : Must(db.ImageTotals(*db.CurrentEpoch())))
-    if (kind.empty() || images[t.image_id].kind == kind) out[images[t.image_id].path] += t.count;
+    if (kind.empty() || lcpi::ImageKindName(images[t.image_id].kind) == kind)
+      out[images[t.image_id].path] += t.count;
   return out;
 }
 
@@ -145,7 +146,7 @@ TEST_CASE("samples in the kernel land on the kernel image") {
   REQUIRE(db);
   uint64_t kernel = 0, syscalls_total = 0;
   std::map<int64_t, std::string> kind;
-  for (const lcpi::ImageInfo& i : Must(db->ListImages())) kind[i.id] = i.kind;
+  for (const lcpi::ImageInfo& i : Must(db->ListImages())) kind[i.id] = lcpi::ImageKindName(i.kind);
   for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch()))) {
     if (p.comm != "syscalls") continue;
     syscalls_total += p.count;

@@ -149,10 +149,10 @@ inline ReportFixture MakeReportFixture(const std::string& dir) {
 
   MergeBatch b;
   b.epoch = base;
-  b.images = {{elf->identity().identity, f.prog, "user"},
-              {"kernel:test", "[kernel]", "kernel"},
-              {"build-id:feedface", "/usr/lib/fake/libfake.so", "user"},
-              {"unknown:sh", "[unknown sh]", "unknown"}};
+  b.images = {{elf->identity().identity, f.prog, lcpi::ImageKind::kUser},
+              {"kernel:test", "[kernel]", lcpi::ImageKind::kKernel},
+              {"build-id:feedface", "/usr/lib/fake/libfake.so", lcpi::ImageKind::kUser},
+              {"unknown:sh", "[unknown sh]", lcpi::ImageKind::kUnknown}};
   b.events = {{"cycles", "cpu-clock", 100000}, {"imiss", "cpu-clock", 50000}};
   for (size_t i = 0; i < f.body_vaddrs.size(); ++i) {
     b.counts.push_back({0, 0, body_offset(i), f.body_counts[i]});
@@ -180,9 +180,9 @@ inline ReportFixture MakeReportFixture(const std::string& dir) {
   const int64_t after = FixtureValue(db->NewEpoch("after"), "epoch after");
   MergeBatch a;
   a.epoch = after;
-  a.images = {{elf->identity().identity, f.prog, "user"},
-              {"kernel:test", "[kernel]", "kernel"},
-              {"build-id:beef", "/usr/lib/fake/libnew.so", "user"}};
+  a.images = {{elf->identity().identity, f.prog, lcpi::ImageKind::kUser},
+              {"kernel:test", "[kernel]", lcpi::ImageKind::kKernel},
+              {"build-id:beef", "/usr/lib/fake/libnew.so", lcpi::ImageKind::kUser}};
   a.events = {{"cycles", "cpu-clock", 100000}};
   a.counts = {{0, 0, body_offset(0), 2000},
               {0, 0, f.warm_lo, 4000},

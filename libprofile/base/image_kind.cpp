@@ -1,0 +1,27 @@
+// image_kind.cpp - ImageKind's names.
+#include "libprofile/base/image_kind.h"
+
+namespace lcpi {
+
+const char* ImageKindName(ImageKind kind) {
+  switch (kind) {
+    case ImageKind::kUser:
+      return "user";
+    case ImageKind::kKernel:
+      return "kernel";
+    case ImageKind::kModule:
+      return "module";
+    case ImageKind::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+std::optional<ImageKind> ParseImageKind(std::string_view name) {
+  for (ImageKind k :
+       {ImageKind::kUser, ImageKind::kKernel, ImageKind::kModule, ImageKind::kUnknown})
+    if (name == ImageKindName(k)) return k;
+  return std::nullopt;
+}
+
+}  // namespace lcpi

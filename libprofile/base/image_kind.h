@@ -1,0 +1,33 @@
+// image_kind.h - what sort of code an image is. Stored in the database by
+// name ("user", "kernel", "module", "unknown": the schema's CHECK), used as
+// an enum everywhere else, so a misspelt kind fails to compile instead of
+// matching nothing.
+#ifndef LCPI_LIBPROFILE_BASE_IMAGE_KIND_H
+#define LCPI_LIBPROFILE_BASE_IMAGE_KIND_H
+
+#include <optional>
+#include <string_view>
+
+namespace lcpi {
+
+enum class ImageKind {
+  kUser,     // an ELF file mapped by a process, or the vDSO
+  kKernel,   // the kernel's own text
+  kModule,   // a kernel module
+  kUnknown,  // no image: anonymous or JIT memory, one per process name
+};
+
+// The kind's name as stored and printed: "user", "kernel", "module", "unknown".
+const char* ImageKindName(ImageKind kind);
+
+// The kind named `name`; nullopt for any other text.
+std::optional<ImageKind> ParseImageKind(std::string_view name);
+
+// Kernel and module images: their symbols come from kallsyms, stored by lcpid.
+inline bool IsKernelSide(ImageKind kind) {
+  return kind == ImageKind::kKernel || kind == ImageKind::kModule;
+}
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_BASE_IMAGE_KIND_H
