@@ -11,6 +11,8 @@ PACKAGES=(
   libelf-dev libdw-dev liblzma-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
   # tests
   catch2 elfutils binutils linux-perf
+  # debuginfod: the client library the tools use, the server the interop tests start
+  libdebuginfod-dev debuginfod zlib1g-dev
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format
