@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   report::ProfOptions opts;
   bool procedures = false, processes = false;
   tools::OutputFlags out;
+  bool no_debuginfod = false;
   app.add_option("--db", db_path, "profile database ($LCPI_DB, else /var/lib/lcpi/profiles.db)")
       ->capture_default_str();
   app.add_option("--epoch", opts.epoch, "epoch id, tag, or 'all' (default: the newest)");
@@ -30,16 +31,18 @@ int main(int argc, char** argv) {
                  "with -p: only images whose path contains this, or with this identity "
                  "(repeatable)");
   tools::AddOutputOptions(app, &out);
-  app.footer(
-      "Examples:\n"
-      "  lcpiprof                          images of the newest epoch, by the first event\n"
-      "  lcpiprof -p --top 20              the 20 hottest procedures\n"
-      "  lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each\n"
-      "  lcpiprof -P --epoch all           per process, over every epoch\n"
-      "  lcpiprof --epoch before-upgrade --sort imiss --format json\n"
-      "Exit status: 0 on success, 1 on an error (no database, not a database, no such\n"
-      "epoch, event or image), 2 on a bad command line.");
+  tools::AddDebuginfoOptions(app, &no_debuginfod);
+  app.footer(std::string(tools::kSymbolSourcesHelp) +
+             "Examples:\n"
+             "  lcpiprof                          images of the newest epoch, by the first event\n"
+             "  lcpiprof -p --top 20              the 20 hottest procedures\n"
+             "  lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each\n"
+             "  lcpiprof -P --epoch all           per process, over every epoch\n"
+             "  lcpiprof --epoch before-upgrade --sort imiss --format json\n"
+             "Exit status: 0 on success, 1 on an error (no database, not a database, no such\n"
+             "epoch, event or image), 2 on a bad command line.");
   CLI11_PARSE(app, argc, argv);
+  tools::ConfigureDebuginfo(no_debuginfod);
   if (!opts.images.empty() && !procedures) {
     std::fprintf(stderr, "%s: error: -i/--image needs -p\n", tool.c_str());
     return 2;
