@@ -199,11 +199,11 @@ std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,
   if (fd == -ENOENT || fd == -ENOSYS) return nullptr;
   s.failed = true;
   const char* timeout = std::getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
-  s.warnings.push_back("debuginfod: no answer from " + std::string(urls) + " for " + image_path +
-                       " (build-id " + build_id + "): " + std::strerror(-fd) + " (timeout " +
-                       (timeout != nullptr ? timeout : "90") +
-                       " s); no more queries this run, procedures without symbols shown as "
-                       "offset ranges");
+  s.warnings.push_back(
+      "debuginfod: no answer from " + std::string(urls) + " for " + image_path + " (build-id " +
+      build_id + "): " + std::strerror(-fd) + " (timeout " + (timeout != nullptr ? timeout : "90") +
+      " s per attempt); no more queries this run, procedures without symbols shown as "
+      "offset ranges");
   return nullptr;
 }
 
