@@ -272,8 +272,9 @@ DebugFile* ElfImage::LocalDebugFile() const {
 }
 
 DebugFile* ElfImage::FetchedDebugFile() const {
-  // One query per image; none while DWARF already read from a local file
-  // would have to be replaced (it is not: GetDwarf asks only without one).
+  // One query per image. The fetched file may replace a local one that
+  // lacked what was wanted; no Dwarf reads that one yet (GetDwarf fetches
+  // only while it has none).
   if (fetch_tried_ || !DebuginfodActive()) return nullptr;
   fetch_tried_ = true;
   std::unique_ptr<DebugFile> fetched = FetchDebugFile(identity_.build_id, path_);
