@@ -11,6 +11,9 @@ PACKAGES=(
   libelf-dev libdw-dev liblzma-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
   # tests
   catch2 elfutils binutils linux-perf
+  # separate debug files: libdebuginfod and zlib (the .gnu_debuglink CRC) for the tools;
+  # the debuginfod server and curl for the interop tests
+  libdebuginfod-dev debuginfod zlib1g-dev curl
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format

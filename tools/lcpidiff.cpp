@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   report::DiffOptions opts;
   bool procedures = false;
   tools::OutputFlags out;
+  bool no_debuginfod = false;
   app.add_option("--db", dbs,
                  "database; once for both sides, or twice: A then B "
                  "(default: $LCPI_DB, else /var/lib/lcpi/profiles.db)");
@@ -27,11 +28,14 @@ int main(int argc, char** argv) {
                  "only rows whose share moved by at least this many points");
   app.add_option("--top", opts.top, "at most this many rows");
   tools::AddOutputOptions(app, &out);
-  app.footer(tools::Footer(
-      {"lcpidiff --epoch before-upgrade --epoch after-upgrade",
-       "lcpidiff -p --top 20 --epoch 3 --epoch 4", "lcpidiff --db old.db --db new.db -p -i myprog"},
-      tools::kExitStatus));
+  tools::AddDebuginfoOptions(app, &no_debuginfod);
+  app.footer(std::string(tools::kSymbolSourcesHelp) +
+             tools::Footer({"lcpidiff --epoch before-upgrade --epoch after-upgrade",
+                            "lcpidiff -p --top 20 --epoch 3 --epoch 4",
+                            "lcpidiff --db old.db --db new.db -p -i myprog"},
+                           tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
+  tools::ConfigureDebuginfo(no_debuginfod);
   if (dbs.size() > 2 || epochs.size() > 2) {
     std::fprintf(stderr, "%s: error: at most two --db and two --epoch\n", tool.c_str());
     return 2;

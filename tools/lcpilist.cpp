@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   std::string range;
   report::ListOptions opts;
   tools::OutputFlags out;
+  bool no_debuginfod = false;
   app.add_option("procedure", opts.procedure, "the procedure (function symbol) to list");
   app.add_option("image", opts.image,
                  "the image holding it: a part of its path, or its identity (default: any)");
@@ -23,15 +24,19 @@ int main(int argc, char** argv) {
   app.add_flag("--source", opts.source, "interleave the source lines (needs -g)");
   app.add_flag("--lines", opts.lines, "one row per source line instead of per instruction");
   tools::AddOutputOptions(app, &out);
-  app.footer(tools::Footer(
-      {"lcpilist hot_loop                     the procedure in whichever image has it",
-       "lcpilist memcpy libc.so --source      with source lines interleaved",
-       "lcpilist main /usr/bin/myprog --lines samples per source line",
-       "lcpilist --range /usr/bin/myprog:0x1130-0x1190"},
-      "Exit status: 0 on success (warnings, e.g. an image rebuilt since it was profiled,\n"
-      "go to stderr), 1 on an error (no database, not a database, no such epoch, image\n"
-      "or procedure), 2 on a bad command line."));
+  tools::AddDebuginfoOptions(app, &no_debuginfod);
+  app.footer(
+      std::string(tools::kSymbolSourcesHelp) +
+      tools::Footer(
+          {"lcpilist hot_loop                     the procedure in whichever image has it",
+           "lcpilist memcpy libc.so --source      with source lines interleaved",
+           "lcpilist main /usr/bin/myprog --lines samples per source line",
+           "lcpilist --range /usr/bin/myprog:0x1130-0x1190"},
+          "Exit status: 0 on success (warnings, e.g. an image rebuilt since it was profiled,\n"
+          "go to stderr), 1 on an error (no database, not a database, no such epoch, image\n"
+          "or procedure), 2 on a bad command line."));
   CLI11_PARSE(app, argc, argv);
+  tools::ConfigureDebuginfo(no_debuginfod);
   if (!range.empty()) {
     if (!opts.procedure.empty()) {
       std::fprintf(stderr, "%s: error: give a procedure or --range, not both\n", tool.c_str());

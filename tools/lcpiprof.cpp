@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   report::ProfOptions opts;
   bool procedures = false, processes = false;
   tools::OutputFlags out;
+  bool no_debuginfod = false;
   tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events);
   app.add_option("--sort", opts.sort, "sort by this event (default: the first)");
   app.add_option("--keep", opts.keep_percent,
@@ -27,14 +28,18 @@ int main(int argc, char** argv) {
                  "with -p: only images whose path contains this, or with this identity "
                  "(repeatable)");
   tools::AddOutputOptions(app, &out);
-  app.footer(tools::Footer(
-      {"lcpiprof                          images of the newest epoch, by the first event",
-       "lcpiprof -p --top 20              the 20 hottest procedures",
-       "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
-       "lcpiprof -P --epoch all           per process, over every epoch",
-       "lcpiprof --epoch before-upgrade --sort imiss --format json"},
-      tools::kExitStatus));
+  tools::AddDebuginfoOptions(app, &no_debuginfod);
+  app.footer(
+      std::string(tools::kSymbolSourcesHelp) +
+      tools::Footer(
+          {"lcpiprof                          images of the newest epoch, by the first event",
+           "lcpiprof -p --top 20              the 20 hottest procedures",
+           "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
+           "lcpiprof -P --epoch all           per process, over every epoch",
+           "lcpiprof --epoch before-upgrade --sort imiss --format json"},
+          tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
+  tools::ConfigureDebuginfo(no_debuginfod);
   if (!opts.images.empty() && !procedures) {
     std::fprintf(stderr, "%s: error: -i/--image needs -p\n", tool.c_str());
     return 2;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,6 +39,26 @@ void AddOutputOptions(CLI::App& app, OutputFlags* flags) {
   app.add_flag("--no-header", flags->no_header, "text: leave out the '#' header lines");
 }
 
+void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod) {
+  app.add_flag("--no-debuginfod", *no_debuginfod,
+               "never fetch debug info from the debuginfod servers in $DEBUGINFOD_URLS (by "
+               "default it is fetched, by build-id, for images without local symbols, and "
+               "without DWARF for --source/--lines; timeout $DEBUGINFOD_TIMEOUT, else 10 s)");
+}
+
+void ConfigureDebuginfo(bool no_debuginfod) {
+  SetDebuginfodTimeoutDefault();
+  SetDebuginfodEnabled(!no_debuginfod);
+}
+
+const char* const kSymbolSourcesHelp =
+    "Procedure names (and source lines) of a user image come from the file at its path:\n"
+    ".symtab, else .dynsym plus MiniDebugInfo or a separate debug file, found by\n"
+    "build-id (/usr/lib/debug/.build-id/), by .gnu_debuglink (beside the file, in\n"
+    ".debug/, under /usr/lib/debug/<dir>), then from debuginfod ($DEBUGINFOD_URLS,\n"
+    "cached in $DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client). Samples no\n"
+    "symbol covers are shown as offset ranges (prog+0x10-0x2f).\n\n";
+
 std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& path) {
   auto db = ProfileDb::Open(path, DbMode::kReadOnly);
   if (db) return std::move(*db);
@@ -57,12 +78,17 @@ std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& pa
 }
 
 int Fail(const std::string& tool, const Error& error) {
+  PrintWarnings(tool, {});
   std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), Printable(error.message()).c_str());
   return 1;
 }
 
 void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings) {
-  for (const std::string& w : warnings) {
+  std::vector<std::string> all = warnings;
+  for (const std::string& w : DebuginfoWarnings()) {
+    if (std::find(all.begin(), all.end(), w) == all.end()) all.push_back(w);
+  }
+  for (const std::string& w : all) {
     std::fprintf(stderr, "%s: warning: %s\n", tool.c_str(), Printable(w).c_str());
   }
 }

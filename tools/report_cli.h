@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libprofile/base/control_protocol.h"
+#include "libprofile/image/debuginfo.h"
 #include "libprofile/report/report.h"
 #include "libprofile/store/profile_db.h"
 
@@ -38,13 +39,24 @@ struct OutputFlags {
 };
 void AddOutputOptions(CLI::App& app, OutputFlags* flags);
 
+// Separate debug files from debuginfod (libprofile/image/debuginfo.h): on
+// unless --no-debuginfod, and only when $DEBUGINFOD_URLS names a server.
+void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod);
+// After parsing: the switch, and DEBUGINFOD_TIMEOUT's default (10 s).
+void ConfigureDebuginfo(bool no_debuginfod);
+// What --help says about where procedure names come from.
+extern const char* const kSymbolSourcesHelp;
+
 // Opens `path` read-only, or prints why not ("<tool>: <path>: not an lcpi
 // database") and returns null.
 std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& path);
 
-// Prints "<tool>: error: ..." and returns the exit status 1.
+// Prints "<tool>: error: ..." (after any debug-info warnings) and returns
+// the exit status 1.
 int Fail(const std::string& tool, const Error& error);
 
+// Prints the warnings, then those of the debug-info lookups that are not
+// among them (e.g. debuginfod failing while source lines were read).
 void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings);
 
 // Writes `text` to stdout; the exit status: 0, or 1 when stdout fails.

@@ -5,6 +5,7 @@
 #include "libprofile/image/elf_symbols.h"
 
 #include "libprofile/base/regular_file.h"
+#include "libprofile/image/debuginfo.h"
 #include "libprofile/image/mini_debuginfo.h"
 #include "libprofile/image/symbol_end.h"
 
@@ -83,6 +84,7 @@ std::vector<RawSymbol> ReadSymtab(Elf* elf) {
 
 ElfImage::~ElfImage() {
   if (dwarf_ != nullptr) dwarf_end(dwarf_);
+  debug_.reset();  // after the Dwarf that may read it
   if (elf_ != nullptr) elf_end(elf_);
   if (fd_ >= 0) close(fd_);
 }
@@ -166,32 +168,26 @@ void ElfImage::LoadSymbols() {
     }
   }
   // Stripped: the local functions may still be in MiniDebugInfo
-  // (.gnu_debugdata), or in a separate debug file found by build-id
-  // (<debug root>/.build-id/ab/cdef....debug), as perf and gdb look them up.
+  // (.gnu_debugdata), or in a separate debug file (debuginfo.h: by build-id
+  // under the debug root, by .gnu_debuglink, then from debuginfod).
   if (symbol_table_ != "symtab") {
     std::vector<RawSymbol> extra;
-    const char* from = "minidebuginfo";
+    std::string from = "minidebuginfo";
     if (std::optional<std::vector<uint8_t>> mini = ReadMiniDebugInfo(elf_)) {
       if (Elf* inner = elf_memory(reinterpret_cast<char*>(mini->data()), mini->size())) {
         extra = ReadSymtab(inner);
         elf_end(inner);
       }
     }
-    const std::string& id = identity_.build_id;
-    if (extra.empty() && id.size() > 2 && !debug_root_.empty()) {
-      std::string debug =
-          debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-      if (Expected<int> fd = OpenRegularFile(debug)) {
-        if (Elf* dbg = elf_begin(*fd, ELF_C_READ, nullptr)) {
-          extra = ReadSymtab(dbg);
-          elf_end(dbg);
-        }
-        close(*fd);
+    for (auto find : {&ElfImage::LocalDebugFile, &ElfImage::FetchedDebugFile}) {
+      if (!extra.empty()) break;
+      if (DebugFile* debug = (this->*find)()) {
+        extra = ReadSymtab(debug->elf());
+        from = DebugOriginName(debug->origin());
       }
-      from = "debug-file";
     }
     if (!extra.empty()) {
-      symbol_table_ = raw.empty() ? from : std::string("dynsym+") + from;
+      symbol_table_ = raw.empty() ? from : "dynsym+" + from;
       raw.insert(raw.end(), std::make_move_iterator(extra.begin()),
                  std::make_move_iterator(extra.end()));
     }
@@ -267,11 +263,41 @@ std::optional<uint64_t> ElfImage::VaddrToFileOffset(uint64_t vaddr) const {
   return std::nullopt;
 }
 
+DebugFile* ElfImage::LocalDebugFile() const {
+  if (!local_debug_tried_) {
+    local_debug_tried_ = true;
+    debug_ = FindLocalDebugFile(elf_, path_, identity_.build_id, debug_root_);
+  }
+  return debug_.get();
+}
+
+DebugFile* ElfImage::FetchedDebugFile() const {
+  // One query per image. The fetched file may replace a local one that
+  // lacked what was wanted; no Dwarf reads that one yet (GetDwarf fetches
+  // only while it has none).
+  if (fetch_tried_ || !DebuginfodActive()) return nullptr;
+  fetch_tried_ = true;
+  std::unique_ptr<DebugFile> fetched = FetchDebugFile(identity_.build_id, path_);
+  if (!fetched) return nullptr;
+  debug_ = std::move(fetched);
+  return debug_.get();
+}
+
+std::string ElfImage::debug_file() const { return debug_ ? debug_->path() : ""; }
+
 Dwarf* ElfImage::GetDwarf() const {
   if (!dwarf_tried_) {
     dwarf_tried_ = true;
     // nullptr without debug info (stripped, or built without -g).
     dwarf_ = dwarf_begin_elf(elf_, DWARF_C_READ, nullptr);
+    // Else the separate debug file's: on disk, then from debuginfod.
+    for (auto find : {&ElfImage::LocalDebugFile, &ElfImage::FetchedDebugFile}) {
+      if (dwarf_ != nullptr) break;
+      DebugFile* debug = (this->*find)();
+      if (debug != nullptr && debug->has_dwarf()) {
+        dwarf_ = dwarf_begin_elf(debug->elf(), DWARF_C_READ, nullptr);
+      }
+    }
   }
   return dwarf_;
 }

@@ -12,6 +12,11 @@
 // Everything is read through libelf and libdw; a malformed file gives an
 // Error from Open or an empty answer from a lookup, never a crash.
 //
+// Symbols and DWARF missing from the file (stripped) are looked for in a
+// separate debug file (debuginfo.h has the order: build-id path,
+// .gnu_debuglink, debuginfod): for symbols at Open when the file has no
+// .symtab and no MiniDebugInfo, for DWARF on the first SourceLine call.
+//
 // One ElfImage is not safe to share between threads: SourceLine opens libdw
 // lazily, and one libelf handle serves every lookup.
 #ifndef LCPI_LIBPROFILE_IMAGE_ELF_SYMBOLS_H
@@ -29,6 +34,8 @@
 struct Dwarf;
 
 namespace lcpi {
+
+class DebugFile;
 
 // A function symbol. [addr, end) is the range the symbolizer attributes to
 // it: addr + st_size, or up to the next symbol when st_size is 0.
@@ -63,8 +70,10 @@ class ElfImage {
  public:
   // Opens and indexes the image. Errors: kNotFound, kPermission, kIo,
   // kBadElf (not ELF, or headers libelf rejects).
-  // debug_root: where separate debug files live (<root>/.build-id/xx/yyyy.debug);
-  // their .symtab names the functions of a stripped file. "" skips the search.
+  // debug_root: where separate debug files live (<root>/.build-id/xx/yyyy.debug,
+  // <root><dir>/<debuglink>); their .symtab names the functions of a stripped
+  // file. "" skips the paths under it (a debuglink beside the file is still
+  // followed, and debuginfod asked when the process allows it).
   static Expected<std::unique_ptr<ElfImage>> Open(const std::string& path,
                                                   const std::string& debug_root = "/usr/lib/debug");
   ~ElfImage();
@@ -78,12 +87,16 @@ class ElfImage {
   // ET_EXEC (non-PIE executable) or ET_DYN (PIE executable, shared library).
   uint16_t elf_type() const { return elf_type_; }
   // Where the function symbols came from: "symtab", "dynsym", "minidebuginfo"
-  // (.gnu_debugdata), "debug-file", "dynsym+" one of those two, or "none".
+  // (.gnu_debugdata), "debug-file" (by build-id under the debug root),
+  // "debuglink" (.gnu_debuglink), "debuginfod", "dynsym+" one of the last four,
+  // or "none".
   const std::string& symbol_table() const { return symbol_table_; }
   // Function symbols (STT_FUNC, STT_GNU_IFUNC), sorted by address, one per
   // address (aliases folded, global names preferred).
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
   const std::vector<LoadSegment>& segments() const { return segments_; }
+  // The separate debug file found so far ("" if none was needed or found).
+  std::string debug_file() const;
 
   // The function containing the link-time address `vaddr`.
   std::optional<SymbolHit> Lookup(uint64_t vaddr) const;
@@ -95,8 +108,8 @@ class ElfImage {
   std::optional<uint64_t> FileOffsetToVaddr(uint64_t offset) const;
   std::optional<uint64_t> VaddrToFileOffset(uint64_t vaddr) const;
 
-  // The source line of an address, from DWARF in this file (separate debug
-  // files are not searched). nullopt without line information.
+  // The source line of an address, from DWARF in this file or, when it has
+  // none, in its separate debug file. nullopt without line information.
   std::optional<SourceLocation> SourceLine(uint64_t vaddr) const;
 
   // The range of the named function (first match, global names preferred).
@@ -113,6 +126,10 @@ class ElfImage {
   Expected<void> Index();
   void LoadSymbols();
   Dwarf* GetDwarf() const;
+  // The separate debug file: found on disk (first call), or fetched from
+  // debuginfod (first call while none with what is wanted is at hand).
+  DebugFile* LocalDebugFile() const;
+  DebugFile* FetchedDebugFile() const;
 
   std::string path_;
   int fd_ = -1;
@@ -127,6 +144,9 @@ class ElfImage {
   // libdw is opened on the first SourceLine call: most uses never need it.
   mutable Dwarf* dwarf_ = nullptr;
   mutable bool dwarf_tried_ = false;
+  mutable std::unique_ptr<DebugFile> debug_;
+  mutable bool local_debug_tried_ = false;
+  mutable bool fetch_tried_ = false;
 };
 
 }  // namespace lcpi

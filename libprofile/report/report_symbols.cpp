@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "libprofile/image/debuginfo.h"
 #include "libprofile/image/demangle.h"
 #include "libprofile/image/symbol_end.h"
 
@@ -39,6 +40,14 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   if (image.kind != ImageKind::kUser) return s;  // unknown: raw pcs, nothing to look up
   if (image.path.rfind("[", 0) == 0) return s;   // [vdso]: no file on disk
   auto elf = ElfImage::Open(image.path);
+  // Symbols missing from the file may have been looked for on a debuginfod
+  // server; why that failed is said once per report.
+  if (warnings) {
+    for (const std::string& w : DebuginfoWarnings()) {
+      if (std::find(warnings->begin(), warnings->end(), w) == warnings->end())
+        warnings->push_back(w);
+    }
+  }
   if (!elf) {
     if (warnings) {
       warnings->push_back("cannot read " + image.path + ": " + elf.error().message() +

@@ -1,0 +1,232 @@
+// debuginfo.cpp - finding separate debug files: build-id and .gnu_debuglink
+// paths (libdwelf reads the notes), debuginfod (libdebuginfod).
+#include "libprofile/image/debuginfo.h"
+
+#include "libprofile/base/regular_file.h"
+
+#include <elfutils/debuginfod.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace lcpi {
+namespace {
+
+std::string Hex(const void* bytes, size_t len) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  for (size_t i = 0; i < len; ++i) {
+    out += kDigits[p[i] >> 4];
+    out += kDigits[p[i] & 15];
+  }
+  return out;
+}
+
+std::string BuildIdOf(Elf* elf) {
+  const void* bits = nullptr;
+  ssize_t len = dwelf_elf_gnu_build_id(elf, &bits);
+  if (len <= 0 || bits == nullptr) return "";
+  return Hex(bits, static_cast<size_t>(len));
+}
+
+// The CRC32 of the whole file, as .gnu_debuglink records it (zlib's crc32).
+bool FileCrc(int fd, uint32_t* crc) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  std::vector<unsigned char> buf(1 << 16);
+  off_t at = 0;
+  for (;;) {
+    ssize_t n = pread(fd, buf.data(), buf.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) break;
+    c = crc32(c, buf.data(), static_cast<uInt>(n));
+    at += n;
+  }
+  *crc = static_cast<uint32_t>(c);
+  return true;
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// Opens `path` as the debug file of an image with `build_id` (or, without
+// one, of the debuglink CRC `crc`); nullptr if it is missing or another build's.
+std::unique_ptr<DebugFile> OpenCandidate(const std::string& path, const std::string& build_id,
+                                         const uint32_t* crc, DebugOrigin origin) {
+  Expected<int> fd = OpenRegularFile(path);
+  if (!fd) return nullptr;
+  if (build_id.empty() && crc != nullptr) {
+    uint32_t actual = 0;
+    if (!FileCrc(*fd, &actual) || actual != *crc) {
+      close(*fd);
+      return nullptr;
+    }
+  }
+  std::unique_ptr<DebugFile> file = DebugFile::Adopt(*fd, path, origin);
+  if (file && !build_id.empty() && BuildIdOf(file->elf()) != build_id) return nullptr;
+  return file;
+}
+
+bool HasDwarf(Elf* elf) {
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return false;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+    const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+    if (name != nullptr &&
+        (std::strcmp(name, ".debug_info") == 0 || std::strcmp(name, ".zdebug_info") == 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The process-wide debuginfod state: the switch, one client, the memory of a
+// server that failed, and the warnings it gave.
+struct Debuginfod {
+  std::mutex mu;
+  bool enabled = false;
+  bool failed = false;
+  debuginfod_client* client = nullptr;
+  std::vector<std::string> warnings;
+};
+
+Debuginfod& State() {
+  static Debuginfod* state = new Debuginfod();  // never destroyed: no exit-order hazards
+  return *state;
+}
+
+const char* Urls() {
+  const char* urls = std::getenv(DEBUGINFOD_URLS_ENV_VAR);
+  return urls != nullptr && urls[0] != '\0' ? urls : nullptr;
+}
+
+}  // namespace
+
+const char* DebugOriginName(DebugOrigin origin) {
+  switch (origin) {
+    case DebugOrigin::kBuildIdPath:
+      return "debug-file";
+    case DebugOrigin::kDebuglink:
+      return "debuglink";
+    case DebugOrigin::kDebuginfod:
+      return "debuginfod";
+  }
+  return "debug-file";
+}
+
+DebugFile::~DebugFile() {
+  if (elf_ != nullptr) elf_end(elf_);
+  if (fd_ >= 0) close(fd_);
+}
+
+std::unique_ptr<DebugFile> DebugFile::Adopt(int fd, std::string path, DebugOrigin origin) {
+  std::unique_ptr<DebugFile> file(new DebugFile());
+  file->fd_ = fd;
+  file->path_ = std::move(path);
+  file->origin_ = origin;
+  file->elf_ = elf_begin(fd, ELF_C_READ, nullptr);
+  if (file->elf_ == nullptr || elf_kind(file->elf_) != ELF_K_ELF) return nullptr;
+  file->has_dwarf_ = HasDwarf(file->elf_);
+  return file;
+}
+
+std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image_path,
+                                              const std::string& build_id,
+                                              const std::string& debug_root) {
+  if (build_id.size() > 2 && !debug_root.empty()) {
+    std::string path =
+        debug_root + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+    if (auto file = OpenCandidate(path, build_id, nullptr, DebugOrigin::kBuildIdPath)) return file;
+  }
+  GElf_Word crc = 0;
+  const char* link = dwelf_elf_gnu_debuglink(elf, &crc);
+  if (link == nullptr || link[0] == '\0' || std::strchr(link, '/') != nullptr) return nullptr;
+  std::string dir = ".";
+  size_t slash = image_path.rfind('/');
+  if (slash != std::string::npos) dir = slash == 0 ? "" : image_path.substr(0, slash);
+  std::vector<std::string> candidates = {dir + "/" + link, dir + "/.debug/" + link};
+  // <root><dir>: only for absolute image paths (/usr/lib/debug/usr/bin/x.debug).
+  if (!debug_root.empty() && !dir.empty() && dir[0] == '/') {
+    candidates.push_back(debug_root + dir + "/" + link);
+  }
+  uint32_t want = crc;
+  for (const std::string& path : candidates) {
+    if (SameFile(path, image_path)) continue;  // a link naming the image itself
+    if (auto file = OpenCandidate(path, build_id, &want, DebugOrigin::kDebuglink)) return file;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,
+                                          const std::string& image_path) {
+  if (build_id.empty()) return nullptr;
+  Debuginfod& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  const char* urls = Urls();
+  if (!s.enabled || s.failed || urls == nullptr) return nullptr;
+  if (s.client == nullptr) s.client = debuginfod_begin();
+  if (s.client == nullptr) {
+    s.failed = true;
+    s.warnings.push_back("debuginfod: cannot start a client (procedures shown as offset ranges)");
+    return nullptr;
+  }
+  char* path = nullptr;
+  // Length 0: the build-id is given as a hex string.
+  int fd = debuginfod_find_debuginfo(
+      s.client, reinterpret_cast<const unsigned char*>(build_id.c_str()), 0, &path);
+  std::string cached = path != nullptr ? path : "";
+  std::free(path);
+  if (fd >= 0) {
+    std::unique_ptr<DebugFile> file = DebugFile::Adopt(fd, cached, DebugOrigin::kDebuginfod);
+    if (file && BuildIdOf(file->elf()) != build_id) return nullptr;
+    return file;
+  }
+  // Not on any server (or no server to ask): an ordinary answer.
+  if (fd == -ENOENT || fd == -ENOSYS) return nullptr;
+  s.failed = true;
+  const char* timeout = std::getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
+  s.warnings.push_back(
+      "debuginfod: no answer from " + std::string(urls) + " for " + image_path + " (build-id " +
+      build_id + "): " + std::strerror(-fd) + " (timeout " + (timeout != nullptr ? timeout : "90") +
+      " s per attempt); no more queries this run, procedures without symbols shown as "
+      "offset ranges");
+  return nullptr;
+}
+
+void SetDebuginfodEnabled(bool enabled) {
+  Debuginfod& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.enabled = enabled;
+}
+
+bool DebuginfodActive() {
+  Debuginfod& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.enabled && !s.failed && Urls() != nullptr;
+}
+
+void SetDebuginfodTimeoutDefault() {
+  setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, kDefaultDebuginfodTimeout, /*overwrite=*/0);
+}
+
+std::vector<std::string> DebuginfoWarnings() {
+  Debuginfod& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.warnings;
+}
+
+}  // namespace lcpi

@@ -1,0 +1,101 @@
+// debuginfo.h - separate debug files: where the symbols and the DWARF that
+// strip removed from an image went, and how ElfImage finds them.
+//
+// The order, cheapest and most local first (gdb, perf and libdwfl agree on
+// the local part):
+//   1. by build-id under the debug root: <root>/.build-id/ab/cdef....debug
+//   2. by .gnu_debuglink: <dir>/<name>, <dir>/.debug/<name>, <root><dir>/<name>,
+//      where <dir> is the image's directory; a candidate must carry the
+//      image's build-id, or (an image without one) match the link's CRC32
+//   3. from a debuginfod server by build-id (libdebuginfod), when the process
+//      allows it (SetDebuginfodEnabled) and DEBUGINFOD_URLS names a server.
+//      The files land in the cache libdebuginfod chooses
+//      ($DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client, else
+//      ~/.cache/debuginfod_client); nothing here needs privileges.
+//
+// libdwfl's dwfl_standard_find_debuginfo walks the same local paths, but in
+// elfutils 0.188 it then queries debuginfod on its own whenever
+// DEBUGINFOD_URLS is set, with the library's 90 s default timeout and three
+// attempts, ignoring the tools' --no-debuginfod, and without saying why a
+// query failed; so the two local steps are done here with libdwelf (the
+// debuglink and build-id readers) and libdebuginfod is called directly.
+//
+// A server that cannot be reached is queried once per process: the failure
+// becomes one warning (DebuginfoWarnings) and later images skip the
+// network, so a report costs at most one timeout.
+#ifndef LCPI_LIBPROFILE_IMAGE_DEBUGINFO_H
+#define LCPI_LIBPROFILE_IMAGE_DEBUGINFO_H
+
+#include <libelf.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lcpi {
+
+// Where a debug file came from, as ElfImage::symbol_table() names it.
+enum class DebugOrigin { kBuildIdPath, kDebuglink, kDebuginfod };
+const char* DebugOriginName(DebugOrigin origin);  // "debug-file", "debuglink", "debuginfod"
+
+// An open separate debug file (an ELF file whose sections other than the
+// debug ones are NOBITS: same addresses as the image).
+class DebugFile {
+ public:
+  ~DebugFile();
+  DebugFile(const DebugFile&) = delete;
+  DebugFile& operator=(const DebugFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  DebugOrigin origin() const { return origin_; }
+  Elf* elf() const { return elf_; }
+  // Whether it holds DWARF (.debug_info), i.e. can give source lines.
+  bool has_dwarf() const { return has_dwarf_; }
+
+  // Takes ownership of fd; nullptr if it is not an ELF file.
+  static std::unique_ptr<DebugFile> Adopt(int fd, std::string path, DebugOrigin origin);
+
+ private:
+  DebugFile() = default;
+  std::string path_;
+  DebugOrigin origin_ = DebugOrigin::kBuildIdPath;
+  int fd_ = -1;
+  Elf* elf_ = nullptr;
+  bool has_dwarf_ = false;
+};
+
+// Steps 1 and 2 above for the image `elf` at `image_path`, whose build-id is
+// `build_id` (lower-case hex, may be empty). An empty debug_root skips the
+// paths under it (the debuglink beside the image is still followed).
+std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image_path,
+                                              const std::string& build_id,
+                                              const std::string& debug_root);
+
+// Step 3: the debug file of `build_id` from debuginfod, or nullptr (disabled,
+// no DEBUGINFOD_URLS, no build-id, not on the server, or the server failed;
+// the last gives a warning). `image_path` only names the image in warnings.
+std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,
+                                          const std::string& image_path);
+
+// Process-wide: may images be looked up on debuginfod servers? Off by
+// default (lcpid and the libraries never touch the network); the analysis
+// tools turn it on unless --no-debuginfod. Effective only while
+// DEBUGINFOD_URLS is set and not empty.
+void SetDebuginfodEnabled(bool enabled);
+bool DebuginfodActive();
+
+// The timeout used when DEBUGINFOD_TIMEOUT is unset (libdebuginfod's own
+// default is 90 s per attempt).
+constexpr const char* kDefaultDebuginfodTimeout = "10";
+// Sets DEBUGINFOD_TIMEOUT to kDefaultDebuginfodTimeout unless the user set
+// it. libdebuginfod reads it from the environment only, so this writes the
+// environment: call it from main() before any thread starts.
+void SetDebuginfodTimeoutDefault();
+
+// The warnings the lookups of this process gave (e.g. a server that could
+// not be reached), oldest first. Few: a failed server is not asked again.
+std::vector<std::string> DebuginfoWarnings();
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_IMAGE_DEBUGINFO_H
