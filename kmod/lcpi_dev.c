@@ -301,6 +301,14 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+/*
+ * No .llseek: lcpi_open() makes the file a stream (stream_open() clears
+ * FMODE_LSEEK, FMODE_PREAD and FMODE_PWRITE), so vfs_llseek() fails with
+ * -ESPIPE without calling ->llseek, and pread() with -ESPIPE too. 6.1's
+ * fs.h already has "#define no_llseek NULL", so this is the same
+ * file_operations as before there; 6.12 removed the macro, and naming it
+ * no longer builds.
+ */
 static const struct file_operations lcpi_fops = {
 	.owner = THIS_MODULE,
 	.open = lcpi_open,
@@ -309,7 +317,6 @@ static const struct file_operations lcpi_fops = {
 	.poll = lcpi_poll,
 	.unlocked_ioctl = lcpi_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice lcpi_misc = {

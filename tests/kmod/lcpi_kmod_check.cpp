@@ -358,6 +358,11 @@ int BadArgs() {
   fcntl(fd, F_SETFL, nb);
 
   ExpectErrno("second open", open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC), EBUSY);
+  // a stream: no seeking, no positioned reads (on 6.1 and on 6.12+, where
+  // no_llseek is gone)
+  ExpectErrno("lseek", static_cast<int>(lseek(fd, 0, SEEK_SET)), ESPIPE);
+  ExpectErrno("lseek SEEK_END", static_cast<int>(lseek(fd, 0, SEEK_END)), ESPIPE);
+  ExpectErrno("pread", static_cast<int>(pread(fd, buf.data(), buf.size(), 0)), ESPIPE);
 
   lcpi_config cfg = CpuClockConfig(1000000);
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
