@@ -30,8 +30,6 @@
 
 #include "lcpi.h"
 
-/* the minimum period perf's cpu-clock hrtimer accepts, ns */
-#define LCPI_CPU_CLOCK_MIN_NS 10000
 /* a fallen-back PMU period becomes ns as if at 2 GHz, as lcpid's perf source */
 #define LCPI_ASSUMED_CYCLES_PER_NS 2
 
@@ -171,7 +169,7 @@ static bool lcpi_fall_back(u32 i, long err)
 	ev.config = PERF_COUNT_SW_CPU_CLOCK;
 	/* the same rate if a cycle took 1/LCPI_ASSUMED_CYCLES_PER_NS ns */
 	ev.period = max_t(u64, div_u64(ev.period, LCPI_ASSUMED_CYCLES_PER_NS),
-			  LCPI_CPU_CLOCK_MIN_NS);
+			  LCPI_MIN_PERIOD_CLOCK_NS);
 	lcpi_real_set(i, &ev);
 	return true;
 }

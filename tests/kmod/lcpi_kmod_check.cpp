@@ -329,6 +329,32 @@ int BadArgs() {
       {"SET_CONFIG reserved", [](lcpi_config* c) { c->events[1].reserved = 1; }},
       {"SET_CONFIG unknown flag", [](lcpi_config* c) { c->events[0].flags |= 0x80; }},
       {"SET_CONFIG unused slot set", [](lcpi_config* c) { c->events[3].period = 5; }},
+      // only the clocks among software events: perf's init/destroy of the
+      // others takes cpus_read_lock(), which lcpi's hotplug callbacks hold
+      {"SET_CONFIG software page-faults",
+       [](lcpi_config* c) { c->events[1].config = PERF_COUNT_SW_PAGE_FAULTS; }},
+      {"SET_CONFIG software context-switches",
+       [](lcpi_config* c) { c->events[1].config = PERF_COUNT_SW_CONTEXT_SWITCHES; }},
+      {"SET_CONFIG software dummy",
+       [](lcpi_config* c) { c->events[1].config = PERF_COUNT_SW_DUMMY; }},
+      {"SET_CONFIG software config ~0", [](lcpi_config* c) { c->events[1].config = ~0ull; }},
+      // period floors
+      {"SET_CONFIG cpu-clock period 1 ns", [](lcpi_config* c) { c->events[1].period = 1; }},
+      {"SET_CONFIG cpu-clock period below 10 us",
+       [](lcpi_config* c) { c->events[1].period = LCPI_MIN_PERIOD_CLOCK_NS - 1; }},
+      {"SET_CONFIG task-clock period below 10 us",
+       [](lcpi_config* c) {
+         c->events[1].config = PERF_COUNT_SW_TASK_CLOCK;
+         c->events[1].period = LCPI_MIN_PERIOD_CLOCK_NS - 1;
+       }},
+      {"SET_CONFIG cycles period 1", [](lcpi_config* c) { c->events[0].period = 1; }},
+      {"SET_CONFIG cycles period below the floor",
+       [](lcpi_config* c) { c->events[0].period = LCPI_MIN_PERIOD_EVENTS - 1; }},
+      {"SET_CONFIG raw period below the floor",
+       [](lcpi_config* c) {
+         c->events[0].type = PERF_TYPE_RAW;
+         c->events[0].period = LCPI_MIN_PERIOD_EVENTS - 1;
+       }},
   };
   for (const Case& k : cases) {
     lcpi_config cfg = CpuClockConfig(1000000);
@@ -363,6 +389,18 @@ int BadArgs() {
   ExpectErrno("lseek", static_cast<int>(lseek(fd, 0, SEEK_SET)), ESPIPE);
   ExpectErrno("lseek SEEK_END", static_cast<int>(lseek(fd, 0, SEEK_END)), ESPIPE);
   ExpectErrno("pread", static_cast<int>(pread(fd, buf.data(), buf.size(), 0)), ESPIPE);
+
+  // the accepted edges: the clocks at their floor, a PMU event at its floor
+  {
+    lcpi_config edge = CpuClockConfig(1000000);
+    edge.events[0].period = LCPI_MIN_PERIOD_EVENTS;
+    edge.events[1].period = LCPI_MIN_PERIOD_CLOCK_NS;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &edge) == 0);
+    edge.events[1].config = PERF_COUNT_SW_TASK_CLOCK;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &edge) == 0);
+    std::printf("ok   SET_CONFIG cpu-clock/task-clock at %u ns, cycles at %u accepted\n",
+                LCPI_MIN_PERIOD_CLOCK_NS, LCPI_MIN_PERIOD_EVENTS);
+  }
 
   lcpi_config cfg = CpuClockConfig(1000000);
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
