@@ -223,7 +223,7 @@ static long lcpi_ioc_set_config(void __user *uarg)
 static long lcpi_ioc_get_info(void __user *uarg)
 {
 	struct lcpi_info info;
-	u32 size;
+	u32 size, i;
 
 	if (get_user(size, (u32 __user *)uarg))
 		return -EFAULT;
@@ -245,6 +245,8 @@ static long lcpi_ioc_get_info(void __user *uarg)
 	info.running = lcpi_running;
 	info.nr_events = lcpi_cfg.nr_events;
 	memcpy(info.events, lcpi_real, sizeof(info.events));
+	for (i = 0; i < LCPI_MAX_EVENTS; i++)
+		info.events[i].flags |= lcpi_sample_info_flags(i);
 	mutex_unlock(&lcpi_mutex);
 	if (copy_to_user(uarg, &info, sizeof(info)))
 		return -EFAULT;

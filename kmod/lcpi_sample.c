@@ -135,11 +135,17 @@ static void lcpi_ctx_set(struct lcpi_cpu *c, u32 i)
 static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 {
 	const struct lcpi_event_config *ev = &lcpi_real[i];
+	/*
+	 * exclude_guest: on a KVM host a PMU overflow while a vCPU runs
+	 * would otherwise be filed as a sample of the host kernel (perf
+	 * record sets it by default for the same reason).
+	 */
 	struct perf_event_attr attr = {
 		.type = ev->type,
 		.size = sizeof(attr),
 		.config = ev->config,
 		.sample_period = ev->period,
+		.exclude_guest = 1,
 	};
 
 	lcpi_ctx_set(c, i);
@@ -343,6 +349,25 @@ int lcpi_sample_flush(void)
 	if (wake)
 		wake_up_interruptible(&lcpi_wait);
 	return full ? -EAGAIN : 0;
+}
+
+/*
+ * GET_INFO's view of how event @i was opened (LCPI_EVENT_INFO_*), from the
+ * first CPU that samples it; 0 while stopped. Under lcpi_mutex.
+ */
+u32 lcpi_sample_info_flags(u32 i)
+{
+	struct perf_event *event;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		event = lcpi_cpus[cpu]->events[i];
+		if (!event)
+			continue;
+		return event->attr.exclude_guest ?
+		       LCPI_EVENT_INFO_EXCLUDE_GUEST : 0;
+	}
+	return 0;
 }
 
 /* Total times of @c's events, released ones included. Under lcpi_mutex. */

@@ -99,6 +99,13 @@ struct lcpi_event_config {
 /* Fall back to the software cpu-clock event if the PMU lacks this one. */
 #define LCPI_EVENT_FALLBACK_CPU_CLOCK 0x01
 /*
+ * GET_INFO only (never accepted by SET_CONFIG): the event was opened with
+ * perf_event_attr.exclude_guest, so a KVM host's guest-mode overflows are
+ * not filed as host samples.
+ */
+#define LCPI_EVENT_INFO_EXCLUDE_GUEST 0x100
+
+/*
  * The shortest mean periods SET_CONFIG accepts: 10 us for the software
  * clocks (cpu-clock, task-clock; perf's own hrtimer floor), so at most
  * 100,000 samples/s per CPU per clock event, and 10,000 events for a PMU

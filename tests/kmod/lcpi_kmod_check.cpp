@@ -355,6 +355,8 @@ int BadArgs() {
          c->events[0].type = PERF_TYPE_RAW;
          c->events[0].period = LCPI_MIN_PERIOD_EVENTS - 1;
        }},
+      {"SET_CONFIG info-only flag",
+       [](lcpi_config* c) { c->events[0].flags |= LCPI_EVENT_INFO_EXCLUDE_GUEST; }},
   };
   for (const Case& k : cases) {
     lcpi_config cfg = CpuClockConfig(1000000);
@@ -405,6 +407,20 @@ int BadArgs() {
   lcpi_config cfg = CpuClockConfig(1000000);
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
   CHECK(ioctl(fd, LCPI_IOC_START, 0) == 0);
+  // every event is opened with exclude_guest (GET_INFO reports the attr)
+  {
+    lcpi_info running = GetInfo(fd);
+    for (uint32_t i = 0; i < running.nr_events; ++i) {
+      bool eg = running.events[i].flags & LCPI_EVENT_INFO_EXCLUDE_GUEST;
+      if (!eg) {
+        std::fprintf(stderr, "FAIL event %u opened without exclude_guest (flags 0x%x)\n", i,
+                     running.events[i].flags);
+        ++g_failures;
+      } else {
+        std::printf("ok   event %u opened with exclude_guest\n", i);
+      }
+    }
+  }
   ExpectErrno("START while running", ioctl(fd, LCPI_IOC_START, 0), EBUSY);
   ExpectErrno("SET_CONFIG while running", ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg), EBUSY);
   CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
