@@ -7,7 +7,7 @@
  * so a sample handler, a hotplug callback or a reader can never touch freed
  * memory. The handler may run in NMI context: everything it writes lives in
  * the per-CPU struct lcpi_cpu of the CPU it runs on, guarded against nesting
- * by lcpi_cpu.busy.
+ * by the table's own guard (lcpi_ht_enter() in lcpi_hashtable.h).
  *
  * Locking: lcpi_mutex serialises configuration, start/stop, flush, statistics
  * and the hotplug callbacks. Always take cpus_read_lock() before lcpi_mutex;
@@ -38,7 +38,6 @@ struct lcpi_cpu {
 	void *mem;			/* lcpi_ht_mem_size() bytes */
 	unsigned int id;
 	/* written by this CPU's handler only */
-	u32 busy;			/* nesting guard: the table is in use */
 	u64 nested;
 	u64 handler_ns_hit;
 	u64 handler_ns_miss;

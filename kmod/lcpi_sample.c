@@ -14,9 +14,11 @@
  * writes belongs to the CPU it runs on (per-CPU tables: an NMI cannot
  * synchronise with anyone, a shared table would contend at high rates).
  * The only writers of a table are this handler and lcpi_flush_cpu(), which
- * runs on the table's CPU with interrupts off; lcpi_cpu.busy makes an NMI
- * that arrives while either of them is inside the table count itself in
- * 'nested' and leave.
+ * runs on the table's CPU with interrupts off. Each takes the table with
+ * lcpi_ht_enter(): a handler (an NMI) that arrives while either is inside
+ * counts itself in 'nested' and leaves; a flush IPI that arrives while a
+ * handler is inside (one running with interrupts on) leaves the table
+ * alone and FLUSH returns -EAGAIN, for the reader to call again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -100,13 +102,11 @@ static void lcpi_overflow(struct perf_event *event,
 	u64 t0, t1;
 
 	t0 = local_clock();
-	if (READ_ONCE(c->busy)) {
+	if (!lcpi_ht_enter(&c->ht)) {
 		/* we interrupted the handler or a flush on this CPU */
 		c->nested++;
 		return;
 	}
-	WRITE_ONCE(c->busy, 1);
-	barrier();	/* busy is set before the table is touched */
 
 	if (!user_mode(regs))
 		flags |= LCPI_RECORD_KERNEL;
@@ -119,8 +119,7 @@ static void lcpi_overflow(struct perf_event *event,
 		c->handler_ns_hit += t1 - t0;
 	else
 		c->handler_ns_miss += t1 - t0;
-	barrier();	/* the table is left alone before busy is cleared */
-	WRITE_ONCE(c->busy, 0);
+	lcpi_ht_leave(&c->ht);
 
 	if (wake)
 		irq_work_queue(&c->wake_work);
@@ -301,40 +300,40 @@ void lcpi_sample_cpu_offline(unsigned int cpu)
 
 struct lcpi_flush_arg {
 	struct lcpi_cpu *c;
-	int full;
+	int again;
 	int wake;
 };
 
-/* On the table's CPU with interrupts off, or for an offline CPU anywhere. */
+/*
+ * On the table's CPU with interrupts off, or for an offline CPU anywhere.
+ * lcpi_ht_flush() takes the table as the handler does (NMIs now stay out),
+ * or leaves it alone if this IPI interrupted a handler inside it.
+ */
 static void lcpi_flush_cpu(void *info)
 {
 	struct lcpi_flush_arg *a = info;
-	struct lcpi_cpu *c = a->c;
 
-	WRITE_ONCE(c->busy, 1);
-	barrier();	/* as in lcpi_overflow(): NMIs now stay out */
-	if (lcpi_ht_flush(&c->ht, local_clock(), &a->wake))
-		a->full = 1;
-	barrier();
-	WRITE_ONCE(c->busy, 0);
+	if (lcpi_ht_flush(&a->c->ht, local_clock(), &a->wake))
+		a->again = 1;
 }
 
 /*
  * Writes every table out to its buffers. -EAGAIN if some buffers filled
- * first: the reader drains them and calls again. Under cpus_read_lock()
- * and lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
+ * first, or a table was in use by a handler the flush interrupted: the
+ * reader drains the buffers and calls again. Under cpus_read_lock() and
+ * lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
  * counters, so its table is flushed from here.
  */
 int lcpi_sample_flush(void)
 {
 	struct lcpi_flush_arg a;
 	unsigned int cpu;
-	bool full = false, wake = false;
+	bool again = false, wake = false;
 	int ret;
 
 	for_each_possible_cpu(cpu) {
 		a.c = lcpi_cpus[cpu];
-		a.full = 0;
+		a.again = 0;
 		a.wake = 0;
 		if (cpu_online(cpu)) {
 			ret = smp_call_function_single(cpu, lcpi_flush_cpu, &a, 1);
@@ -343,12 +342,12 @@ int lcpi_sample_flush(void)
 		} else {
 			lcpi_flush_cpu(&a);
 		}
-		full |= a.full;
+		again |= a.again;
 		wake |= a.wake;
 	}
 	if (wake)
 		wake_up_interruptible(&lcpi_wait);
-	return full ? -EAGAIN : 0;
+	return again ? -EAGAIN : 0;
 }
 
 /*
