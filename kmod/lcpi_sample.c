@@ -24,6 +24,7 @@
 
 #include <linux/cpu.h>
 #include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -50,6 +51,19 @@ static const struct lcpi_config lcpi_default_cfg = {
 struct lcpi_config lcpi_cfg;
 struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
 bool lcpi_running;
+
+/*
+ * Testing only (root, via /sys/module/lcpi/parameters): make creating any
+ * event but cpu-clock fail with -inject_errno on CPU inject_cpu (-1: on
+ * every CPU), to exercise the fallback policy where the PMU has every
+ * event or none. 0, the default, injects nothing.
+ */
+static int lcpi_inject_errno;
+module_param_named(inject_errno, lcpi_inject_errno, int, 0600);
+MODULE_PARM_DESC(inject_errno, "testing: fail event creation with -ERRNO (0: off)");
+static int lcpi_inject_cpu = -1;
+module_param_named(inject_cpu, lcpi_inject_cpu, int, 0600);
+MODULE_PARM_DESC(inject_cpu, "testing: the CPU inject_errno applies to (-1: all)");
 
 /* per-event constants the handler needs, so it never divides */
 static u64 lcpi_period[LCPI_MAX_EVENTS];
@@ -148,6 +162,11 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 	};
 
 	lcpi_ctx_set(c, i);
+	if (lcpi_inject_errno > 0 && lcpi_inject_errno < MAX_ERRNO &&
+	    (lcpi_inject_cpu < 0 || (unsigned int)lcpi_inject_cpu == c->id) &&
+	    !(ev->type == PERF_TYPE_SOFTWARE &&
+	      ev->config == PERF_COUNT_SW_CPU_CLOCK))
+		return ERR_PTR(-lcpi_inject_errno);
 	return perf_event_create_kernel_counter(&attr, c->id, NULL,
 						lcpi_overflow, &c->ctx[i]);
 }
@@ -159,11 +178,19 @@ static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
 }
 
-/* Degrades event @i to the software cpu-clock; false if it cannot. */
+/*
+ * Degrades event @i to the software cpu-clock, for every CPU; false if it
+ * cannot. Only when the PMU lacks the event (-ENOENT: no PMU knows it,
+ * -EOPNOTSUPP: the PMU cannot sample it): a busy counter, a lack of memory
+ * or a bad attribute is an error to report, not a reason to sample
+ * something else.
+ */
 static bool lcpi_fall_back(u32 i, long err)
 {
 	struct lcpi_event_config ev = lcpi_real[i];
 
+	if (err != -ENOENT && err != -EOPNOTSUPP)
+		return false;
 	if (!(ev.flags & LCPI_EVENT_FALLBACK_CPU_CLOCK))
 		return false;
 	if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK)
@@ -203,31 +230,37 @@ static void lcpi_cpu_release(struct lcpi_cpu *c)
 }
 
 /*
- * Creates @c's counters. With @probe, an event the PMU lacks falls back to
- * cpu-clock (for every CPU) and a failure is returned; otherwise a failure
- * only leaves that event off on this CPU. Under lcpi_mutex.
+ * Creates @c's counters. With @probe (at START, for every online CPU) a
+ * failure releases them and is returned, or is -EAGAIN if an event the PMU
+ * lacks on this CPU has just fallen back to cpu-clock: the caller starts
+ * over, so that every CPU samples the same event. Without @probe (a CPU
+ * coming online) a failure only leaves that event off on this CPU. Under
+ * lcpi_mutex.
  */
 static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
 {
 	struct perf_event *event;
+	long err;
 	u32 i;
 
 	for (i = 0; i < lcpi_cfg.nr_events; i++) {
 		event = lcpi_event_create(c, i);
-		if (IS_ERR(event) && probe && lcpi_fall_back(i, PTR_ERR(event)))
-			event = lcpi_event_create(c, i);
-		if (IS_ERR(event)) {
-			if (probe) {
-				pr_warn("event %u: cannot sample on cpu %u (%ld)\n",
-					i, c->id, PTR_ERR(event));
-				lcpi_cpu_release(c);
-				return PTR_ERR(event);
-			}
-			pr_warn_ratelimited("event %u: not sampled on cpu %u (%ld)\n",
-					    i, c->id, PTR_ERR(event));
+		if (!IS_ERR(event)) {
+			c->events[i] = event;
 			continue;
 		}
-		c->events[i] = event;
+		err = PTR_ERR(event);
+		if (!probe) {
+			pr_warn_ratelimited("event %u: not sampled on cpu %u (%ld)\n",
+					    i, c->id, err);
+			continue;
+		}
+		lcpi_cpu_release(c);
+		if (lcpi_fall_back(i, err))
+			return -EAGAIN;
+		pr_warn("event %u: cannot sample on cpu %u (%ld)\n", i, c->id,
+			err);
+		return err;
 	}
 	return 0;
 }
@@ -247,20 +280,25 @@ void lcpi_sample_configure(const struct lcpi_config *cfg)
 int lcpi_sample_start(void)
 {
 	unsigned int cpu;
-	bool probe = true;
 	int ret;
 
 	if (lcpi_running)
 		return -EBUSY;
 	/* probe again: a fallback chosen last time may not be needed now */
 	lcpi_sample_configure(&lcpi_cfg);
+again:
+	/* every CPU is probed: the PMU may lack an event on some CPUs only */
 	for_each_online_cpu(cpu) {
-		ret = lcpi_cpu_create(lcpi_cpus[cpu], probe);
+		ret = lcpi_cpu_create(lcpi_cpus[cpu], true);
+		if (ret == -EAGAIN) {
+			/* one more event is cpu-clock now, on every CPU */
+			lcpi_sample_stop();
+			goto again;
+		}
 		if (ret) {
 			lcpi_sample_stop();
 			return ret;
 		}
-		probe = false;
 	}
 	lcpi_running = true;
 	return 0;

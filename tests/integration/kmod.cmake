@@ -28,6 +28,10 @@ lcpi_kmod_test(reconcile 150
 # (b) malformed requests fail with their errno; privileges; single opener
 lcpi_kmod_test(badargs 120
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/badargs.sh $<TARGET_FILE:lcpi_kmod_check>)
+# (b2) the cpu-clock fallback only where the PMU lacks an event, probed on
+# every CPU (errors injected through the module's inject_* parameters)
+lcpi_kmod_test(fallback 120
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/fallback.sh $<TARGET_FILE:lcpi_kmod_check>)
 # (c) 50 x load/sample/hotplug/flush/stop/unload, reader gone; clean dmesg
 lcpi_kmod_test(stress 300 --no-load
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)

@@ -10,6 +10,12 @@
 //       every malformed request fails with its documented errno.
 //   lcpi_kmod_check abandon
 //       starts sampling and exits without stopping (release must stop it).
+//   lcpi_kmod_check fallback
+//       the cpu-clock fallback policy, with errors injected into event
+//       creation (the module's inject_errno/inject_cpu parameters): only an
+//       event the PMU lacks (ENOENT, EOPNOTSUPP) falls back, on whichever
+//       CPU it is missing, and then every CPU samples cpu-clock; any other
+//       error (EBUSY, ENOMEM) fails START.
 // Exit status 0 when every check passed; each failure is printed.
 #include <fcntl.h>
 #include <poll.h>
@@ -472,6 +478,82 @@ int Abandon() {
   return g_failures ? 1 : 0;  // exits with the device open and sampling
 }
 
+bool WriteParam(const char* name, int value) {
+  std::string path = std::string("/sys/module/lcpi/parameters/") + name;
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::fprintf(stderr, "FAIL open %s: %s\n", path.c_str(), std::strerror(errno));
+    ++g_failures;
+    return false;
+  }
+  std::string v = std::to_string(value);
+  bool ok = write(fd, v.data(), v.size()) == static_cast<ssize_t>(v.size());
+  close(fd);
+  CHECK(ok);
+  return ok;
+}
+
+int Fallback() {
+  int fd = OpenDev();
+  lcpi_info info = GetInfo(fd);
+  CHECK(info.nr_cpus >= 2);
+  struct Case {
+    const char* what;
+    uint64_t config;  // the requested event: cycles or task-clock, with the fallback flag
+    int inject_errno, inject_cpu;
+    int want_errno;       // of START; 0: starts
+    bool want_cpu_clock;  // started: sampling cpu-clock on every CPU
+  };
+  // task-clock works on every CPU here, so an error injected on one CPU
+  // is the only one; cycles is ENOENT on every CPU of a PMU-less guest
+  const Case cases[] = {
+      {"task-clock, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
+      {"task-clock, ENOENT on cpu 1 only", PERF_COUNT_SW_TASK_CLOCK, ENOENT, 1, 0, true},
+      {"task-clock, EOPNOTSUPP on cpu 0", PERF_COUNT_SW_TASK_CLOCK, EOPNOTSUPP, 0, 0, true},
+      {"task-clock, ENOMEM on cpu 1", PERF_COUNT_SW_TASK_CLOCK, ENOMEM, 1, ENOMEM, false},
+      {"task-clock, EINVAL everywhere", PERF_COUNT_SW_TASK_CLOCK, EINVAL, -1, EINVAL, false},
+      {"cycles, EBUSY everywhere", PERF_COUNT_HW_CPU_CYCLES, EBUSY, -1, EBUSY, false},
+      {"task-clock again, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
+  };
+  for (const Case& k : cases) {
+    if (!WriteParam("inject_errno", k.inject_errno) || !WriteParam("inject_cpu", k.inject_cpu))
+      break;
+    lcpi_config cfg{};
+    cfg.size = sizeof(cfg);
+    cfg.nr_events = 1;
+    cfg.events[0].type =
+        k.config == PERF_COUNT_HW_CPU_CYCLES ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+    cfg.events[0].config = k.config;
+    cfg.events[0].flags = LCPI_EVENT_FALLBACK_CPU_CLOCK;
+    cfg.events[0].period = 1000000;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+    int rc = ioctl(fd, LCPI_IOC_START, 0);
+    int err = rc == 0 ? 0 : errno;
+    lcpi_info now = GetInfo(fd);
+    bool cpu_clock =
+        now.events[0].type == PERF_TYPE_SOFTWARE && now.events[0].config == PERF_COUNT_SW_CPU_CLOCK;
+    bool every_cpu = true;
+    if (rc == 0)
+      for (uint32_t cpu = 0; cpu < now.nr_cpus; ++cpu) {
+        lcpi_cpu_stats st{};
+        st.size = sizeof(st);
+        st.cpu = cpu;
+        if (ioctl(fd, LCPI_IOC_GET_STATS, &st) == 0 && !st.online) every_cpu = false;
+      }
+    bool ok = err == k.want_errno && (rc != 0 || (cpu_clock == k.want_cpu_clock && every_cpu));
+    std::printf("%s %s: START %s, sampling %s%s\n", ok ? "ok  " : "FAIL", k.what,
+                rc == 0 ? "ok" : std::strerror(err),
+                rc == 0 ? (cpu_clock ? "cpu-clock" : "as asked") : "-",
+                rc == 0 && !every_cpu ? ", NOT on every CPU" : "");
+    if (!ok) ++g_failures;
+    ioctl(fd, LCPI_IOC_STOP, 0);
+  }
+  WriteParam("inject_errno", 0);
+  WriteParam("inject_cpu", -1);
+  close(fd);
+  return g_failures ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -493,9 +575,12 @@ int main(int argc, char** argv) {
     rc = BadArgs();
   else if (mode == "abandon")
     rc = Abandon();
+  else if (mode == "fallback")
+    rc = Fallback();
   else {
     std::fprintf(stderr,
-                 "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon\n");
+                 "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon | "
+                 "fallback\n");
     return 2;
   }
   std::printf("%s: %s (%d failures)\n", mode.c_str(), rc ? "FAILED" : "passed", g_failures);
