@@ -43,6 +43,12 @@ target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
 lcpi_kmod_test(source 150
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/source.sh $<TARGET_FILE:lcpi_kmod_source_check>)
 
+# lcpid with both sources on a host without a PMU: --events cycles,imiss
+# samples cycles as cpu-clock (a labelled fallback) and refuses imiss by
+# name; --events imiss,dmiss fails
+lcpi_kmod_test(events 150
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/events.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>)
+
 # lcpid --source kmod in the guest: the daemon's known-shares, storm and
 # accounting tests give the same answers as the perf source on the host
 lcpi_kmod_test(daemon 400
