@@ -60,10 +60,12 @@ bool lcpi_running;
  */
 static int lcpi_inject_errno;
 module_param_named(inject_errno, lcpi_inject_errno, int, 0600);
-MODULE_PARM_DESC(inject_errno, "testing: fail event creation with -ERRNO (0: off)");
+MODULE_PARM_DESC(inject_errno,
+		 "testing: fail event creation with -ERRNO (0: off)");
 static int lcpi_inject_cpu = -1;
 module_param_named(inject_cpu, lcpi_inject_cpu, int, 0600);
-MODULE_PARM_DESC(inject_cpu, "testing: the CPU inject_errno applies to (-1: all)");
+MODULE_PARM_DESC(inject_cpu,
+		 "testing: the CPU inject_errno applies to (-1: all)");
 
 /* per-event constants the handler needs, so it never divides */
 static u64 lcpi_period[LCPI_MAX_EVENTS];
@@ -231,9 +233,9 @@ static void lcpi_cpu_release(struct lcpi_cpu *c)
 
 /*
  * Creates @c's counters. With @probe (at START, for every online CPU) a
- * failure releases them and is returned, or is -EAGAIN if an event the PMU
- * lacks on this CPU has just fallen back to cpu-clock: the caller starts
- * over, so that every CPU samples the same event. Without @probe (a CPU
+ * failure releases them and is returned (an errno, < 0), or 1 if an event
+ * the PMU lacks on this CPU has just fallen back to cpu-clock: the caller
+ * starts over, so that every CPU samples the same event. Without @probe (a CPU
  * coming online) a failure only leaves that event off on this CPU. Under
  * lcpi_mutex.
  */
@@ -257,7 +259,7 @@ static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
 		}
 		lcpi_cpu_release(c);
 		if (lcpi_fall_back(i, err))
-			return -EAGAIN;
+			return 1;
 		pr_warn("event %u: cannot sample on cpu %u (%ld)\n", i, c->id,
 			err);
 		return err;
@@ -290,7 +292,7 @@ again:
 	/* every CPU is probed: the PMU may lack an event on some CPUs only */
 	for_each_online_cpu(cpu) {
 		ret = lcpi_cpu_create(lcpi_cpus[cpu], true);
-		if (ret == -EAGAIN) {
+		if (ret == 1) {
 			/* one more event is cpu-clock now, on every CPU */
 			lcpi_sample_stop();
 			goto again;

@@ -513,6 +513,8 @@ int Fallback() {
       {"task-clock, ENOMEM on cpu 1", PERF_COUNT_SW_TASK_CLOCK, ENOMEM, 1, ENOMEM, false},
       {"task-clock, EINVAL everywhere", PERF_COUNT_SW_TASK_CLOCK, EINVAL, -1, EINVAL, false},
       {"cycles, EBUSY everywhere", PERF_COUNT_HW_CPU_CYCLES, EBUSY, -1, EBUSY, false},
+      // an error that reads like "try again" is an error too, not a loop
+      {"task-clock, EAGAIN on cpu 1", PERF_COUNT_SW_TASK_CLOCK, EAGAIN, 1, EAGAIN, false},
       {"task-clock again, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
   };
   for (const Case& k : cases) {
