@@ -7,7 +7,7 @@
  * so a sample handler, a hotplug callback or a reader can never touch freed
  * memory. The handler may run in NMI context: everything it writes lives in
  * the per-CPU struct lcpi_cpu of the CPU it runs on, guarded against nesting
- * by lcpi_cpu.busy.
+ * by the table's own guard (lcpi_ht_enter() in lcpi_hashtable.h).
  *
  * Locking: lcpi_mutex serialises configuration, start/stop, flush, statistics
  * and the hotplug callbacks. Always take cpus_read_lock() before lcpi_mutex;
@@ -38,7 +38,6 @@ struct lcpi_cpu {
 	void *mem;			/* lcpi_ht_mem_size() bytes */
 	unsigned int id;
 	/* written by this CPU's handler only */
-	u32 busy;			/* nesting guard: the table is in use */
 	u64 nested;
 	u64 handler_ns_hit;
 	u64 handler_ns_miss;
@@ -73,6 +72,7 @@ int lcpi_sample_cpu_online(unsigned int cpu);
 void lcpi_sample_cpu_offline(unsigned int cpu);
 int lcpi_sample_flush(void);
 void lcpi_sample_times(struct lcpi_cpu *c, u64 *enabled, u64 *running);
+u32 lcpi_sample_info_flags(u32 i);
 void lcpi_wake_func(struct irq_work *work);
 
 /* lcpi_dev.c */

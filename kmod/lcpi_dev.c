@@ -138,11 +138,33 @@ static bool lcpi_type_known(u32 type)
 	       type == PERF_TYPE_HW_CACHE || type == PERF_TYPE_RAW;
 }
 
-/* 0 if @cfg is usable, else -EINVAL. Unused event slots must be zero. */
+static bool lcpi_is_clock(const struct lcpi_event_config *ev)
+{
+	return ev->type == PERF_TYPE_SOFTWARE &&
+	       (ev->config == PERF_COUNT_SW_CPU_CLOCK ||
+		ev->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/*
+ * 0 if @cfg is usable, else -EINVAL. Unused event slots must be zero.
+ *
+ * Of the software events only the two clocks are accepted: perf's init and
+ * destroy of the others take a static key (static_key_slow_inc() and _dec()
+ * take cpus_read_lock()), and lcpi creates and releases its events in its
+ * hotplug callbacks, where the hotplug lock is held for writing, and under
+ * cpus_read_lock() at START and STOP: a CPU going on- or offline while such
+ * an event is sampled would deadlock. Their handlers would also run in
+ * process context. The clocks are hrtimers: no static key, irq context.
+ *
+ * Each mean period has a floor (lcpi_abi.h): 10 us for the clocks, the
+ * shortest hrtimer period perf programs anyway, and LCPI_MIN_PERIOD_EVENTS
+ * for a PMU event, so no configuration asks for an interrupt storm.
+ */
 int lcpi_config_check(const struct lcpi_config *cfg)
 {
 	static const struct lcpi_event_config zero;
 	const struct lcpi_event_config *ev;
+	u64 min;
 	u32 i;
 
 	if (cfg->size != LCPI_CONFIG_SIZE_VER1)
@@ -156,13 +178,17 @@ int lcpi_config_check(const struct lcpi_config *cfg)
 				return -EINVAL;
 			continue;
 		}
-		if (!ev->period || ev->period >= (1ULL << 62))
+		if (!lcpi_type_known(ev->type))
+			return -EINVAL;
+		if (ev->type == PERF_TYPE_SOFTWARE && !lcpi_is_clock(ev))
+			return -EINVAL;
+		min = lcpi_is_clock(ev) ? LCPI_MIN_PERIOD_CLOCK_NS :
+					  LCPI_MIN_PERIOD_EVENTS;
+		if (ev->period < min || ev->period >= (1ULL << 62))
 			return -EINVAL;
 		if (ev->jitter_pct > 50 || ev->reserved)
 			return -EINVAL;
 		if (ev->flags & ~LCPI_EVENT_FALLBACK_CPU_CLOCK)
-			return -EINVAL;
-		if (!lcpi_type_known(ev->type))
 			return -EINVAL;
 	}
 	return 0;
@@ -197,7 +223,7 @@ static long lcpi_ioc_set_config(void __user *uarg)
 static long lcpi_ioc_get_info(void __user *uarg)
 {
 	struct lcpi_info info;
-	u32 size;
+	u32 size, i;
 
 	if (get_user(size, (u32 __user *)uarg))
 		return -EFAULT;
@@ -219,6 +245,8 @@ static long lcpi_ioc_get_info(void __user *uarg)
 	info.running = lcpi_running;
 	info.nr_events = lcpi_cfg.nr_events;
 	memcpy(info.events, lcpi_real, sizeof(info.events));
+	for (i = 0; i < LCPI_MAX_EVENTS; i++)
+		info.events[i].flags |= lcpi_sample_info_flags(i);
 	mutex_unlock(&lcpi_mutex);
 	if (copy_to_user(uarg, &info, sizeof(info)))
 		return -EFAULT;
@@ -301,6 +329,14 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+/*
+ * No .llseek: lcpi_open() makes the file a stream (stream_open() clears
+ * FMODE_LSEEK, FMODE_PREAD and FMODE_PWRITE), so vfs_llseek() fails with
+ * -ESPIPE without calling ->llseek, and pread() with -ESPIPE too. 6.1's
+ * fs.h already has "#define no_llseek NULL", so this is the same
+ * file_operations as before there; 6.12 removed the macro, and naming it
+ * no longer builds.
+ */
 static const struct file_operations lcpi_fops = {
 	.owner = THIS_MODULE,
 	.open = lcpi_open,
@@ -309,7 +345,6 @@ static const struct file_operations lcpi_fops = {
 	.poll = lcpi_poll,
 	.unlocked_ioctl = lcpi_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice lcpi_misc = {

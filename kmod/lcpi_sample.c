@@ -14,14 +14,17 @@
  * writes belongs to the CPU it runs on (per-CPU tables: an NMI cannot
  * synchronise with anyone, a shared table would contend at high rates).
  * The only writers of a table are this handler and lcpi_flush_cpu(), which
- * runs on the table's CPU with interrupts off; lcpi_cpu.busy makes an NMI
- * that arrives while either of them is inside the table count itself in
- * 'nested' and leave.
+ * runs on the table's CPU with interrupts off. Each takes the table with
+ * lcpi_ht_enter(): a handler (an NMI) that arrives while either is inside
+ * counts itself in 'nested' and leaves; a flush IPI that arrives while a
+ * handler is inside (one running with interrupts on) leaves the table
+ * alone and FLUSH returns -EAGAIN, for the reader to call again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -30,8 +33,6 @@
 
 #include "lcpi.h"
 
-/* the minimum period perf's cpu-clock hrtimer accepts, ns */
-#define LCPI_CPU_CLOCK_MIN_NS 10000
 /* a fallen-back PMU period becomes ns as if at 2 GHz, as lcpid's perf source */
 #define LCPI_ASSUMED_CYCLES_PER_NS 2
 
@@ -50,6 +51,21 @@ static const struct lcpi_config lcpi_default_cfg = {
 struct lcpi_config lcpi_cfg;
 struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
 bool lcpi_running;
+
+/*
+ * Testing only (root, via /sys/module/lcpi/parameters): make creating any
+ * event but cpu-clock fail with -inject_errno on CPU inject_cpu (-1: on
+ * every CPU), to exercise the fallback policy where the PMU has every
+ * event or none. 0, the default, injects nothing.
+ */
+static int lcpi_inject_errno;
+module_param_named(inject_errno, lcpi_inject_errno, int, 0600);
+MODULE_PARM_DESC(inject_errno,
+		 "testing: fail event creation with -ERRNO (0: off)");
+static int lcpi_inject_cpu = -1;
+module_param_named(inject_cpu, lcpi_inject_cpu, int, 0600);
+MODULE_PARM_DESC(inject_cpu,
+		 "testing: the CPU inject_errno applies to (-1: all)");
 
 /* per-event constants the handler needs, so it never divides */
 static u64 lcpi_period[LCPI_MAX_EVENTS];
@@ -102,13 +118,11 @@ static void lcpi_overflow(struct perf_event *event,
 	u64 t0, t1;
 
 	t0 = local_clock();
-	if (READ_ONCE(c->busy)) {
+	if (!lcpi_ht_enter(&c->ht)) {
 		/* we interrupted the handler or a flush on this CPU */
 		c->nested++;
 		return;
 	}
-	WRITE_ONCE(c->busy, 1);
-	barrier();	/* busy is set before the table is touched */
 
 	if (!user_mode(regs))
 		flags |= LCPI_RECORD_KERNEL;
@@ -121,8 +135,7 @@ static void lcpi_overflow(struct perf_event *event,
 		c->handler_ns_hit += t1 - t0;
 	else
 		c->handler_ns_miss += t1 - t0;
-	barrier();	/* the table is left alone before busy is cleared */
-	WRITE_ONCE(c->busy, 0);
+	lcpi_ht_leave(&c->ht);
 
 	if (wake)
 		irq_work_queue(&c->wake_work);
@@ -137,14 +150,25 @@ static void lcpi_ctx_set(struct lcpi_cpu *c, u32 i)
 static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 {
 	const struct lcpi_event_config *ev = &lcpi_real[i];
+	/*
+	 * exclude_guest: on a KVM host a PMU overflow while a vCPU runs
+	 * would otherwise be filed as a sample of the host kernel (perf
+	 * record sets it by default for the same reason).
+	 */
 	struct perf_event_attr attr = {
 		.type = ev->type,
 		.size = sizeof(attr),
 		.config = ev->config,
 		.sample_period = ev->period,
+		.exclude_guest = 1,
 	};
 
 	lcpi_ctx_set(c, i);
+	if (lcpi_inject_errno > 0 && lcpi_inject_errno < MAX_ERRNO &&
+	    (lcpi_inject_cpu < 0 || (unsigned int)lcpi_inject_cpu == c->id) &&
+	    !(ev->type == PERF_TYPE_SOFTWARE &&
+	      ev->config == PERF_COUNT_SW_CPU_CLOCK))
+		return ERR_PTR(-lcpi_inject_errno);
 	return perf_event_create_kernel_counter(&attr, c->id, NULL,
 						lcpi_overflow, &c->ctx[i]);
 }
@@ -156,11 +180,19 @@ static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
 }
 
-/* Degrades event @i to the software cpu-clock; false if it cannot. */
+/*
+ * Degrades event @i to the software cpu-clock, for every CPU; false if it
+ * cannot. Only when the PMU lacks the event (-ENOENT: no PMU knows it,
+ * -EOPNOTSUPP: the PMU cannot sample it): a busy counter, a lack of memory
+ * or a bad attribute is an error to report, not a reason to sample
+ * something else.
+ */
 static bool lcpi_fall_back(u32 i, long err)
 {
 	struct lcpi_event_config ev = lcpi_real[i];
 
+	if (err != -ENOENT && err != -EOPNOTSUPP)
+		return false;
 	if (!(ev.flags & LCPI_EVENT_FALLBACK_CPU_CLOCK))
 		return false;
 	if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK)
@@ -171,7 +203,7 @@ static bool lcpi_fall_back(u32 i, long err)
 	ev.config = PERF_COUNT_SW_CPU_CLOCK;
 	/* the same rate if a cycle took 1/LCPI_ASSUMED_CYCLES_PER_NS ns */
 	ev.period = max_t(u64, div_u64(ev.period, LCPI_ASSUMED_CYCLES_PER_NS),
-			  LCPI_CPU_CLOCK_MIN_NS);
+			  LCPI_MIN_PERIOD_CLOCK_NS);
 	lcpi_real_set(i, &ev);
 	return true;
 }
@@ -200,31 +232,37 @@ static void lcpi_cpu_release(struct lcpi_cpu *c)
 }
 
 /*
- * Creates @c's counters. With @probe, an event the PMU lacks falls back to
- * cpu-clock (for every CPU) and a failure is returned; otherwise a failure
- * only leaves that event off on this CPU. Under lcpi_mutex.
+ * Creates @c's counters. With @probe (at START, for every online CPU) a
+ * failure releases them and is returned (an errno, < 0), or 1 if an event
+ * the PMU lacks on this CPU has just fallen back to cpu-clock: the caller
+ * starts over, so that every CPU samples the same event. Without @probe (a CPU
+ * coming online) a failure only leaves that event off on this CPU. Under
+ * lcpi_mutex.
  */
 static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
 {
 	struct perf_event *event;
+	long err;
 	u32 i;
 
 	for (i = 0; i < lcpi_cfg.nr_events; i++) {
 		event = lcpi_event_create(c, i);
-		if (IS_ERR(event) && probe && lcpi_fall_back(i, PTR_ERR(event)))
-			event = lcpi_event_create(c, i);
-		if (IS_ERR(event)) {
-			if (probe) {
-				pr_warn("event %u: cannot sample on cpu %u (%ld)\n",
-					i, c->id, PTR_ERR(event));
-				lcpi_cpu_release(c);
-				return PTR_ERR(event);
-			}
-			pr_warn_ratelimited("event %u: not sampled on cpu %u (%ld)\n",
-					    i, c->id, PTR_ERR(event));
+		if (!IS_ERR(event)) {
+			c->events[i] = event;
 			continue;
 		}
-		c->events[i] = event;
+		err = PTR_ERR(event);
+		if (!probe) {
+			pr_warn_ratelimited("event %u: not sampled on cpu %u (%ld)\n",
+					    i, c->id, err);
+			continue;
+		}
+		lcpi_cpu_release(c);
+		if (lcpi_fall_back(i, err))
+			return 1;
+		pr_warn("event %u: cannot sample on cpu %u (%ld)\n", i, c->id,
+			err);
+		return err;
 	}
 	return 0;
 }
@@ -244,20 +282,25 @@ void lcpi_sample_configure(const struct lcpi_config *cfg)
 int lcpi_sample_start(void)
 {
 	unsigned int cpu;
-	bool probe = true;
 	int ret;
 
 	if (lcpi_running)
 		return -EBUSY;
 	/* probe again: a fallback chosen last time may not be needed now */
 	lcpi_sample_configure(&lcpi_cfg);
+again:
+	/* every CPU is probed: the PMU may lack an event on some CPUs only */
 	for_each_online_cpu(cpu) {
-		ret = lcpi_cpu_create(lcpi_cpus[cpu], probe);
+		ret = lcpi_cpu_create(lcpi_cpus[cpu], true);
+		if (ret == 1) {
+			/* one more event is cpu-clock now, on every CPU */
+			lcpi_sample_stop();
+			goto again;
+		}
 		if (ret) {
 			lcpi_sample_stop();
 			return ret;
 		}
-		probe = false;
 	}
 	lcpi_running = true;
 	return 0;
@@ -297,40 +340,40 @@ void lcpi_sample_cpu_offline(unsigned int cpu)
 
 struct lcpi_flush_arg {
 	struct lcpi_cpu *c;
-	int full;
+	int again;
 	int wake;
 };
 
-/* On the table's CPU with interrupts off, or for an offline CPU anywhere. */
+/*
+ * On the table's CPU with interrupts off, or for an offline CPU anywhere.
+ * lcpi_ht_flush() takes the table as the handler does (NMIs now stay out),
+ * or leaves it alone if this IPI interrupted a handler inside it.
+ */
 static void lcpi_flush_cpu(void *info)
 {
 	struct lcpi_flush_arg *a = info;
-	struct lcpi_cpu *c = a->c;
 
-	WRITE_ONCE(c->busy, 1);
-	barrier();	/* as in lcpi_overflow(): NMIs now stay out */
-	if (lcpi_ht_flush(&c->ht, local_clock(), &a->wake))
-		a->full = 1;
-	barrier();
-	WRITE_ONCE(c->busy, 0);
+	if (lcpi_ht_flush(&a->c->ht, local_clock(), &a->wake))
+		a->again = 1;
 }
 
 /*
  * Writes every table out to its buffers. -EAGAIN if some buffers filled
- * first: the reader drains them and calls again. Under cpus_read_lock()
- * and lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
+ * first, or a table was in use by a handler the flush interrupted: the
+ * reader drains the buffers and calls again. Under cpus_read_lock() and
+ * lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
  * counters, so its table is flushed from here.
  */
 int lcpi_sample_flush(void)
 {
 	struct lcpi_flush_arg a;
 	unsigned int cpu;
-	bool full = false, wake = false;
+	bool again = false, wake = false;
 	int ret;
 
 	for_each_possible_cpu(cpu) {
 		a.c = lcpi_cpus[cpu];
-		a.full = 0;
+		a.again = 0;
 		a.wake = 0;
 		if (cpu_online(cpu)) {
 			ret = smp_call_function_single(cpu, lcpi_flush_cpu, &a, 1);
@@ -339,12 +382,31 @@ int lcpi_sample_flush(void)
 		} else {
 			lcpi_flush_cpu(&a);
 		}
-		full |= a.full;
+		again |= a.again;
 		wake |= a.wake;
 	}
 	if (wake)
 		wake_up_interruptible(&lcpi_wait);
-	return full ? -EAGAIN : 0;
+	return again ? -EAGAIN : 0;
+}
+
+/*
+ * GET_INFO's view of how event @i was opened (LCPI_EVENT_INFO_*), from the
+ * first CPU that samples it; 0 while stopped. Under lcpi_mutex.
+ */
+u32 lcpi_sample_info_flags(u32 i)
+{
+	struct perf_event *event;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		event = lcpi_cpus[cpu]->events[i];
+		if (!event)
+			continue;
+		return event->attr.exclude_guest ?
+		       LCPI_EVENT_INFO_EXCLUDE_GUEST : 0;
+	}
+	return 0;
 }
 
 /* Total times of @c's events, released ones included. Under lcpi_mutex. */

@@ -98,6 +98,22 @@ struct lcpi_event_config {
 
 /* Fall back to the software cpu-clock event if the PMU lacks this one. */
 #define LCPI_EVENT_FALLBACK_CPU_CLOCK 0x01
+/*
+ * GET_INFO only (never accepted by SET_CONFIG): the event was opened with
+ * perf_event_attr.exclude_guest, so a KVM host's guest-mode overflows are
+ * not filed as host samples.
+ */
+#define LCPI_EVENT_INFO_EXCLUDE_GUEST 0x100
+
+/*
+ * The shortest mean periods SET_CONFIG accepts: 10 us for the software
+ * clocks (cpu-clock, task-clock; perf's own hrtimer floor), so at most
+ * 100,000 samples/s per CPU per clock event, and 10,000 events for a PMU
+ * event (cycles: 400,000 samples/s per CPU at 4 GHz, before perf's
+ * throttle). The only software events accepted are the two clocks.
+ */
+#define LCPI_MIN_PERIOD_CLOCK_NS 10000
+#define LCPI_MIN_PERIOD_EVENTS 10000
 
 /* LCPI_IOC_SET_CONFIG: choose events; only while stopped. */
 struct lcpi_config {

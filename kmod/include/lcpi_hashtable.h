@@ -15,8 +15,12 @@
  *
  * No libc, no allocation, no locks: the caller provides one block of
  * memory (lcpi_ht_mem_size() bytes, 8-byte aligned) and guarantees that
- * only one writer runs at a time on a table (the module checks for NMI
- * nesting; lcpid has one thread per table). Must be safe from any context,
+ * only one writer runs at a time on a table: lcpid has one thread per
+ * table; in the module the writers of a table all run on its CPU, where one
+ * may interrupt another (an NMI the handler, the flush IPI a handler that
+ * runs with interrupts on), so each writer takes the table with
+ * lcpi_ht_enter() and an interrupting one that finds it taken leaves it
+ * alone (lcpi_ht_flush() does this itself). Must be safe from any context,
  * NMI included.
  *
  * Writer/reader protocol for a buffer, with its two barriers:
@@ -43,10 +47,17 @@
 #define lcpi_load_acquire(p) smp_load_acquire(p)
 /* release pairs with acquire as A-B and D-C in the diagram above */
 #define lcpi_store_release(p, v) smp_store_release(p, v)
+/* the nesting guard: one CPU, so only the compiler must keep the order */
+#define lcpi_read_once(p) READ_ONCE(*(p))
+#define lcpi_write_once(p, v) WRITE_ONCE(*(p), v)
+#define lcpi_compiler_barrier() barrier()
 #else
 #include <stddef.h>
 #define lcpi_load_acquire(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
 #define lcpi_store_release(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define lcpi_read_once(p) __atomic_load_n(p, __ATOMIC_RELAXED)
+#define lcpi_write_once(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
+#define lcpi_compiler_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #endif
 
 #define LCPI_HT_MAX_WAYS 16
@@ -97,6 +108,8 @@ struct lcpi_ht {
 	struct lcpi_ht_config cfg;
 	__u32 cpu;
 	__u32 active;		/* index of the buffer being filled */
+	__u32 busy;		/* a writer is inside: lcpi_ht_enter() */
+	__u32 reserved;
 	__u64 next_seq;
 	__u64 dropped_unreported;	/* goes into the next buffer's header */
 	struct lcpi_record *entries;	/* sets * ways, set-major */
@@ -110,6 +123,10 @@ enum lcpi_ht_result {
 	LCPI_HT_MISS = 1,
 	LCPI_HT_DROPPED = 2,
 };
+
+/* lcpi_ht_flush(): the buffers filled first; the table was in use */
+#define LCPI_HT_FLUSH_FULL (-1)
+#define LCPI_HT_FLUSH_BUSY (-2)
 
 static inline __u32 lcpi_ht_sets(const struct lcpi_ht_config *cfg)
 {
@@ -197,6 +214,28 @@ static inline __u32 lcpi_ht_hash(const struct lcpi_ht *ht, __u32 pid, __u64 pc,
 	h = (pc ^ ((__u64)pid << 32) ^ ((__u64)event << 56)) *
 	    0x9e3779b97f4a7c15ull;
 	return (__u32)(h >> (64 - bits));
+}
+
+/*
+ * Takes the table for a writer on its CPU. Returns 1, or 0 if a writer
+ * this one interrupted is inside it: then the table must be left alone
+ * (the module counts such a sample as nested). Between the test and the
+ * set only a context that interrupts this one can run, and it leaves the
+ * table before this one resumes.
+ */
+static inline int lcpi_ht_enter(struct lcpi_ht *ht)
+{
+	if (lcpi_read_once(&ht->busy))
+		return 0;
+	lcpi_write_once(&ht->busy, 1);
+	lcpi_compiler_barrier();	/* busy is set before the table is touched */
+	return 1;
+}
+
+static inline void lcpi_ht_leave(struct lcpi_ht *ht)
+{
+	lcpi_compiler_barrier();	/* the table is left before busy is cleared */
+	lcpi_write_once(&ht->busy, 0);
 }
 
 static inline int lcpi_ht_key_eq(const struct lcpi_record *e, __u32 pid,
@@ -349,25 +388,36 @@ lcpi_ht_add(struct lcpi_ht *ht, __u32 pid, __u64 pc, __u32 event, __u32 flags,
 
 /*
  * Writes every entry of the table out to the buffers and seals the active
- * one, so the reader sees every count. Returns 0 when the table is empty,
- * or -1 if the buffers filled first: release them and call again (entries
- * already written are gone from the table, so nothing is written twice).
+ * one, so the reader sees every count. Returns 0 when the table is empty;
+ * LCPI_HT_FLUSH_FULL if the buffers filled first: release them and call
+ * again (entries already written are gone from the table, so nothing is
+ * written twice); LCPI_HT_FLUSH_BUSY, touching nothing, if it interrupted
+ * a writer inside the table (lcpi_ht_enter()): call again once that writer
+ * has left. Filling and sealing the buffer such a writer was about to
+ * append to would send its store past the buffer's end.
  */
 static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
 {
 	__u64 n = (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
 	__u64 i;
+	int ret = 0;
 
+	if (!lcpi_ht_enter(ht))
+		return LCPI_HT_FLUSH_BUSY;
 	for (i = 0; i < n; i++) {
 		if (ht->entries[i].count == 0)
 			continue;
-		if (lcpi_ht_emit(ht, &ht->entries[i], now, wake))
-			return -1;
+		if (lcpi_ht_emit(ht, &ht->entries[i], now, wake)) {
+			ret = LCPI_HT_FLUSH_FULL;
+			break;
+		}
 		ht->stats.flushed++;
 		ht->entries[i].count = 0;
 	}
-	*wake |= lcpi_ht_seal(ht, now);
-	return 0;
+	if (!ret)
+		*wake |= lcpi_ht_seal(ht, now);
+	lcpi_ht_leave(ht);
+	return ret;
 }
 
 /*

@@ -3,6 +3,8 @@
 
 #include <linux/perf_event.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -36,7 +38,34 @@ const KnownEvent kKnownEvents[] = {
     {"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
 };
 
+// Only cycles may be sampled as the cpu-clock: time is an honest proxy for
+// cycles, for nothing else.
+bool IsCyclesName(const std::string& name) { return name == "cycles"; }
+
 }  // namespace
+
+std::string CpuPmuName(const std::string& devices_dir) {
+  std::set<std::string> names;  // sorted: "cpu_atom/cpu_core"
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(devices_dir, ec)) {
+    std::string name = d.path().filename().string();
+    uint32_t type = 0;
+    std::ifstream t(d.path() / "type");
+    bool raw = (t >> type) && type == PERF_TYPE_RAW;
+    if (raw || std::filesystem::exists(d.path() / "cpus", ec)) names.insert(name);
+  }
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : "/") + n;
+  return out;
+}
+
+std::string RefusalReason(const EventSpec& event, const std::string& pmu,
+                          const std::string& error) {
+  std::string where = pmu.empty() ? "this host has no hardware PMU"
+                                  : "the CPU's PMU (" + pmu + ") cannot sample it here";
+  return "event '" + event.name + "' refused: " + where + " (" + error +
+         "); it is not sampled as anything else (only 'cycles' may fall back to cpu-clock)";
+}
 
 EventSpec CpuClockEvent() {
   return EventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, false};
@@ -52,7 +81,7 @@ std::string PerfEventName(uint32_t type, uint64_t config) {
 
 Expected<EventSpec> ParseEvent(const std::string& name) {
   for (const KnownEvent& k : kKnownEvents)
-    if (name == k.name) return EventSpec{name, k.type, k.config, k.type != PERF_TYPE_SOFTWARE};
+    if (name == k.name) return EventSpec{name, k.type, k.config, IsCyclesName(name)};
   // r:TYPE:CONFIG, numbers in any base strtoull accepts
   if (name.rfind("r:", 0) == 0) {
     std::string rest = name.substr(2);
@@ -63,7 +92,7 @@ Expected<EventSpec> ParseEvent(const std::string& name) {
         unsigned long type = std::stoul(rest.substr(0, colon), &used1, 0);
         unsigned long long config = std::stoull(rest.substr(colon + 1), &used2, 0);
         if (used1 == colon && used2 == rest.size() - colon - 1 && type <= UINT32_MAX)
-          return EventSpec{name, static_cast<uint32_t>(type), config, true};
+          return EventSpec{name, static_cast<uint32_t>(type), config, false};
       } catch (const std::exception&) {
       }
     }

@@ -1,6 +1,12 @@
 // event_spec.h - naming the events lcpi samples: "cycles", "imiss", any perf
 // event by name ("cpu-clock", "branch-misses", ...) or raw ("r:TYPE:CONFIG"),
 // and what each really became on this host after any fallback.
+//
+// Events degrade honestly: only "cycles" may be sampled as the software
+// cpu-clock where the PMU lacks it (time is an honest proxy for cycles, and
+// the fallback is labelled). Any other event the PMU lacks is refused by
+// name, never sampled as something else; a source runs with the events it
+// can sample and fails only if none is left.
 #ifndef LCPI_LIBPROFILE_COLLECT_EVENT_SPEC_H
 #define LCPI_LIBPROFILE_COLLECT_EVENT_SPEC_H
 
@@ -16,8 +22,9 @@ struct EventSpec {
   std::string name;     // as the user wrote it, and as stored in the database
   uint32_t type = 0;    // perf_event_attr.type
   uint64_t config = 0;  // perf_event_attr.config
-  // Where the PMU lacks the event, sample the software cpu-clock instead.
-  bool fallback_to_cpu_clock = true;
+  // Where the PMU lacks the event, sample the software cpu-clock instead
+  // (ParseEvent sets it for "cycles" only).
+  bool fallback_to_cpu_clock = false;
 };
 
 // What a source really samples for one requested event.
@@ -28,6 +35,13 @@ struct RealEvent {
   std::string used;  // "cycles", or "cpu-clock" after a fallback
   bool fell_back = false;
   uint64_t period = 0;  // mean period in the event's unit (ns for cpu-clock)
+};
+
+// A requested event a source could not sample (the PMU lacks it) and
+// would not fake: reason says which event, which PMU, and why.
+struct RefusedEvent {
+  EventSpec requested;
+  std::string reason;
 };
 
 // Parses one event name. Errors name the bad input.
@@ -41,6 +55,15 @@ EventSpec CpuClockEvent();
 
 // "cpu-clock" for the software clock, else the event's name.
 std::string PerfEventName(uint32_t type, uint64_t config);
+
+// The CPU's PMU(s) as perf names them under devices_dir (a PMU of type
+// PERF_TYPE_RAW or with a "cpus" list: "cpu", "cpu_core/cpu_atom",
+// "armv8_pmuv3_0"), or "" when this host has none.
+std::string CpuPmuName(const std::string& devices_dir = "/sys/bus/event_source/devices");
+
+// The message for an event the PMU lacks: names the event, the PMU (pmu,
+// "" for none) and the error, and says it is not sampled as anything else.
+std::string RefusalReason(const EventSpec& event, const std::string& pmu, const std::string& error);
 
 }  // namespace lcpi
 

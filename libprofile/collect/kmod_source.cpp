@@ -15,6 +15,8 @@
 #include <cstring>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/collect/perf_source.h"  // MeanPeriod: the same rates as the perf source
 
@@ -23,6 +25,16 @@ namespace lcpi {
 namespace {
 
 Error Corrupt(const std::string& what) { return Error(Errc::kCorrupt, "lcpi buffer: " + what); }
+
+// START's errno when the PMU lacks an event (and it may not fall back).
+bool EventAbsent(int err) { return err == ENOENT || err == EOPNOTSUPP; }
+
+// The module's floor for an event's mean period (lcpi_abi.h).
+uint64_t MinPeriod(const EventSpec& spec) {
+  bool clock = spec.type == PERF_TYPE_SOFTWARE &&
+               (spec.config == PERF_COUNT_SW_CPU_CLOCK || spec.config == PERF_COUNT_SW_TASK_CLOCK);
+  return clock ? LCPI_MIN_PERIOD_CLOCK_NS : LCPI_MIN_PERIOD_EVENTS;
+}
 
 }  // namespace
 
@@ -104,6 +116,58 @@ Expected<void> KmodSource::Open() {
   return {};
 }
 
+Expected<void> KmodSource::Configure(const std::vector<size_t>& which, bool probe) {
+  lcpi_config cfg{};
+  cfg.size = sizeof(cfg);
+  cfg.nr_events = static_cast<uint32_t>(which.size());
+  for (size_t k = 0; k < which.size(); k++) {
+    const EventSpec& spec = options_.events[which[k]];
+    lcpi_event_config& ev = cfg.events[k];
+    ev.type = spec.type;
+    ev.config = spec.config;
+    ev.flags = spec.fallback_to_cpu_clock ? LCPI_EVENT_FALLBACK_CPU_CLOCK : 0;
+    ev.period = MeanPeriod(options_, spec.type);
+    if (ev.period < MinPeriod(spec)) {
+      if (!probe)
+        spdlog::warn("event '{}': period {} is below the module's floor, using {}", spec.name,
+                     ev.period, MinPeriod(spec));
+      ev.period = MinPeriod(spec);
+    }
+    ev.jitter_pct = std::min<uint32_t>(options_.jitter_pct, 50);
+    if (probe) {
+      ev.period = (1ull << 62) - 1;  // the longest the module takes: no sample comes
+      ev.jitter_pct = 0;
+    }
+  }
+  if (ioctl(fd_, LCPI_IOC_SET_CONFIG, &cfg) != 0) {
+    int err = errno;
+    if (err == EBUSY) return Error(Errc::kBusy, device_ + ": already sampling");
+    return ErrnoError(device_ + ": SET_CONFIG", err);
+  }
+  return {};
+}
+
+Expected<void> KmodSource::RefuseAbsent(std::vector<size_t>* which) {
+  std::vector<size_t> keep;
+  std::string pmu = CpuPmuName();
+  for (size_t i : *which) {
+    if (Expected<void> r = Configure({i}, true); !r) return r;
+    if (ioctl(fd_, LCPI_IOC_START, 0) == 0) {
+      ioctl(fd_, LCPI_IOC_STOP, 0);
+      keep.push_back(i);
+      continue;
+    }
+    int err = errno;
+    if (!EventAbsent(err)) return ErrnoError(device_ + ": START " + options_.events[i].name, err);
+    RefusedEvent r{options_.events[i], RefusalReason(options_.events[i], pmu,
+                                                     device_ + " START: " + std::strerror(err))};
+    spdlog::error("{}", r.reason);
+    refused_.push_back(std::move(r));
+  }
+  *which = std::move(keep);
+  return {};
+}
+
 Expected<void> KmodSource::Start() {
   if (running_) return {};
   if (options_.events.empty() || options_.events.size() > LCPI_MAX_EVENTS)
@@ -111,30 +175,24 @@ Expected<void> KmodSource::Start() {
                  "kmod source: 1.." + std::to_string(LCPI_MAX_EVENTS) + " events");
   if (Expected<void> r = Open(); !r) return r;
 
-  lcpi_config cfg{};
-  cfg.size = sizeof(cfg);
-  cfg.nr_events = static_cast<uint32_t>(options_.events.size());
-  for (size_t i = 0; i < options_.events.size(); i++) {
-    const EventSpec& spec = options_.events[i];
-    lcpi_event_config& ev = cfg.events[i];
-    ev.type = spec.type;
-    ev.config = spec.config;
-    ev.flags = spec.fallback_to_cpu_clock ? LCPI_EVENT_FALLBACK_CPU_CLOCK : 0;
-    ev.period = std::max<uint64_t>(1, MeanPeriod(options_, spec.type));
-    ev.jitter_pct = std::min<uint32_t>(options_.jitter_pct, 50);
-  }
-  if (ioctl(fd_, LCPI_IOC_SET_CONFIG, &cfg) != 0) {
-    int err = errno;
-    if (err == EBUSY) return Error(Errc::kBusy, device_ + ": already sampling");
-    return ErrnoError(device_ + ": SET_CONFIG", err);
-  }
+  std::vector<size_t> which;  // the requested events sampled, in order
+  for (size_t i = 0; i < options_.events.size(); i++) which.push_back(i);
+  refused_.clear();
+  if (Expected<void> r = Configure(which, false); !r) return r;
   if (!started_once_) baseline_ = ModuleStats();
   started_once_ = true;
   if (ioctl(fd_, LCPI_IOC_START, 0) != 0) {
     int err = errno;
-    if (err == ENOENT || err == EOPNOTSUPP)
-      return Error(Errc::kUnsupported, device_ + ": the PMU lacks an event (no fallback asked)");
-    return ErrnoError(device_ + ": START", err);
+    if (!EventAbsent(err)) return ErrnoError(device_ + ": START", err);
+    // the PMU lacks an event that may not fall back: find which, run without
+    if (Expected<void> r = RefuseAbsent(&which); !r) return r;
+    if (which.empty()) {
+      std::string why;
+      for (const RefusedEvent& r : refused_) why += (why.empty() ? "" : "; ") + r.reason;
+      return Error(Errc::kUnsupported, "no event can be sampled: " + why);
+    }
+    if (Expected<void> r = Configure(which, false); !r) return r;
+    if (ioctl(fd_, LCPI_IOC_START, 0) != 0) return ErrnoError(device_ + ": START", errno);
   }
   Expected<lcpi_info> info = GetInfo();
   if (!info) {
@@ -143,14 +201,15 @@ Expected<void> KmodSource::Start() {
   }
   info_ = *info;
   events_.clear();
-  for (size_t i = 0; i < options_.events.size(); i++) {
-    const lcpi_event_config& real = info_.events[i];
+  for (size_t k = 0; k < which.size(); k++) {
+    const EventSpec& spec = options_.events[which[k]];
+    const lcpi_event_config& real = info_.events[k];
     RealEvent ev;
-    ev.requested = options_.events[i];
+    ev.requested = spec;
     ev.type = real.type;
     ev.config = real.config;
-    ev.fell_back = real.type != cfg.events[i].type || real.config != cfg.events[i].config;
-    ev.used = ev.fell_back ? PerfEventName(real.type, real.config) : options_.events[i].name;
+    ev.fell_back = real.type != spec.type || real.config != spec.config;
+    ev.used = ev.fell_back ? PerfEventName(real.type, real.config) : spec.name;
     ev.period = real.period;
     events_.push_back(ev);
   }

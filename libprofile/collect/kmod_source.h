@@ -41,6 +41,7 @@ class KmodSource : public Source {
   // buffers delivered in between are counted too.
   SourceStats Stats() const override;
   const std::vector<RealEvent>& Events() const override { return events_; }
+  const std::vector<RefusedEvent>& Refused() const override { return refused_; }
 
   // The module's geometry, valid after Start().
   const lcpi_info& Info() const { return info_; }
@@ -48,6 +49,12 @@ class KmodSource : public Source {
  private:
   Expected<void> Open();
   Expected<lcpi_info> GetInfo() const;
+  // SET_CONFIG with options_.events[i] for each i in which; for a probe
+  // with periods no event reaches, so that nothing is sampled.
+  Expected<void> Configure(const std::vector<size_t>& which, bool probe);
+  // After START failed with ENOENT/EOPNOTSUPP: starts each event of which
+  // alone and moves the ones the PMU lacks to refused_.
+  Expected<void> RefuseAbsent(std::vector<size_t>* which);
   // Reads every sealed buffer there is now; *n counts them.
   Expected<void> Drain(const BufferSink& sink, size_t* n);
 
@@ -56,6 +63,7 @@ class KmodSource : public Source {
   int fd_ = -1;
   lcpi_info info_{};
   std::vector<RealEvent> events_;
+  std::vector<RefusedEvent> refused_;
   std::vector<uint8_t> buffer_;
   uint64_t buffers_ = 0;
   bool running_ = false;

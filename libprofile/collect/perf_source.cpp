@@ -19,6 +19,13 @@ constexpr int kRingPageOrder = 7;  // 512 KB of ring per CPU per event
 
 bool IsSoftwareClock(uint32_t type) { return type == PERF_TYPE_SOFTWARE; }
 
+// perf_event_open's answer when the PMU lacks an event: ENOENT (no PMU
+// knows it), EOPNOTSUPP (the PMU cannot sample it), ENODEV.
+bool EventAbsent(const Error& e) {
+  return e.code() == Errc::kNotFound || e.message().find("not supported") != std::string::npos ||
+         e.message().find("No such device") != std::string::npos;
+}
+
 }  // namespace
 
 uint64_t MeanPeriod(const SourceOptions& options, uint32_t type) {
@@ -33,8 +40,7 @@ PerfSource::PerfSource(SourceOptions options, lcpi_ht_config table_config)
 
 PerfSource::~PerfSource() { Stop(); }
 
-Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(size_t index, int cpu) {
-  const RealEvent& ev = events_[index];
+Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, int cpu) {
   perf_event_attr attr{};
   attr.type = ev.type;
   attr.config = ev.config;
@@ -51,6 +57,16 @@ Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(size_t index, int cpu)
   return PerfRing::Open(attr, cpu, kRingPageOrder);
 }
 
+Expected<PerfSource::Rings> PerfSource::OpenOnEveryCpu(const RealEvent& ev) {
+  Rings rings;
+  for (const Cpu& c : cpus_) {
+    Expected<std::unique_ptr<PerfRing>> ring = OpenEvent(ev, c.cpu);
+    if (!ring) return ring.error();
+    rings.push_back(std::move(*ring));
+  }
+  return rings;
+}
+
 Expected<void> PerfSource::Start() {
   if (options_.events.empty() || options_.events.size() > LCPI_MAX_EVENTS)
     return Error(Errc::kInvalidArgument, "between 1 and 4 events are needed");
@@ -58,15 +74,7 @@ Expected<void> PerfSource::Start() {
     return Error(Errc::kInvalidArgument, "bad hash table geometry");
   std::vector<int> online = OnlineCpus();
   events_.clear();
-  for (const EventSpec& spec : options_.events) {
-    RealEvent ev;
-    ev.requested = spec;
-    ev.type = spec.type;
-    ev.config = spec.config;
-    ev.used = spec.name;
-    ev.period = MeanPeriod(options_, spec.type);
-    events_.push_back(ev);
-  }
+  refused_.clear();
   cpus_.clear();
   cpus_.reserve(online.size());
   for (int cpu : online) {
@@ -75,32 +83,50 @@ Expected<void> PerfSource::Start() {
     c.memory.resize((lcpi_ht_mem_size(&table_config_) + 7) / 8);
     lcpi_ht_init(&c.table, &table_config_, c.memory.data(), static_cast<uint32_t>(cpu));
   }
-  for (size_t i = 0; i < events_.size(); i++) {
-    for (Cpu& c : cpus_) {
-      Expected<std::unique_ptr<PerfRing>> ring = OpenEvent(i, c.cpu);
-      bool absent = !ring && (ring.error().code() == Errc::kNotFound ||
-                              ring.error().message().find("not supported") != std::string::npos ||
-                              ring.error().message().find("No such device") != std::string::npos);
-      if (absent && events_[i].requested.fallback_to_cpu_clock && !events_[i].fell_back) {
-        RealEvent& ev = events_[i];
-        spdlog::warn("event '{}' is not available on this host ({}); sampling cpu-clock instead",
-                     ev.requested.name, ring.error().message());
-        EventSpec clock = CpuClockEvent();
-        ev.type = clock.type;
-        ev.config = clock.config;
-        ev.used = clock.name;
-        ev.fell_back = true;
-        ev.period = options_.period ? options_.period / kAssumedCyclesPerNs
-                                    : MeanPeriod(options_, clock.type);
-        if (ev.period == 0) ev.period = 1;
-        ring = OpenEvent(i, c.cpu);
+  std::string pmu;  // looked up once an event is missing
+  for (const EventSpec& spec : options_.events) {
+    RealEvent ev;
+    ev.requested = spec;
+    ev.type = spec.type;
+    ev.config = spec.config;
+    ev.used = spec.name;
+    ev.period = MeanPeriod(options_, spec.type);
+    // the same event on every CPU: missing on any one, it is missing
+    Expected<Rings> rings = OpenOnEveryCpu(ev);
+    if (!rings && EventAbsent(rings.error())) {
+      if (pmu.empty()) pmu = CpuPmuName();
+      if (!spec.fallback_to_cpu_clock) {
+        RefusedEvent r{spec, RefusalReason(spec, pmu, rings.error().message())};
+        spdlog::error("{}", r.reason);
+        refused_.push_back(std::move(r));
+        continue;
       }
-      if (!ring) {
-        cpus_.clear();
-        return ring.error();
-      }
-      c.rings.push_back(std::move(*ring));
+      spdlog::warn(
+          "event '{}' is not available on this host ({}; PMU: {}): sampling cpu-clock "
+          "instead",
+          spec.name, rings.error().message(), pmu.empty() ? "none" : pmu);
+      EventSpec clock = CpuClockEvent();
+      ev.type = clock.type;
+      ev.config = clock.config;
+      ev.used = clock.name;
+      ev.fell_back = true;
+      ev.period = options_.period ? options_.period / kAssumedCyclesPerNs
+                                  : MeanPeriod(options_, clock.type);
+      if (ev.period == 0) ev.period = 1;
+      rings = OpenOnEveryCpu(ev);
     }
+    if (!rings) {
+      cpus_.clear();
+      return rings.error();
+    }
+    events_.push_back(ev);
+    for (size_t k = 0; k < cpus_.size(); k++) cpus_[k].rings.push_back(std::move((*rings)[k]));
+  }
+  if (events_.empty()) {
+    cpus_.clear();
+    std::string why;
+    for (const RefusedEvent& r : refused_) why += (why.empty() ? "" : "; ") + r.reason;
+    return Error(Errc::kUnsupported, "no event can be sampled: " + why);
   }
   for (Cpu& c : cpus_)
     for (auto& r : c.rings)

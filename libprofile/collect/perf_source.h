@@ -37,6 +37,7 @@ class PerfSource : public Source {
   Expected<void> Flush(const BufferSink& sink) override;
   SourceStats Stats() const override;
   const std::vector<RealEvent>& Events() const override { return events_; }
+  const std::vector<RefusedEvent>& Refused() const override { return refused_; }
 
  private:
   struct Cpu {
@@ -47,7 +48,10 @@ class PerfSource : public Source {
     uint64_t last_time = 0;                        // newest sample, perf clock
   };
 
-  Expected<std::unique_ptr<PerfRing>> OpenEvent(size_t index, int cpu);
+  using Rings = std::vector<std::unique_ptr<PerfRing>>;
+  Expected<std::unique_ptr<PerfRing>> OpenEvent(const RealEvent& ev, int cpu);
+  // ev on every CPU of cpus_, in their order; the first failure otherwise.
+  Expected<Rings> OpenOnEveryCpu(const RealEvent& ev);
   void ReadRings(Cpu& c, const BufferSink& sink);
   void DeliverReady(Cpu& c, const BufferSink& sink);
   void RandomisePeriods();
@@ -55,6 +59,7 @@ class PerfSource : public Source {
   SourceOptions options_;
   lcpi_ht_config table_config_;
   std::vector<RealEvent> events_;
+  std::vector<RefusedEvent> refused_;
   std::vector<Cpu> cpus_;
   std::mt19937_64 rng_;
   uint64_t lost_ = 0;

@@ -54,7 +54,10 @@ class Source {
   virtual ~Source() = default;
   // "perf" or "kmod".
   virtual std::string Name() const = 0;
-  // Opens the events on every online CPU and starts sampling.
+  // Opens the events on every online CPU and starts sampling. An event the
+  // PMU lacks is refused (logged, listed in Refused()) unless it may fall
+  // back to cpu-clock; Start fails if no event is left, or on any other
+  // error.
   virtual Expected<void> Start() = 0;
   // Stops sampling; buffers already sealed can still be drained by Flush().
   virtual void Stop() = 0;
@@ -64,8 +67,11 @@ class Source {
   // samples taken before the call have been delivered when it returns.
   virtual Expected<void> Flush(const BufferSink& sink) = 0;
   virtual SourceStats Stats() const = 0;
-  // What each configured event really is (after any fallback); valid after Start().
+  // What each sampled event really is (after any fallback); valid after
+  // Start(). Refused events are not in it: records index this list.
   virtual const std::vector<RealEvent>& Events() const = 0;
+  // The requested events Start() refused, each with its reason.
+  virtual const std::vector<RefusedEvent>& Refused() const = 0;
 };
 
 }  // namespace lcpi

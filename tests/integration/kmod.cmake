@@ -28,6 +28,10 @@ lcpi_kmod_test(reconcile 150
 # (b) malformed requests fail with their errno; privileges; single opener
 lcpi_kmod_test(badargs 120
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/badargs.sh $<TARGET_FILE:lcpi_kmod_check>)
+# (b2) the cpu-clock fallback only where the PMU lacks an event, probed on
+# every CPU (errors injected through the module's inject_* parameters)
+lcpi_kmod_test(fallback 120
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/fallback.sh $<TARGET_FILE:lcpi_kmod_check>)
 # (c) 50 x load/sample/hotplug/flush/stop/unload, reader gone; clean dmesg
 lcpi_kmod_test(stress 300 --no-load
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)
@@ -38,6 +42,12 @@ add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source
 target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
 lcpi_kmod_test(source 150
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/source.sh $<TARGET_FILE:lcpi_kmod_source_check>)
+
+# lcpid with both sources on a host without a PMU: --events cycles,imiss
+# samples cycles as cpu-clock (a labelled fallback) and refuses imiss by
+# name; --events imiss,dmiss fails
+lcpi_kmod_test(events 150
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/events.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>)
 
 # lcpid --source kmod in the guest: the daemon's known-shares, storm and
 # accounting tests give the same answers as the perf source on the host

@@ -1,6 +1,6 @@
 #!/bin/bash
 # faults-max-rate.sh FAULTS - guest script: cpu-clock at the shortest period
-# the kernel allows (1 ns asked, perf's 10 us floor) on both CPUs, with no
+# the module accepts (10 us; 1 ns is refused) on both CPUs, with no
 # reader for a while: every sample is accounted, the rate stays under the
 # floor, and the guest stays responsive (the checker times a fork+exec loop
 # against a baseline; here a shell loop after the run must not take much

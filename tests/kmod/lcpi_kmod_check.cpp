@@ -10,6 +10,12 @@
 //       every malformed request fails with its documented errno.
 //   lcpi_kmod_check abandon
 //       starts sampling and exits without stopping (release must stop it).
+//   lcpi_kmod_check fallback
+//       the cpu-clock fallback policy, with errors injected into event
+//       creation (the module's inject_errno/inject_cpu parameters): only an
+//       event the PMU lacks (ENOENT, EOPNOTSUPP) falls back, on whichever
+//       CPU it is missing, and then every CPU samples cpu-clock; any other
+//       error (EBUSY, ENOMEM) fails START.
 // Exit status 0 when every check passed; each failure is printed.
 #include <fcntl.h>
 #include <poll.h>
@@ -329,6 +335,34 @@ int BadArgs() {
       {"SET_CONFIG reserved", [](lcpi_config* c) { c->events[1].reserved = 1; }},
       {"SET_CONFIG unknown flag", [](lcpi_config* c) { c->events[0].flags |= 0x80; }},
       {"SET_CONFIG unused slot set", [](lcpi_config* c) { c->events[3].period = 5; }},
+      // only the clocks among software events: perf's init/destroy of the
+      // others takes cpus_read_lock(), which lcpi's hotplug callbacks hold
+      {"SET_CONFIG software page-faults",
+       [](lcpi_config* c) { c->events[1].config = PERF_COUNT_SW_PAGE_FAULTS; }},
+      {"SET_CONFIG software context-switches",
+       [](lcpi_config* c) { c->events[1].config = PERF_COUNT_SW_CONTEXT_SWITCHES; }},
+      {"SET_CONFIG software dummy",
+       [](lcpi_config* c) { c->events[1].config = PERF_COUNT_SW_DUMMY; }},
+      {"SET_CONFIG software config ~0", [](lcpi_config* c) { c->events[1].config = ~0ull; }},
+      // period floors
+      {"SET_CONFIG cpu-clock period 1 ns", [](lcpi_config* c) { c->events[1].period = 1; }},
+      {"SET_CONFIG cpu-clock period below 10 us",
+       [](lcpi_config* c) { c->events[1].period = LCPI_MIN_PERIOD_CLOCK_NS - 1; }},
+      {"SET_CONFIG task-clock period below 10 us",
+       [](lcpi_config* c) {
+         c->events[1].config = PERF_COUNT_SW_TASK_CLOCK;
+         c->events[1].period = LCPI_MIN_PERIOD_CLOCK_NS - 1;
+       }},
+      {"SET_CONFIG cycles period 1", [](lcpi_config* c) { c->events[0].period = 1; }},
+      {"SET_CONFIG cycles period below the floor",
+       [](lcpi_config* c) { c->events[0].period = LCPI_MIN_PERIOD_EVENTS - 1; }},
+      {"SET_CONFIG raw period below the floor",
+       [](lcpi_config* c) {
+         c->events[0].type = PERF_TYPE_RAW;
+         c->events[0].period = LCPI_MIN_PERIOD_EVENTS - 1;
+       }},
+      {"SET_CONFIG info-only flag",
+       [](lcpi_config* c) { c->events[0].flags |= LCPI_EVENT_INFO_EXCLUDE_GUEST; }},
   };
   for (const Case& k : cases) {
     lcpi_config cfg = CpuClockConfig(1000000);
@@ -358,10 +392,41 @@ int BadArgs() {
   fcntl(fd, F_SETFL, nb);
 
   ExpectErrno("second open", open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC), EBUSY);
+  // a stream: no seeking, no positioned reads (on 6.1 and on 6.12+, where
+  // no_llseek is gone)
+  ExpectErrno("lseek", static_cast<int>(lseek(fd, 0, SEEK_SET)), ESPIPE);
+  ExpectErrno("lseek SEEK_END", static_cast<int>(lseek(fd, 0, SEEK_END)), ESPIPE);
+  ExpectErrno("pread", static_cast<int>(pread(fd, buf.data(), buf.size(), 0)), ESPIPE);
+
+  // the accepted edges: the clocks at their floor, a PMU event at its floor
+  {
+    lcpi_config edge = CpuClockConfig(1000000);
+    edge.events[0].period = LCPI_MIN_PERIOD_EVENTS;
+    edge.events[1].period = LCPI_MIN_PERIOD_CLOCK_NS;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &edge) == 0);
+    edge.events[1].config = PERF_COUNT_SW_TASK_CLOCK;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &edge) == 0);
+    std::printf("ok   SET_CONFIG cpu-clock/task-clock at %u ns, cycles at %u accepted\n",
+                LCPI_MIN_PERIOD_CLOCK_NS, LCPI_MIN_PERIOD_EVENTS);
+  }
 
   lcpi_config cfg = CpuClockConfig(1000000);
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
   CHECK(ioctl(fd, LCPI_IOC_START, 0) == 0);
+  // every event is opened with exclude_guest (GET_INFO reports the attr)
+  {
+    lcpi_info running = GetInfo(fd);
+    for (uint32_t i = 0; i < running.nr_events; ++i) {
+      bool eg = running.events[i].flags & LCPI_EVENT_INFO_EXCLUDE_GUEST;
+      if (!eg) {
+        std::fprintf(stderr, "FAIL event %u opened without exclude_guest (flags 0x%x)\n", i,
+                     running.events[i].flags);
+        ++g_failures;
+      } else {
+        std::printf("ok   event %u opened with exclude_guest\n", i);
+      }
+    }
+  }
   ExpectErrno("START while running", ioctl(fd, LCPI_IOC_START, 0), EBUSY);
   ExpectErrno("SET_CONFIG while running", ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg), EBUSY);
   CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
@@ -413,6 +478,84 @@ int Abandon() {
   return g_failures ? 1 : 0;  // exits with the device open and sampling
 }
 
+bool WriteParam(const char* name, int value) {
+  std::string path = std::string("/sys/module/lcpi/parameters/") + name;
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::fprintf(stderr, "FAIL open %s: %s\n", path.c_str(), std::strerror(errno));
+    ++g_failures;
+    return false;
+  }
+  std::string v = std::to_string(value);
+  bool ok = write(fd, v.data(), v.size()) == static_cast<ssize_t>(v.size());
+  close(fd);
+  CHECK(ok);
+  return ok;
+}
+
+int Fallback() {
+  int fd = OpenDev();
+  lcpi_info info = GetInfo(fd);
+  CHECK(info.nr_cpus >= 2);
+  struct Case {
+    const char* what;
+    uint64_t config;  // the requested event: cycles or task-clock, with the fallback flag
+    int inject_errno, inject_cpu;
+    int want_errno;       // of START; 0: starts
+    bool want_cpu_clock;  // started: sampling cpu-clock on every CPU
+  };
+  // task-clock works on every CPU here, so an error injected on one CPU
+  // is the only one; cycles is ENOENT on every CPU of a PMU-less guest
+  const Case cases[] = {
+      {"task-clock, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
+      {"task-clock, ENOENT on cpu 1 only", PERF_COUNT_SW_TASK_CLOCK, ENOENT, 1, 0, true},
+      {"task-clock, EOPNOTSUPP on cpu 0", PERF_COUNT_SW_TASK_CLOCK, EOPNOTSUPP, 0, 0, true},
+      {"task-clock, ENOMEM on cpu 1", PERF_COUNT_SW_TASK_CLOCK, ENOMEM, 1, ENOMEM, false},
+      {"task-clock, EINVAL everywhere", PERF_COUNT_SW_TASK_CLOCK, EINVAL, -1, EINVAL, false},
+      {"cycles, EBUSY everywhere", PERF_COUNT_HW_CPU_CYCLES, EBUSY, -1, EBUSY, false},
+      // an error that reads like "try again" is an error too, not a loop
+      {"task-clock, EAGAIN on cpu 1", PERF_COUNT_SW_TASK_CLOCK, EAGAIN, 1, EAGAIN, false},
+      {"task-clock again, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
+  };
+  for (const Case& k : cases) {
+    if (!WriteParam("inject_errno", k.inject_errno) || !WriteParam("inject_cpu", k.inject_cpu))
+      break;
+    lcpi_config cfg{};
+    cfg.size = sizeof(cfg);
+    cfg.nr_events = 1;
+    cfg.events[0].type =
+        k.config == PERF_COUNT_HW_CPU_CYCLES ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+    cfg.events[0].config = k.config;
+    cfg.events[0].flags = LCPI_EVENT_FALLBACK_CPU_CLOCK;
+    cfg.events[0].period = 1000000;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+    int rc = ioctl(fd, LCPI_IOC_START, 0);
+    int err = rc == 0 ? 0 : errno;
+    lcpi_info now = GetInfo(fd);
+    bool cpu_clock =
+        now.events[0].type == PERF_TYPE_SOFTWARE && now.events[0].config == PERF_COUNT_SW_CPU_CLOCK;
+    bool every_cpu = true;
+    if (rc == 0)
+      for (uint32_t cpu = 0; cpu < now.nr_cpus; ++cpu) {
+        lcpi_cpu_stats st{};
+        st.size = sizeof(st);
+        st.cpu = cpu;
+        if (ioctl(fd, LCPI_IOC_GET_STATS, &st) == 0 && !st.online) every_cpu = false;
+      }
+    bool ok = err == k.want_errno && (rc != 0 || (cpu_clock == k.want_cpu_clock && every_cpu));
+    std::printf("%s %s: START %s, sampling %s%s\n", ok ? "ok  " : "FAIL", k.what,
+                rc == 0 ? "ok" : std::strerror(err),
+                rc == 0 ? (cpu_clock ? "cpu-clock" : "as asked") : "-",
+                rc == 0 && !every_cpu ? ", NOT on every CPU" : "");
+    if (!ok) ++g_failures;
+    ioctl(fd, LCPI_IOC_STOP, 0);
+  }
+  WriteParam("inject_errno", 0);
+  WriteParam("inject_cpu", -1);
+  close(fd);
+  return g_failures ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -434,9 +577,12 @@ int main(int argc, char** argv) {
     rc = BadArgs();
   else if (mode == "abandon")
     rc = Abandon();
+  else if (mode == "fallback")
+    rc = Fallback();
   else {
     std::fprintf(stderr,
-                 "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon\n");
+                 "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon | "
+                 "fallback\n");
     return 2;
   }
   std::printf("%s: %s (%d failures)\n", mode.c_str(), rc ? "FAILED" : "passed", g_failures);

@@ -266,6 +266,48 @@ TEST_CASE("flush empties the table, and resumes after the reader makes room") {
   for (size_t i = 0; i < t.headers.size(); i++) CHECK(t.headers[i].seq == i);
 }
 
+// In the module a flush runs by IPI on the table's CPU, and a sample handler
+// that runs with interrupts on (a software event's handler in process
+// context) can be interrupted by it in the middle of lcpi_ht_emit(): the
+// writer has checked that the active buffer has room and is about to store
+// records[nr_records++]. Were the flush to fill and seal that buffer, the
+// store would land past its end. So the flush must leave a table alone
+// while a writer is inside it (lcpi_ht_enter/lcpi_ht_leave) and say so.
+TEST_CASE("a flush that interrupts a writer inside the table leaves it alone") {
+  Table t(Config(4, 4, LCPI_POLICY_ROUND_ROBIN, 4));
+  std::vector<uint64_t> pcs = SameSetPcs(t, 7);
+  for (uint64_t pc : pcs) t.Add(1, pc);  // 4 in the set, 3 evicted: buffer 0 holds 3 of 4
+  REQUIRE(t.ht.stats.evictions == 3);
+  const uint32_t active = t.ht.active;
+  const lcpi_ht_buffer& b = t.ht.buf[active];
+  REQUIRE(b.hdr.nr_records == 3);
+  const uint64_t pending = lcpi_ht_pending(&t.ht);
+
+  // the writer (sample handler) is inside the table, about to emit into b
+  REQUIRE(lcpi_ht_enter(&t.ht) == 1);
+  CHECK(lcpi_ht_enter(&t.ht) == 0);  // a nested writer is kept out too
+  // ... and the flush IPI arrives
+  int wake = 0;
+  CHECK(lcpi_ht_flush(&t.ht, ++t.now, &wake) == LCPI_HT_FLUSH_BUSY);
+  CHECK(wake == 0);
+  // nothing moved: the writer's buffer is still active, free, with room
+  CHECK(t.ht.active == active);
+  CHECK(lcpi_load_acquire(&b.state) == LCPI_BUF_FREE);
+  CHECK(b.hdr.nr_records == 3);
+  CHECK(lcpi_ht_pending(&t.ht) == pending);
+  CHECK(t.ht.stats.flushed == 0);
+  CHECK(t.ht.stats.swaps == 0);
+  CHECK(lcpi_ht_ready(&t.ht) == -1);
+  // the writer finishes its emit in bounds and leaves
+  t.ht.buf[active].records[t.ht.buf[active].hdr.nr_records++] = lcpi_record{0x42, 1, 1, 0, 0};
+  lcpi_ht_leave(&t.ht);
+
+  // the reader's retry flushes everything
+  REQUIRE(t.FlushAll());
+  CHECK(lcpi_ht_pending(&t.ht) == 0);
+  CHECK(t.OutCount() == 7 + 1);
+}
+
 TEST_CASE("every sample is accounted once, for every policy and hash") {
   auto policy = GENERATE(LCPI_POLICY_ROUND_ROBIN, LCPI_POLICY_SWAP_TO_FRONT, LCPI_POLICY_LRU);
   auto hash = GENERATE(LCPI_HASH_MULTIPLY, LCPI_HASH_XOR_FOLD);
