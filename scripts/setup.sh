@@ -56,17 +56,25 @@ export DEBIAN_FRONTEND=noninteractive
 echo "setup: updating the package lists" >&2
 $SUDO apt-get update -qq >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }
 # One line per phase (the first time it is seen): downloading, unpacking,
-# setting up, triggers.
+# setting up, triggers. A shell loop, not awk: Debian's mawk reads a pipe in
+# large blocks, so its lines would come late and all at once.
 condense() {
-  awk '
-    function phase(name) { if (!(name in seen)) { seen[name] = 1; print "setup: " name; fflush() } }
-    /^Need to get/             { print "setup: " $0; fflush(); next }
-    /^Get:/                    { phase("downloading"); next }
-    /^Fetched/                 { print "setup: " $0; fflush(); next }
-    /^(Selecting|Preparing|Unpacking)/ { if (/^Unpacking/) unpacked++; phase("unpacking"); next }
-    /^Setting up/              { configured++; phase("setting up"); next }
-    /^Processing triggers/     { phase("running triggers"); next }
-    END { if (configured) print "setup: " configured " packages set up" }' >&2
+  local line seen=" " configured=0
+  phase() {
+    case "$seen" in *" $1 "*) return ;; esac
+    seen="$seen$1 "
+    echo "setup: $1" >&2
+  }
+  while IFS= read -r line; do
+    case "$line" in
+      "Need to get"* | Fetched*) echo "setup: $line" >&2 ;;
+      Get:*) phase downloading ;;
+      Selecting* | Preparing* | Unpacking*) phase unpacking ;;
+      "Setting up"*) configured=$((configured + 1)); phase "setting up" ;;
+      "Processing triggers"*) phase "running triggers" ;;
+    esac
+  done
+  if [ "$configured" -gt 0 ]; then echo "setup: $configured packages set up" >&2; fi
 }
 if ! $SUDO apt-get install -y --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}" 2>&1 |
   tee -a "$log" | condense; then
