@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# profile.sh - the main job: builds lcpi (installing what it needs), profiles
-# the whole machine while COMMAND runs (or for N seconds), then prints the
-# per-image report of that run.
+# profile.sh - the main job: builds lcpid and the tools it runs (installing
+# what they need), profiles the whole machine while COMMAND runs (or for N
+# seconds), then prints the per-image report of that run.
 #
 #   scripts/profile.sh [--seconds N] [--db PATH] [--events LIST] [-- COMMAND [ARGS...]]
 #
@@ -30,7 +30,37 @@ if [ "$(id -u)" -ne 0 ]; then
   exec sudo "$0" ${seconds:+--seconds "$seconds"} --db "$db" --events "$events" -- "$@"
 fi
 
-scripts/build.sh
+# Only what this job runs (lcpid, lcpictl, lcpiprof), not the test suite:
+# scripts/build.sh builds everything. Progress is one line per step
+# (apt-get's phases, cmake's percentage); the full output if a step fails.
+scripts/setup.sh --minimal
+echo "lcpi: configuring build/" >&2
+cmake -S . -B build -DLCPI_WERROR=ON >/dev/null
+build_log=$(mktemp /tmp/lcpi-build-XXXXXX.log)
+echo "lcpi: building lcpid lcpictl lcpiprof" >&2
+# "[ 42%] Building CXX object ..." -> "lcpi: build  42%": rewritten in place
+# at each new percentage on a terminal, a line per 10 % otherwise. A shell
+# loop, not awk: Debian's mawk reads a pipe in large blocks, so the
+# percentages would come late and all at once.
+progress() {
+  local line pct step last=-1 tty=0
+  if [ -t 2 ]; then tty=1; fi
+  while IFS= read -r line; do
+    [[ $line =~ ^\[\ *([0-9]+)%\] ]] || continue
+    pct=${BASH_REMATCH[1]}
+    step=$pct
+    if [ $tty -eq 0 ]; then step=$((pct / 10)); fi
+    [ "$step" -eq "$last" ] && continue
+    last=$step
+    if [ $tty -eq 1 ]; then printf '\rlcpi: build %3d%%' "$pct" >&2; else printf 'lcpi: build %3d%%\n' "$pct" >&2; fi
+  done
+  if [ $tty -eq 1 ]; then echo >&2; fi
+}
+if ! cmake --build build -j"$(nproc)" --target lcpi_profile_programs 2>&1 | tee "$build_log" | progress; then
+  cat "$build_log" >&2
+  exit 1
+fi
+rm -f "$build_log"
 bin="$top/build"
 sock=$(mktemp -u /tmp/lcpid-XXXXXX.sock)
 log=$(mktemp /tmp/lcpid-XXXXXX.log)

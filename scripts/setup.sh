@@ -2,18 +2,31 @@
 # setup.sh - installs every build and test dependency from Debian's packages.
 # Idempotent and fast when everything is already there: apt-get runs only
 # for packages that are missing. Needs root (or sudo) to install.
+#
+#   scripts/setup.sh            everything: the build, the tests, the module, bench
+#   scripts/setup.sh --minimal  only what configuring the build and running lcpid
+#                               and the tools needs (scripts/profile.sh)
+#
+# apt-get's output is condensed to a line per phase; all of it is shown if it
+# fails.
 set -euo pipefail
 
-PACKAGES=(
+MINIMAL=(
   # build
   build-essential cmake pkg-config
   # libprofile, lcpid and the tools
   libelf-dev libdw-dev liblzma-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
+  # separate debug files: libdebuginfod, and zlib for the .gnu_debuglink CRC
+  libdebuginfod-dev zlib1g-dev
+  # the configure step finds Catch2 even when no test is built
+  catch2
+)
+PACKAGES=(
+  "${MINIMAL[@]}"
   # tests
-  catch2 elfutils binutils linux-perf
-  # separate debug files: libdebuginfod and zlib (the .gnu_debuglink CRC) for the tools;
-  # the debuginfod server and curl for the interop tests
-  libdebuginfod-dev debuginfod zlib1g-dev curl
+  elfutils binutils linux-perf
+  # the debuginfod server and curl for the interop tests (interop.debuginfod)
+  debuginfod curl
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format
@@ -22,7 +35,12 @@ PACKAGES=(
   bzip2 python3
   # the kernel module and the QEMU harness that loads it into a real kernel
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils
+  # the Debian package (cmake/packaging.cmake) and its test (interop.package):
+  # dpkg-shlibdeps, man pages from --help, lintian, man -l, systemd-analyze,
+  # and what the package's maintainer scripts call
+  dpkg-dev fakeroot help2man lintian man-db systemd adduser init-system-helpers
 )
+if [ "${1:-}" = "--minimal" ]; then PACKAGES=("${MINIMAL[@]}"); fi
 
 # lcpid makes its database 0640 root:lcpi: the members of this group read
 # profiles with the tools without being root (docs/operators.md).
@@ -42,7 +60,36 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
-echo "setup: installing ${missing[*]}" >&2
+log=$(mktemp /tmp/lcpi-setup-XXXXXX.log)
+echo "setup: installing ${#missing[@]} packages: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+echo "setup: updating the package lists" >&2
+$SUDO apt-get update -qq >>"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+# One line per phase (the first time it is seen): downloading, unpacking,
+# setting up, triggers. A shell loop, not awk: Debian's mawk reads a pipe in
+# large blocks, so its lines would come late and all at once.
+condense() {
+  local line seen=" " configured=0
+  phase() {
+    case "$seen" in *" $1 "*) return ;; esac
+    seen="$seen$1 "
+    echo "setup: $1" >&2
+  }
+  while IFS= read -r line; do
+    case "$line" in
+      "Need to get"* | Fetched*) echo "setup: $line" >&2 ;;
+      Get:*) phase downloading ;;
+      Selecting* | Preparing* | Unpacking*) phase unpacking ;;
+      "Setting up"*) configured=$((configured + 1)); phase "setting up" ;;
+      "Processing triggers"*) phase "running triggers" ;;
+    esac
+  done
+  if [ "$configured" -gt 0 ]; then echo "setup: $configured packages set up" >&2; fi
+}
+if ! $SUDO apt-get install -y --no-install-recommends -o Dpkg::Use-Pty=0 "${missing[@]}" 2>&1 |
+  tee -a "$log" | condense; then
+  echo "setup: apt-get install failed:" >&2
+  cat "$log" >&2
+  exit 1
+fi
+rm -f "$log"
