@@ -7,6 +7,15 @@
 #include "libprofile/image/symbol_end.h"
 
 namespace lcpi {
+namespace {
+
+// A pc as the offset of an image that has no base (unknown, unresolved
+// kernel): the raw address without bit 63, since the database keeps signed
+// 64-bit offsets (a kernel address kept whole would make every merge fail).
+// Enough to tell code regions apart.
+uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
+
+}  // namespace
 
 Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker,
                        const KernelSymbols* kernel)
@@ -43,13 +52,19 @@ void Aggregator::Add(const RecordBuffer& buffer) {
     uint64_t offset = rec.pc;
     std::string comm;
     bool kernel = rec.flags & LCPI_RECORD_KERNEL;
+    bool unresolved_kernel = false;
     if (kernel) {
       std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
       if (r) {
         image = KernelImage(*r);
         offset = r->offset;
-      } else if (!kernel_) {
+      } else {
+        // No kallsyms, or code outside the kernel and every module known at
+        // start (a module loaded since, a BPF program): still kernel code,
+        // never a user process's unknown image.
         image = images_.Intern("kernel:unresolved", "[kernel]", ImageKind::kKernel);
+        offset = RawPcOffset(rec.pc);
+        unresolved_kernel = true;
       }
       comm = tracker_.Resolve(rec.pid, 0, h.t_first, h.t_last).comm;
     } else {
@@ -61,12 +76,10 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       }
     }
     if (rec.pid == 0 && comm.empty()) comm = "swapper";
-    bool unknown = image == kNoImage;
-    if (unknown) {
-      // The raw pc, without bit 63 (the database keeps signed 64-bit offsets):
-      // enough to tell code regions apart in an unknown image.
+    bool unknown = image == kNoImage || unresolved_kernel;
+    if (image == kNoImage) {
       image = images_.Unknown(comm);
-      offset = rec.pc & ~(1ull << 63);
+      offset = RawPcOffset(rec.pc);
     }
     counts_[Key(static_cast<uint32_t>(image), rec.event)][offset] += rec.count;
     ProcessCount& p = processes_[Key(rec.pid, static_cast<uint32_t>(image))][rec.event];
