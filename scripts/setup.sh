@@ -27,6 +27,8 @@ PACKAGES=(
   elfutils binutils linux-perf
   # the debuginfod server and curl for the interop tests (interop.debuginfod)
   debuginfod curl
+  # go tool pprof reads lcpiprof --format pprof (interop, tests/integration/pprof.cmake)
+  golang-go
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format

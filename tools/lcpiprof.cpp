@@ -4,6 +4,7 @@
 // root. See docs/tools.md.
 #include <cstdio>
 
+#include "libprofile/report/pprof_profile.h"
 #include "report_cli.h"
 
 int main(int argc, char** argv) {
@@ -25,22 +26,33 @@ int main(int argc, char** argv) {
   auto* P = app.add_flag("-P,--processes", processes, "per process (command and pid)");
   p->excludes(P);
   app.add_option("-i,--image", opts.images,
-                 "with -p: only images whose path contains this, or with this identity "
-                 "(repeatable)");
-  tools::AddOutputOptions(app, &out);
+                 "with -p or --format pprof: only images whose path contains this, or with "
+                 "this identity (repeatable)");
+  tools::AddOutputOptions(app, &out, /*pprof=*/true);
   tools::AddDebuginfoOptions(app, &no_debuginfod);
   app.footer(
       std::string(tools::kSymbolSourcesHelp) +
+      "--format pprof -o FILE writes the selection (--epoch, -e, -i) as a gzipped\n"
+      "profile.proto for go tool pprof: per event the sample types <event>_samples\n"
+      "(count) and <event> (samples x mean period; nanoseconds for cpu-clock), one\n"
+      "location per sampled offset (address = file offset in the image), functions\n"
+      "named as -p names them. -p is implied; -P, --sort, --keep and --top do not apply.\n\n" +
       tools::Footer(
           {"lcpiprof                          images of the newest epoch, by the first event",
            "lcpiprof -p --top 20              the 20 hottest procedures",
            "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
            "lcpiprof -P --epoch all           per process, over every epoch",
-           "lcpiprof --epoch before-upgrade --sort imiss --format json"},
+           "lcpiprof --epoch before-upgrade --sort imiss --format json",
+           "lcpiprof --epoch all --format pprof -o lcpi.pb.gz && go tool pprof -top lcpi.pb.gz"},
           tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   tools::ConfigureDebuginfo(no_debuginfod);
-  if (!opts.images.empty() && !procedures) {
+  const bool pprof = out.format == "pprof";
+  if (pprof && processes) {
+    std::fprintf(stderr, "%s: error: --format pprof has no per-process view (-P)\n", tool.c_str());
+    return 2;
+  }
+  if (!opts.images.empty() && !procedures && !pprof) {
     std::fprintf(stderr, "%s: error: -i/--image needs -p\n", tool.c_str());
     return 2;
   }
@@ -51,5 +63,14 @@ int main(int argc, char** argv) {
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
-  return tools::PrintReport(tool, report::BuildProfile(*db, opts), report::RenderProfile, ro);
+  if (pprof) {
+    auto profile = report::BuildPprof(*db, {opts.epoch, opts.events, opts.images});
+    if (!profile) return tools::Fail(tool, profile.error());
+    tools::PrintWarnings(tool, profile->warnings);
+    auto bytes = report::PprofBytes(profile->profile);
+    if (!bytes) return tools::Fail(tool, bytes.error());
+    return tools::WriteFile(tool, *bytes, out.output, /*binary=*/true);
+  }
+  return tools::PrintReport(tool, report::BuildProfile(*db, opts), report::RenderProfile, ro,
+                            out.output);
 }

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "libprofile/base/text.h"
 
@@ -30,10 +32,16 @@ std::string Footer(const std::vector<std::string>& examples, const std::string& 
   return out + exit_status;
 }
 
-void AddOutputOptions(CLI::App& app, OutputFlags* flags) {
-  app.add_option("--format", flags->format, "output format: text, csv or json")
-      ->check(CLI::IsMember({"text", "csv", "json"}))
+void AddOutputOptions(CLI::App& app, OutputFlags* flags, bool pprof) {
+  std::vector<std::string> formats = {"text", "csv", "json"};
+  if (pprof) formats.push_back("pprof");
+  app.add_option("--format", flags->format,
+                 pprof ? "output format: text, csv, json or pprof (gzipped profile.proto for "
+                         "go tool pprof; needs -o)"
+                       : "output format: text, csv or json")
+      ->check(CLI::IsMember(formats))
       ->capture_default_str();
+  app.add_option("-o,--output", flags->output, "write the report to FILE instead of stdout");
   app.add_option("--width", flags->width,
                  "text width in columns (default: the terminal's, else $COLUMNS, else 100)");
   app.add_flag("--no-header", flags->no_header, "text: leave out the '#' header lines");
@@ -93,13 +101,36 @@ void PrintWarnings(const std::string& tool, const std::vector<std::string>& warn
   }
 }
 
-int WriteOut(const std::string& report) {
+int WriteOut(const std::string& tool, const std::string& report, const std::string& output) {
   // Names in a report come from other users' processes (command names,
   // paths): their control characters are shown as \xNN, never sent to the
   // terminal. JSON already escapes them; text and CSV lines stay lines.
   std::string text = Printable(report, /*keep_newlines=*/true);
+  if (!output.empty()) return WriteFile(tool, text, output);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int WriteFile(const std::string& tool, const std::string& bytes, const std::string& output,
+              bool binary) {
+  std::FILE* f = std::fopen(output.c_str(), "wb");
+  bool ok = f != nullptr;
+  if (f && binary && isatty(fileno(f))) {
+    std::fclose(f);
+    std::fprintf(stderr, "%s: error: %s is a terminal: binary output goes to a file\n",
+                 tool.c_str(), Printable(output).c_str());
+    return 1;
+  }
+  if (f) {
+    ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    ok = std::fclose(f) == 0 && ok;
+  }
+  if (!ok) {
+    std::fprintf(stderr, "%s: error: cannot write %s: %s\n", tool.c_str(),
+                 Printable(output).c_str(), std::strerror(errno));
+    return 1;
+  }
+  return 0;
 }
 
 bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,
@@ -110,6 +141,13 @@ bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,
     return false;
   }
   options->format = *format;
+  if (*format == report::Format::kPprof && flags.output.empty()) {
+    std::fprintf(stderr,
+                 "%s: error: --format pprof writes a binary file: give -o FILE (e.g. -o "
+                 "lcpi.pb.gz)\n",
+                 tool.c_str());
+    return false;
+  }
   options->width = report::OutputWidth(flags.width, STDOUT_FILENO);
   options->header = !flags.no_header;
   return true;

@@ -36,8 +36,11 @@ struct OutputFlags {
   std::string format = "text";
   int width = 0;
   bool no_header = false;
+  std::string output;  // -o FILE; "" is stdout
 };
-void AddOutputOptions(CLI::App& app, OutputFlags* flags);
+// --format, --width, --no-header, -o/--output. `pprof`: --format pprof is
+// offered (lcpiprof only).
+void AddOutputOptions(CLI::App& app, OutputFlags* flags, bool pprof = false);
 
 // Separate debug files from debuginfod (libprofile/image/debuginfo.h): on
 // unless --no-debuginfod, and only when $DEBUGINFOD_URLS names a server.
@@ -59,21 +62,28 @@ int Fail(const std::string& tool, const Error& error);
 // among them (e.g. debuginfod failing while source lines were read).
 void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings);
 
-// Writes `text` to stdout; the exit status: 0, or 1 when stdout fails.
-int WriteOut(const std::string& text);
+// Writes `text` to `output` (a file; "" is stdout), with control characters
+// made printable; the exit status: 0, or 1 (with a message) when writing fails.
+int WriteOut(const std::string& tool, const std::string& text, const std::string& output = "");
+// Writes `bytes` unchanged to the file `output`; with `binary`, refuses a
+// terminal (-o /dev/tty). The exit status: 0, or 1 with a message.
+int WriteFile(const std::string& tool, const std::string& bytes, const std::string& output,
+              bool binary = false);
 
 // The end of every tool: a report that could not be built is an error
 // (status 1); one that was has its warnings printed and is rendered.
 template <class Report>
 int PrintReport(const std::string& tool, const Expected<Report>& report,
                 std::string (*render)(const Report&, const report::RenderOptions&),
-                const report::RenderOptions& options) {
+                const report::RenderOptions& options, const std::string& output = "") {
   if (!report) return Fail(tool, report.error());
   PrintWarnings(tool, report->warnings);
-  return WriteOut(render(*report, options));
+  return WriteOut(tool, render(*report, options), output);
 }
 
 // Checks the format and fills the render options (width from the terminal).
+// --format pprof without -o is refused (binary output is never written to a
+// terminal or a pipe by accident).
 bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,
                        report::RenderOptions* options);
 

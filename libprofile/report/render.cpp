@@ -17,6 +17,8 @@ std::string Render(const Document& doc, const RenderOptions& options) {
       return RenderCsv(doc);
     case Format::kJson:
       return RenderJson(doc);
+    case Format::kPprof:  // binary, from the store: BuildPprof (pprof_profile.h)
+      return "";
   }
   return "";
 }

@@ -18,9 +18,6 @@ namespace lcpi::report {
 
 namespace {
 
-// Samples no symbol covers are grouped while they lie this close together.
-constexpr uint64_t kRangeGap = 256;
-
 int64_t Stat(const std::map<std::string, int64_t>& stats, const char* name) {
   auto it = stats.find(name);
   return it == stats.end() ? 0 : it->second;
@@ -203,7 +200,8 @@ Expected<Format> ParseFormat(const std::string& name) {
   if (name == "text") return Format::kText;
   if (name == "csv") return Format::kCsv;
   if (name == "json") return Format::kJson;
-  return Error(Errc::kInvalidArgument, "unknown format " + name + " (text, csv or json)");
+  if (name == "pprof") return Format::kPprof;
+  return Error(Errc::kInvalidArgument, "unknown format " + name + " (text, csv, json or pprof)");
 }
 
 int64_t QueryEpoch(const Header& header) {

@@ -29,10 +29,11 @@
 namespace lcpi::report {
 
 enum class View { kImages, kProcedures, kProcesses };
-enum class Format { kText, kCsv, kJson };
+// kPprof: lcpiprof's binary profile.proto (pprof_profile.h), not a renderer.
+enum class Format { kText, kCsv, kJson, kPprof };
 
 const char* ViewName(View view);  // "images", "procedures", "processes"
-// "text", "csv", "json"; kInvalidArgument otherwise.
+// "text", "csv", "json", "pprof"; kInvalidArgument otherwise.
 Expected<Format> ParseFormat(const std::string& name);
 
 // What every report states about where its numbers come from.

@@ -47,6 +47,10 @@ class ImageSymbolizer {
   std::vector<SymbolInfo> stored_;  // kernel and modules, ascending offsets
 };
 
+// Samples no symbol covers are grouped into one range row while they lie
+// this close together (lcpiprof -p, and pprof's functions).
+inline constexpr uint64_t kRangeGap = 256;
+
 // "prog+0x10" or "prog+0x10-0x2f" for the samples no symbol covers, with the
 // base name of the image path.
 std::string RangeName(const std::string& image_path, uint64_t first, uint64_t last);

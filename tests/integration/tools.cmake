@@ -48,6 +48,15 @@ lcpi_tools_test(lcpiprof-newest TOOL lcpiprof ARGS "${_db}|--format|json"
 lcpi_tools_test(lcpiprof-image-filter TOOL lcpiprof
   ARGS "${_db}|--epoch|base|-p|-i|kernel|--no-header|--width|200" GOLDEN lcpiprof_kernel.txt)
 lcpi_tools_test(lcpiprof-help TOOL lcpiprof ARGS "--help" STDOUT "Examples:.*lcpiprof -p --top 20")
+# --format pprof (read by go tool pprof in pprof.cmake, label interop): binary,
+# so only to a file; no per-process view; lcpiprof's only.
+lcpi_tools_test(lcpiprof-pprof-no-output TOOL lcpiprof ARGS "${_db}|--format|pprof" RC 2
+  STDERR "--format pprof writes a binary file: give -o FILE")
+lcpi_tools_test(lcpiprof-pprof-processes TOOL lcpiprof
+  ARGS "${_db}|-P|--format|pprof|-o|@DIR@/p.pb.gz" RC 2 STDERR "no per-process view")
+lcpi_tools_test(lcpilist-no-pprof TOOL lcpilist ARGS "${_db}|--format|pprof|-o|@DIR@/l.pb.gz|main"
+  RC 105 STDERR "pprof not in")  # CLI11's validation error status
+lcpi_tools_test(lcpiprof-help-pprof TOOL lcpiprof ARGS "--help" STDOUT "--format pprof -o FILE")
 
 # Errors: clear message, non-zero exit status.
 lcpi_tools_test(lcpiprof-no-db TOOL lcpiprof ARGS "--db|@DIR@/missing.db" RC 1

@@ -13,6 +13,7 @@
 #include <regex>
 #include <sstream>
 
+#include "libprofile/report/pprof_profile.h"
 #include "libprofile/report/report.h"
 #include "report_fixture.h"
 
@@ -165,6 +166,95 @@ TEST_CASE("procedures view: symbols, kernel symbols and ranges, nothing dropped"
   plain.width = 200;
   plain.header = false;
   CHECK(RenderProfile(k, plain) == ReadGolden("lcpiprof_kernel.txt"));
+}
+
+TEST_CASE("pprof: a location per offset at its file offset, named as -p names it", "[report]") {
+  Env env;
+  PprofOptions o;
+  o.epoch = "base";
+  auto built = BuildPprof(*env.db, o);
+  REQUIRE(built);
+  const pprof::Profile& p = built->profile;
+  std::vector<std::string> types;
+  for (const pprof::ValueType& t : p.sample_types) types.push_back(t.type + "/" + t.unit);
+  CHECK(types == std::vector<std::string>{"cycles_samples/count", "cycles/nanoseconds",
+                                          "imiss_samples/count", "imiss/nanoseconds"});
+  CHECK(p.default_sample_type == "cycles_samples");
+  CHECK(p.period_type.type == "cycles");
+  CHECK(p.period == 100000);
+  REQUIRE(p.samples.size() == p.locations.size());
+
+  auto mapping = [&](const std::string& file) -> const pprof::Mapping* {
+    for (const pprof::Mapping& m : p.mappings) {
+      if (m.filename == file) return &m;
+    }
+    return nullptr;
+  };
+  const pprof::Mapping* prog = mapping(env.f.prog);
+  REQUIRE(prog);
+  auto elf = ElfImage::Open(env.f.prog);
+  REQUIRE(elf);
+  CHECK(prog->build_id == (*elf)->build_id());
+  CHECK(prog->memory_start == 0);
+  CHECK(prog->file_offset == 0);
+  CHECK(prog->has_functions);
+  auto first = (*elf)->SourceLine(*(*elf)->FileOffsetToVaddr(env.f.hot_lo));
+  REQUIRE(first);
+  const int64_t first_line = first->line;
+  REQUIRE(mapping("/usr/lib/fake/libfake.so"));
+  CHECK(mapping("/usr/lib/fake/libfake.so")->build_id == "feedface");
+  REQUIRE(mapping("[kernel]"));
+  CHECK(mapping("[kernel]")->build_id.empty());  // kernel:test is no build-id identity
+
+  // Per function: -p's rows; hot_loop's samples at its own file offsets, on line 6.
+  std::map<std::string, int64_t> by_function;
+  int64_t cycles = 0, nanos = 0;
+  for (size_t i = 0; i < p.samples.size(); ++i) {
+    const pprof::Sample& s = p.samples[i];
+    REQUIRE(s.location_ids.size() == 1);
+    const pprof::Location& loc = p.locations.at(s.location_ids[0] - 1);
+    REQUIRE(loc.id == s.location_ids[0]);
+    REQUIRE(loc.lines.size() == 1);
+    const pprof::Function& fn = p.functions.at(loc.lines[0].function_id - 1);
+    by_function[fn.name] += s.values[0];
+    cycles += s.values[0];
+    nanos += s.values[1];
+    if (fn.name == "hot_loop") {
+      CHECK(loc.mapping_id == prog->id);
+      CHECK(loc.address >= env.f.hot_lo);
+      CHECK(loc.address < env.f.warm_lo);
+      CHECK(loc.lines[0].line == testing::kLoopBodyLine);
+      CHECK(fn.filename.size() >= 6);
+      CHECK(fn.filename.substr(fn.filename.size() - 6) == "prog.c");
+      // start_line: the line of the first instruction (libdw), not the declaration's
+      CHECK(fn.start_line == first_line);
+    }
+  }
+  CHECK(cycles == 10250);
+  CHECK(nanos == 10250LL * 100000);
+  CHECK(by_function == std::map<std::string, int64_t>{{"hot_loop", 6000},
+                                                      {"warm", 2000},
+                                                      {"do_syscall_64", 800},
+                                                      {"cold", 500},
+                                                      {"schedule", 300},
+                                                      {"libfake.so+0x1000-0x1004", 300},
+                                                      {"prog+0x0-0x10", 150},
+                                                      {"[kernel]+0x5000", 100},
+                                                      {"[unknown sh]+0x7f0000001000", 100}});
+  CHECK(mapping("[kernel]")->memory_limit == 0x5000 + 1);
+
+  o.images = {"kernel"};
+  auto kernel = BuildPprof(*env.db, o);
+  REQUIRE(kernel);
+  REQUIRE(kernel->profile.mappings.size() == 1);
+  CHECK(kernel->profile.mappings[0].filename == "[kernel]");
+  o.images = {"nosuch.so"};
+  auto none = BuildPprof(*env.db, o);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code() == Errc::kNotFound);
+  auto bytes = PprofBytes(p);
+  REQUIRE(bytes);
+  CHECK(bytes->substr(0, 2) == "\x1f\x8b");
 }
 
 TEST_CASE("sort by an event, keep a share, top N rows", "[report]") {

@@ -1,0 +1,254 @@
+// pprof_profile.cpp - a selection of the store as a pprof profile (see
+// pprof_profile.h): one location per sampled offset, named as lcpiprof -p
+// names its procedures.
+#include "libprofile/report/pprof_profile.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "libprofile/report/image_filter.h"
+#include "libprofile/report/offset_counts.h"
+#include "libprofile/report/report_symbols.h"
+
+namespace lcpi::report {
+
+namespace {
+
+constexpr int64_t kNanosPerSecond = 1000000000;
+
+// The unit of samples x mean period: time for the clock events (their
+// period is in nanoseconds), else occurrences of the event.
+const char* PeriodUnit(const EventInfo& event) {
+  return event.used == "cpu-clock" || event.used == "task-clock" ? "nanoseconds" : "events";
+}
+
+std::string BuildIdOf(const ImageInfo& image) {
+  const std::string prefix = "build-id:";
+  if (image.identity.rfind(prefix, 0) != 0) return "";
+  std::string hex = image.identity.substr(prefix.size());
+  std::transform(hex.begin(), hex.end(), hex.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return hex;
+}
+
+// What names one sampled offset: a procedure, or a range of samples no
+// symbol covers (grouped exactly as lcpiprof -p groups them).
+struct Frame {
+  std::optional<Procedure> proc;
+  size_t range = 0;  // index into the image's ranges when !proc
+};
+
+struct Range {
+  uint64_t lo = 0, hi = 0;  // first and last sampled offset
+};
+
+std::vector<std::string> Comments(const Header& h) {
+  std::vector<std::string> c;
+  c.push_back("lcpi profile of " + h.database);
+  std::string epochs = h.all_epochs ? "epochs: all (" : "epoch: ";
+  for (size_t i = 0; i < h.epochs.size(); ++i) {
+    if (i) epochs += ", ";
+    epochs += std::to_string(h.epochs[i].id);
+    if (h.epochs[i].tag) epochs += " (" + *h.epochs[i].tag + ")";
+  }
+  if (h.all_epochs) epochs += ")";
+  c.push_back(epochs);
+  for (size_t e = 0; e < h.events.size(); ++e) {
+    const EventInfo& ev = h.events[e];
+    std::string line = "event " + ev.name;
+    if (ev.used != ev.name) line += " (sampled as " + ev.used + ")";
+    line += ": mean period " + std::to_string(ev.period) + ", " + std::to_string(h.totals[e]) +
+            " samples";
+    c.push_back(line);
+  }
+  char shares[96];
+  std::snprintf(shares, sizeof shares, "unknown %.2f%%, lost %.2f%%", h.unknown_percent,
+                h.lost_percent);
+  c.push_back(shares);
+  return c;
+}
+
+}  // namespace
+
+Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
+  auto header = BeginReport(db, options.epoch, options.events);
+  if (!header) return header.error();
+  SnapshotGuard end(db);
+  const Header& h = *header;
+  auto images = db.ListImages();
+  if (!images) return images.error();
+  for (const std::string& f : options.images) {
+    if (std::none_of(images->begin(), images->end(),
+                     [&](const ImageInfo& i) { return ImageMatches(i, f); })) {
+      return Error(Errc::kNotFound, "no such image: " + f);
+    }
+  }
+  auto totals = db.ImageTotals(QueryEpoch(h));
+  if (!totals) return totals.error();
+  std::set<int64_t> sampled;  // images with samples of the selected events
+  for (const ImageTotal& t : *totals) {
+    for (const EventInfo& e : h.events) {
+      if (e.id == t.event_id && t.count > 0) sampled.insert(t.image_id);
+    }
+  }
+
+  PprofResult result;
+  pprof::Profile& p = result.profile;
+  // Sample types: per event its samples, then, with a period, samples x period.
+  std::vector<std::pair<size_t, bool>> columns;  // (event, scaled by the period)
+  for (size_t e = 0; e < h.events.size(); ++e) {
+    const EventInfo& ev = h.events[e];
+    p.sample_types.push_back({ev.name + "_samples", "count"});
+    columns.emplace_back(e, false);
+    if (ev.period > 0) {
+      p.sample_types.push_back({ev.name, PeriodUnit(ev)});
+      columns.emplace_back(e, true);
+    }
+  }
+  if (!h.events.empty()) {
+    p.default_sample_type = p.sample_types.front().type;
+    const EventInfo& first = h.events.front();
+    if (first.period > 0) {
+      p.period_type = {first.name, PeriodUnit(first)};
+      p.period = static_cast<int64_t>(first.period);
+    }
+  }
+  if (!h.epochs.empty()) {
+    int64_t started = std::numeric_limits<int64_t>::max(), ended = 0;
+    bool open = false;
+    for (const EpochInfo& e : h.epochs) {
+      started = std::min(started, e.started);
+      if (e.ended) {
+        ended = std::max(ended, *e.ended);
+      } else {
+        open = true;
+      }
+    }
+    p.time_nanos = started * kNanosPerSecond;
+    if (!open && ended > started) p.duration_nanos = (ended - started) * kNanosPerSecond;
+  }
+  p.comments = Comments(h);
+
+  for (const ImageInfo& info : *images) {
+    if (!sampled.count(info.id)) continue;
+    if (!options.images.empty() &&
+        std::none_of(options.images.begin(), options.images.end(),
+                     [&](const std::string& f) { return ImageMatches(info, f); })) {
+      continue;
+    }
+    auto offsets = CountOffsets(db, h, info.id, 0, std::numeric_limits<uint64_t>::max());
+    if (!offsets) return offsets.error();
+    if (offsets->empty()) continue;
+    ImageSymbolizer sym = ImageSymbolizer::Load(db, info, &result.warnings);
+    // Source lines only from the profiled build.
+    const ElfImage* elf = sym.trusted() ? sym.elf() : nullptr;
+
+    // Name every offset, as lcpiprof -p does (report.cpp, ProcedureRows).
+    std::vector<std::pair<uint64_t, Frame>> frames;
+    std::vector<Range> ranges;
+    bool open_range = false;
+    for (const auto& [offset, c] : *offsets) {
+      Frame f;
+      f.proc = sym.Find(offset);
+      if (f.proc) {
+        open_range = false;
+      } else {
+        if (!open_range || offset - ranges.back().hi > kRangeGap) {
+          ranges.push_back({offset, offset});
+          open_range = true;
+        }
+        ranges.back().hi = offset;
+        f.range = ranges.size() - 1;
+      }
+      frames.emplace_back(offset, std::move(f));
+    }
+
+    pprof::Mapping m;
+    m.id = p.mappings.size() + 1;
+    m.memory_start = 0;
+    m.memory_limit = offsets->rbegin()->first + 1;
+    m.file_offset = 0;
+    m.filename = info.path;
+    m.build_id = BuildIdOf(info);
+    m.has_functions = true;  // every location is named below
+    bool all_lines = elf != nullptr;
+
+    std::map<std::pair<uint64_t, std::string>, uint64_t> functions;  // (lo, name) -> id
+    std::map<size_t, uint64_t> range_functions;                      // range -> id
+    for (const auto& [offset, f] : frames) {
+      uint64_t function_id;
+      if (f.proc) {
+        auto [it, added] = functions.emplace(std::make_pair(f.proc->lo, f.proc->name), 0);
+        if (added) {
+          pprof::Function fn;
+          fn.id = p.functions.size() + 1;
+          fn.name = fn.system_name = f.proc->name;
+          if (elf) {
+            if (auto vaddr = elf->FileOffsetToVaddr(f.proc->lo)) {
+              if (auto src = elf->SourceLine(*vaddr)) {
+                fn.filename = src->file;
+                fn.start_line = src->line;
+              }
+            }
+          }
+          it->second = fn.id;
+          p.functions.push_back(std::move(fn));
+        }
+        function_id = it->second;
+      } else {
+        auto [it, added] = range_functions.emplace(f.range, 0);
+        if (added) {
+          pprof::Function fn;
+          fn.id = p.functions.size() + 1;
+          fn.name = fn.system_name = RangeName(info.path, ranges[f.range].lo, ranges[f.range].hi);
+          it->second = fn.id;
+          p.functions.push_back(std::move(fn));
+        }
+        function_id = it->second;
+      }
+      pprof::Location loc;
+      loc.id = p.locations.size() + 1;
+      loc.mapping_id = m.id;
+      loc.address = offset;
+      pprof::Line line{function_id, 0};
+      std::optional<SourceLocation> src;
+      if (elf && f.proc) {
+        if (auto vaddr = elf->FileOffsetToVaddr(offset)) src = elf->SourceLine(*vaddr);
+      }
+      if (src) {
+        line.line = src->line;
+        // The function's file: the first line found for it, when its start had none.
+        pprof::Function& fn = p.functions[function_id - 1];
+        if (fn.filename.empty()) fn.filename = src->file;
+      } else {
+        all_lines = false;
+      }
+      loc.lines.push_back(line);
+
+      pprof::Sample s;
+      s.location_ids.push_back(loc.id);
+      const std::vector<uint64_t>& counts = offsets->at(offset);
+      for (const auto& [e, scaled] : columns) {
+        uint64_t n = e < counts.size() ? counts[e] : 0;
+        if (scaled) n *= h.events[e].period;
+        s.values.push_back(static_cast<int64_t>(n));
+      }
+      p.locations.push_back(std::move(loc));
+      p.samples.push_back(std::move(s));
+    }
+    m.has_filenames = m.has_line_numbers = all_lines;
+    p.mappings.push_back(std::move(m));
+  }
+  return result;
+}
+
+Expected<std::string> PprofBytes(const pprof::Profile& profile) {
+  return pprof::Gzip(pprof::EncodePprof(profile));
+}
+
+}  // namespace lcpi::report

@@ -1,0 +1,55 @@
+// pprof_profile.h - lcpiprof --format pprof: the samples of a selection
+// (epoch(s), events, images) as a pprof profile (pprof_encode.h), one
+// location per sampled offset. The table model (table.h) holds rows, not
+// offsets, so this is built from the store directly, with the same offset
+// counts (offset_counts.h) and procedure names (report_symbols.h) as
+// lcpiprof -p.
+//
+// What the profile holds (docs/tools.md, "pprof"):
+// - per event E two sample types: ("E_samples", "count"), the samples, and,
+//   when the event has a mean period, ("E", unit) = samples x period, the unit
+//   "nanoseconds" for what was sampled as cpu-clock or task-clock, else
+//   "events". The default sample type is the first event's samples.
+// - a Mapping per image: file = image path, build_id = the lowercase hex of a
+//   "build-id:" identity, memory_start 0, memory_limit = largest sampled
+//   offset + 1, file_offset 0.
+// - a Location per sampled offset: address = the FILE OFFSET in the image
+//   (for every kind of image), one Line naming its Function (and, from the
+//   image's DWARF, its source line).
+// - a Function per procedure, named as lcpiprof -p names it, including the
+//   "<image>+0x10-0x2f" ranges of samples no symbol covers, so that pprof's
+//   figures per function are lcpiprof -p's rows. Every location is named, so
+//   every mapping says has_functions and pprof does not symbolize again.
+// - one Sample per location (a one-frame stack: lcpi keeps no call chains).
+#ifndef LCPI_LIBPROFILE_REPORT_PPROF_PROFILE_H
+#define LCPI_LIBPROFILE_REPORT_PPROF_PROFILE_H
+
+#include <string>
+#include <vector>
+
+#include "libprofile/report/pprof_encode.h"
+#include "libprofile/report/report.h"
+
+namespace lcpi::report {
+
+struct PprofOptions {
+  std::string epoch;                // "" newest, "all", id or tag
+  std::vector<std::string> events;  // empty: all present
+  // Only images whose path contains one of these, or whose identity equals
+  // one. kNotFound when one matches no image.
+  std::vector<std::string> images;
+};
+
+struct PprofResult {
+  pprof::Profile profile;
+  std::vector<std::string> warnings;
+};
+
+Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options);
+
+// BuildPprof, encoded and gzipped: the bytes of a .pb.gz file.
+Expected<std::string> PprofBytes(const pprof::Profile& profile);
+
+}  // namespace lcpi::report
+
+#endif  // LCPI_LIBPROFILE_REPORT_PPROF_PROFILE_H

@@ -1,0 +1,9 @@
+# lcpiprof --format pprof read by the real client (label "interop"): `go tool
+# pprof` from Debian's golang-go reads the files written from the tools
+# fixture's database (tests/integration/tools.cmake) without a warning, and its
+# per-function figures equal lcpiprof -p's (tests/integration/pprof_check.py).
+add_test(NAME "pprof: go tool pprof"
+  COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/pprof_check.py $<TARGET_FILE:lcpiprof>
+          ${CMAKE_BINARY_DIR}/tools-fixture/profiles.db ${CMAKE_BINARY_DIR}/pprof-check)
+set_tests_properties("pprof: go tool pprof" PROPERTIES
+  FIXTURES_REQUIRED lcpi_tools LABELS interop TIMEOUT 300)
