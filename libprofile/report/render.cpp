@@ -17,6 +17,8 @@ std::string Render(const Document& doc, const RenderOptions& options) {
       return RenderCsv(doc);
     case Format::kJson:
       return RenderJson(doc);
+    case Format::kHtml:
+      return RenderHtml(doc);
   }
   return "";
 }

@@ -203,7 +203,8 @@ Expected<Format> ParseFormat(const std::string& name) {
   if (name == "text") return Format::kText;
   if (name == "csv") return Format::kCsv;
   if (name == "json") return Format::kJson;
-  return Error(Errc::kInvalidArgument, "unknown format " + name + " (text, csv or json)");
+  if (name == "html") return Format::kHtml;
+  return Error(Errc::kInvalidArgument, "unknown format " + name + " (text, csv, json or html)");
 }
 
 int64_t QueryEpoch(const Header& header) {

@@ -29,10 +29,10 @@
 namespace lcpi::report {
 
 enum class View { kImages, kProcedures, kProcesses };
-enum class Format { kText, kCsv, kJson };
+enum class Format { kText, kCsv, kJson, kHtml };
 
 const char* ViewName(View view);  // "images", "procedures", "processes"
-// "text", "csv", "json"; kInvalidArgument otherwise.
+// "text", "csv", "json", "html"; kInvalidArgument otherwise.
 Expected<Format> ParseFormat(const std::string& name);
 
 // What every report states about where its numbers come from.
