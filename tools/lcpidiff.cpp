@@ -73,5 +73,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: warning: comparing epoch %s with itself\n", tool.c_str(),
                  opts.epoch_a.empty() ? "(newest)" : opts.epoch_a.c_str());
   }
-  return tools::PrintReport(tool, report::BuildDiff(*db_a, db_b, opts), report::RenderDiff, ro);
+  return tools::PrintReport(tool, report::BuildDiff(*db_a, db_b, opts), report::RenderDiff, ro,
+                            out.output);
 }

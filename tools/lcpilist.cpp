@@ -56,5 +56,6 @@ int main(int argc, char** argv) {
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
-  return tools::PrintReport(tool, report::BuildListing(*db, opts), report::RenderListing, ro);
+  return tools::PrintReport(tool, report::BuildListing(*db, opts), report::RenderListing, ro,
+                            out.output);
 }

@@ -4,6 +4,7 @@
 // root. See docs/tools.md.
 #include <cstdio>
 
+#include "libprofile/report/html_page.h"
 #include "report_cli.h"
 
 int main(int argc, char** argv) {
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
            "lcpiprof -p --top 20              the 20 hottest procedures",
            "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
            "lcpiprof -P --epoch all           per process, over every epoch",
-           "lcpiprof --epoch before-upgrade --sort imiss --format json"},
+           "lcpiprof --epoch before-upgrade --sort imiss --format json",
+           "lcpiprof --epoch all --format html -o profile.html   one page to open in a browser"},
           tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   tools::ConfigureDebuginfo(no_debuginfod);
@@ -51,5 +53,13 @@ int main(int argc, char** argv) {
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
-  return tools::PrintReport(tool, report::BuildProfile(*db, opts), report::RenderProfile, ro);
+  if (ro.format == report::Format::kHtml) {
+    // One page of several reports: images, procedures, processes, listings.
+    report::HtmlOptions html;
+    html.prof = opts;
+    return tools::PrintReport(tool, report::BuildHtmlReport(*db, html), report::RenderHtmlReport,
+                              ro, out.output);
+  }
+  return tools::PrintReport(tool, report::BuildProfile(*db, opts), report::RenderProfile, ro,
+                            out.output);
 }

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "libprofile/base/text.h"
 
@@ -31,12 +33,13 @@ std::string Footer(const std::vector<std::string>& examples, const std::string& 
 }
 
 void AddOutputOptions(CLI::App& app, OutputFlags* flags) {
-  app.add_option("--format", flags->format, "output format: text, csv or json")
-      ->check(CLI::IsMember({"text", "csv", "json"}))
+  app.add_option("--format", flags->format, "output format: text, csv, json or html")
+      ->check(CLI::IsMember({"text", "csv", "json", "html"}))
       ->capture_default_str();
   app.add_option("--width", flags->width,
                  "text width in columns (default: the terminal's, else $COLUMNS, else 100)");
   app.add_flag("--no-header", flags->no_header, "text: leave out the '#' header lines");
+  app.add_option("-o,--output", flags->output, "write the report to this file (default: stdout)");
 }
 
 void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod) {
@@ -93,13 +96,25 @@ void PrintWarnings(const std::string& tool, const std::vector<std::string>& warn
   }
 }
 
-int WriteOut(const std::string& report) {
+int WriteOut(const std::string& tool, const std::string& report, const std::string& output) {
   // Names in a report come from other users' processes (command names,
   // paths): their control characters are shown as \xNN, never sent to the
   // terminal. JSON already escapes them; text and CSV lines stay lines.
   std::string text = Printable(report, /*keep_newlines=*/true);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  if (output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  std::FILE* file = std::fopen(output.c_str(), "w");
+  bool ok = file && std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  const int err = errno;
+  if (file && std::fclose(file) != 0) ok = false;
+  if (!ok) {
+    std::fprintf(stderr, "%s: error: %s: %s\n", tool.c_str(), Printable(output).c_str(),
+                 std::strerror(err ? err : errno));
+    return 1;
+  }
+  return 0;
 }
 
 bool MakeRenderOptions(const std::string& tool, const OutputFlags& flags,

@@ -1,7 +1,7 @@
 // report_cli.h - what the command lines of lcpiprof, lcpilist and lcpidiff
 // share: the database option, opening it read-only with errors people can
-// act on, the output options (--format, --width, --no-header), and printing
-// errors, warnings and the report.
+// act on, the output options (--format, --width, --no-header, -o), and
+// printing errors, warnings and the report.
 #ifndef LCPI_TOOLS_REPORT_CLI_H
 #define LCPI_TOOLS_REPORT_CLI_H
 
@@ -36,6 +36,7 @@ struct OutputFlags {
   std::string format = "text";
   int width = 0;
   bool no_header = false;
+  std::string output;  // -o FILE; empty: stdout
 };
 void AddOutputOptions(CLI::App& app, OutputFlags* flags);
 
@@ -59,18 +60,19 @@ int Fail(const std::string& tool, const Error& error);
 // among them (e.g. debuginfod failing while source lines were read).
 void PrintWarnings(const std::string& tool, const std::vector<std::string>& warnings);
 
-// Writes `text` to stdout; the exit status: 0, or 1 when stdout fails.
-int WriteOut(const std::string& text);
+// Writes `text` to `output` (created or truncated), or to stdout when it is
+// empty; the exit status: 0, or 1 (with a message) when writing fails.
+int WriteOut(const std::string& tool, const std::string& text, const std::string& output = "");
 
 // The end of every tool: a report that could not be built is an error
 // (status 1); one that was has its warnings printed and is rendered.
 template <class Report>
 int PrintReport(const std::string& tool, const Expected<Report>& report,
                 std::string (*render)(const Report&, const report::RenderOptions&),
-                const report::RenderOptions& options) {
+                const report::RenderOptions& options, const std::string& output = "") {
   if (!report) return Fail(tool, report.error());
   PrintWarnings(tool, report->warnings);
-  return WriteOut(render(*report, options));
+  return WriteOut(tool, render(*report, options), output);
 }
 
 // Checks the format and fills the render options (width from the terminal).
