@@ -27,6 +27,8 @@ PACKAGES=(
   elfutils binutils linux-perf
   # the debuginfod server and curl for the interop tests (interop.debuginfod)
   debuginfod curl
+  # the HTML report opened in a headless browser (interop.html)
+  chromium
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format
