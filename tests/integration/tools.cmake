@@ -48,6 +48,14 @@ lcpi_tools_test(lcpiprof-newest TOOL lcpiprof ARGS "${_db}|--format|json"
 lcpi_tools_test(lcpiprof-image-filter TOOL lcpiprof
   ARGS "${_db}|--epoch|base|-p|-i|kernel|--no-header|--width|200" GOLDEN lcpiprof_kernel.txt)
 lcpi_tools_test(lcpiprof-help TOOL lcpiprof ARGS "--help" STDOUT "Examples:.*lcpiprof -p --top 20")
+# --format html to stdout (the page in a browser: html.cmake), and -o to a
+# file that cannot be made: an error naming it.
+lcpi_tools_test(lcpiprof-html TOOL lcpiprof ARGS "${_db}|--epoch|base|--format|html"
+  STDOUT "<caption>Samples per procedure, by cycles</caption>.*<th scope=\"row\">hot_loop</th>.*Instructions of hot_loop"
+  STDERR "cannot read /usr/lib/fake/libfake.so")
+lcpi_tools_test(lcpiprof-output-error TOOL lcpiprof
+  ARGS "${_db}|--format|csv|-o|@DIR@/no/such/dir/out.csv" RC 1
+  STDERR "lcpiprof: error: .*/no/such/dir/out.csv: No such file or directory")
 
 # Errors: clear message, non-zero exit status.
 lcpi_tools_test(lcpiprof-no-db TOOL lcpiprof ARGS "--db|@DIR@/missing.db" RC 1
