@@ -29,6 +29,8 @@ PACKAGES=(
   debuginfod curl
   # go tool pprof reads lcpiprof --format pprof (interop, tests/integration/pprof.cmake)
   golang-go
+  # the HTML report opened in a headless browser (interop.html)
+  chromium
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format

@@ -4,6 +4,7 @@
 // root. See docs/tools.md.
 #include <cstdio>
 
+#include "libprofile/report/html_page.h"
 #include "libprofile/report/pprof_profile.h"
 #include "report_cli.h"
 
@@ -43,7 +44,8 @@ int main(int argc, char** argv) {
            "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
            "lcpiprof -P --epoch all           per process, over every epoch",
            "lcpiprof --epoch before-upgrade --sort imiss --format json",
-           "lcpiprof --epoch all --format pprof -o lcpi.pb.gz && go tool pprof -top lcpi.pb.gz"},
+           "lcpiprof --epoch all --format pprof -o lcpi.pb.gz && go tool pprof -top lcpi.pb.gz",
+           "lcpiprof --epoch all --format html -o profile.html   one page to open in a browser"},
           tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   tools::ConfigureDebuginfo(no_debuginfod);
@@ -70,6 +72,13 @@ int main(int argc, char** argv) {
     auto bytes = report::PprofBytes(profile->profile);
     if (!bytes) return tools::Fail(tool, bytes.error());
     return tools::WriteFile(tool, *bytes, out.output, /*binary=*/true);
+  }
+  if (ro.format == report::Format::kHtml) {
+    // One page of several reports: images, procedures, processes, listings.
+    report::HtmlOptions html;
+    html.prof = opts;
+    return tools::PrintReport(tool, report::BuildHtmlReport(*db, html), report::RenderHtmlReport,
+                              ro, out.output);
   }
   return tools::PrintReport(tool, report::BuildProfile(*db, opts), report::RenderProfile, ro,
                             out.output);

@@ -33,12 +33,12 @@ std::string Footer(const std::vector<std::string>& examples, const std::string& 
 }
 
 void AddOutputOptions(CLI::App& app, OutputFlags* flags, bool pprof) {
-  std::vector<std::string> formats = {"text", "csv", "json"};
+  std::vector<std::string> formats = {"text", "csv", "json", "html"};
   if (pprof) formats.push_back("pprof");
   app.add_option("--format", flags->format,
-                 pprof ? "output format: text, csv, json or pprof (gzipped profile.proto for "
-                         "go tool pprof; needs -o)"
-                       : "output format: text, csv or json")
+                 pprof ? "output format: text, csv, json, html or pprof (gzipped profile.proto "
+                         "for go tool pprof; needs -o)"
+                       : "output format: text, csv, json or html")
       ->check(CLI::IsMember(formats))
       ->capture_default_str();
   app.add_option("-o,--output", flags->output, "write the report to FILE instead of stdout");

@@ -1,7 +1,7 @@
 // report_cli.h - what the command lines of lcpiprof, lcpilist and lcpidiff
 // share: the database option, opening it read-only with errors people can
-// act on, the output options (--format, --width, --no-header), and printing
-// errors, warnings and the report.
+// act on, the output options (--format, --width, --no-header, -o), and
+// printing errors, warnings and the report.
 #ifndef LCPI_TOOLS_REPORT_CLI_H
 #define LCPI_TOOLS_REPORT_CLI_H
 

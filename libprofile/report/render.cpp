@@ -19,6 +19,8 @@ std::string Render(const Document& doc, const RenderOptions& options) {
       return RenderJson(doc);
     case Format::kPprof:  // binary, from the store: BuildPprof (pprof_profile.h)
       return "";
+    case Format::kHtml:
+      return RenderHtml(doc);
   }
   return "";
 }

@@ -200,8 +200,10 @@ Expected<Format> ParseFormat(const std::string& name) {
   if (name == "text") return Format::kText;
   if (name == "csv") return Format::kCsv;
   if (name == "json") return Format::kJson;
+  if (name == "html") return Format::kHtml;
   if (name == "pprof") return Format::kPprof;
-  return Error(Errc::kInvalidArgument, "unknown format " + name + " (text, csv, json or pprof)");
+  return Error(Errc::kInvalidArgument,
+               "unknown format " + name + " (text, csv, json, html or pprof)");
 }
 
 int64_t QueryEpoch(const Header& header) {

@@ -29,11 +29,12 @@
 namespace lcpi::report {
 
 enum class View { kImages, kProcedures, kProcesses };
-// kPprof: lcpiprof's binary profile.proto (pprof_profile.h), not a renderer.
-enum class Format { kText, kCsv, kJson, kPprof };
+// kHtml: a page (render_html.cpp); kPprof: lcpiprof's binary profile.proto
+// (pprof_profile.h), not a renderer.
+enum class Format { kText, kCsv, kJson, kHtml, kPprof };
 
 const char* ViewName(View view);  // "images", "procedures", "processes"
-// "text", "csv", "json", "pprof"; kInvalidArgument otherwise.
+// "text", "csv", "json", "html", "pprof"; kInvalidArgument otherwise.
 Expected<Format> ParseFormat(const std::string& name);
 
 // What every report states about where its numbers come from.

@@ -2,9 +2,9 @@
 // lcpilist (per instruction or per source line) and lcpidiff each turn their
 // data into a Document: what the report states about its sources (the
 // Headers), tables of typed columns and typed cells, and what --top/--keep
-// left out. Text, CSV and JSON are renderers over a Document
-// (render_text.cpp, render_csv.cpp, render_json.cpp); a new format is one
-// more renderer, not one more function per view.
+// left out. Text, CSV, JSON and HTML are renderers over a Document
+// (render_text.cpp, render_csv.cpp, render_json.cpp, render_html.cpp); a new
+// format is one more renderer, not one more function per view.
 //
 // Where the formats of version 1 differ (column order between text and
 // CSV/JSON, columns only some formats show, JSON's per-event objects,
@@ -72,7 +72,7 @@ struct Table {
   std::string key;  // JSON: the array's key ("rows", "instructions", "lines")
   std::vector<Column> columns;
   // The columns each format shows, in its order (indexes into columns),
-  // indexed by Format.
+  // indexed by Format (text, CSV, JSON; HTML shows text's columns).
   std::array<std::vector<size_t>, 3> order;
   std::vector<TableRow> rows;
   // JSON: start the per-event objects of a row on a line of their own
@@ -131,6 +131,9 @@ Document ListingDocument(const Listing& listing);
 std::string RenderText(const Document& doc, int width, bool header);
 std::string RenderCsv(const Document& doc);
 std::string RenderJson(const Document& doc);
+// A self-contained HTML page of the document (render_html.cpp; html_page.h
+// composes lcpiprof's page of several documents).
+std::string RenderHtml(const Document& doc);
 std::string Render(const Document& doc, const RenderOptions& options);
 
 // ----- Building tables (table.cpp)

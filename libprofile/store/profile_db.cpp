@@ -459,7 +459,7 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
       sql::Reset reset(*up);
       Bind(*up, 1, im.identity);
       Bind(*up, 2, im.path);
-      Bind(*up, 3, std::string(ImageKindName(im.kind)));
+      Bind(*up, 3, std::string_view(ImageKindName(im.kind)));  // a literal: lives on
       Bind(*up, 4, now);
       if (int rc = sqlite3_step(*up); rc != SQLITE_DONE)
         return SqlError(rc, "merge: image " + im.identity);

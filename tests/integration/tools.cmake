@@ -57,6 +57,14 @@ lcpi_tools_test(lcpiprof-pprof-processes TOOL lcpiprof
 lcpi_tools_test(lcpilist-no-pprof TOOL lcpilist ARGS "${_db}|--format|pprof|-o|@DIR@/l.pb.gz|main"
   RC 105 STDERR "pprof not in")  # CLI11's validation error status
 lcpi_tools_test(lcpiprof-help-pprof TOOL lcpiprof ARGS "--help" STDOUT "--format pprof -o FILE")
+# --format html to stdout (the page in a browser: html.cmake), and -o to a
+# file that cannot be made: an error naming it.
+lcpi_tools_test(lcpiprof-html TOOL lcpiprof ARGS "${_db}|--epoch|base|--format|html"
+  STDOUT "<caption>Samples per procedure, by cycles</caption>.*<th scope=\"row\">hot_loop</th>.*Instructions of hot_loop"
+  STDERR "cannot read /usr/lib/fake/libfake.so")
+lcpi_tools_test(lcpiprof-output-error TOOL lcpiprof
+  ARGS "${_db}|--format|csv|-o|@DIR@/no/such/dir/out.csv" RC 1
+  STDERR "lcpiprof: error: .*/no/such/dir/out.csv: No such file or directory")
 
 # Errors: clear message, non-zero exit status.
 lcpi_tools_test(lcpiprof-no-db TOOL lcpiprof ARGS "--db|@DIR@/missing.db" RC 1

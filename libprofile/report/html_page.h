@@ -1,0 +1,47 @@
+// html_page.h - lcpiprof's HTML report (--format html): one self-contained
+// page of several reports of one epoch selection: where the numbers come
+// from (database, epochs and their times, events, unknown and lost shares),
+// the images, the hottest procedures, the processes, and the per-instruction
+// listing of the hottest few procedures (BuildListing, with source lines, as
+// lcpilist --source), and with --epoch all over several epochs the share of
+// the top images per epoch as an inline SVG with its numbers in a table.
+// The tables are the Documents of each report (table.h) rendered by
+// render_html.cpp; this file composes them.
+#ifndef LCPI_LIBPROFILE_REPORT_HTML_PAGE_H
+#define LCPI_LIBPROFILE_REPORT_HTML_PAGE_H
+
+#include <string>
+#include <vector>
+
+#include "libprofile/report/report.h"
+
+namespace lcpi::report {
+
+struct HtmlOptions {
+  ProfOptions prof;             // epoch, events, sort, keep; images (-i) filter procedures
+  size_t top_procedures = 30;   // prof.top when given
+  size_t listings = 3;          // listings of the hottest procedures with a symbol
+  size_t images_per_epoch = 5;  // images plotted per epoch
+};
+
+// One image's share of the sort event in each epoch of the page.
+struct EpochSeries {
+  std::string image;            // its path
+  std::vector<double> percent;  // per epoch, in the header's order
+};
+
+struct HtmlReport {
+  Profile images, procedures, processes;
+  std::vector<Listing> listings;
+  std::vector<EpochSeries> per_epoch;  // empty unless --epoch all over several epochs
+  std::vector<std::string> warnings;   // of every part, each once
+};
+
+Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options);
+
+// The page (options are not used: the page has no width).
+std::string RenderHtmlReport(const HtmlReport& report, const RenderOptions& options);
+
+}  // namespace lcpi::report
+
+#endif  // LCPI_LIBPROFILE_REPORT_HTML_PAGE_H
