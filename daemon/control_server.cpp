@@ -1,7 +1,6 @@
 // control_server.cpp - socket set-up, peer checks and non-blocking requests.
 #include "daemon/control_server.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>

@@ -9,7 +9,7 @@
 
 namespace lcpi {
 
-Expected<int> OpenRegularFile(const std::string& path) {
+Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
   // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer (and
   // is then refused below); on a regular file it changes nothing.
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -24,6 +24,7 @@ Expected<int> OpenRegularFile(const std::string& path) {
     close(fd);
     return Error(Errc::kBadElf, path + ": not a regular file");
   }
+  if (size) *size = static_cast<uint64_t>(st.st_size);
   return fd;
 }
 

@@ -6,6 +6,7 @@
 #ifndef LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 #define LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 
+#include <cstdint>
 #include <string>
 
 #include "libprofile/base/error.h"
@@ -15,8 +16,9 @@ namespace lcpi {
 // A read-only descriptor of the regular file at `path`, which the caller
 // closes. Errors: those of open(2) (kNotFound, kPermission, kIo) and kBadElf
 // "not a regular file" for FIFOs, sockets, devices and directories, returned
-// at once: nothing here waits on another process.
-Expected<int> OpenRegularFile(const std::string& path);
+// at once: nothing here waits on another process. With `size`, the file's
+// size from the same fstat that checked it.
+Expected<int> OpenRegularFile(const std::string& path, uint64_t* size = nullptr);
 
 }  // namespace lcpi
 

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,12 +95,9 @@ Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path,
   std::unique_ptr<ElfImage> image(new ElfImage());
   image->path_ = path;
   image->debug_root_ = debug_root;
-  Expected<int> fd = OpenRegularFile(path);
+  Expected<int> fd = OpenRegularFile(path, &image->file_size_);
   if (!fd) return fd.error();
   image->fd_ = *fd;
-  struct stat st;
-  if (fstat(image->fd_, &st) != 0) return ErrnoError(path, errno);
-  image->file_size_ = static_cast<uint64_t>(st.st_size);
   // ELF_C_READ: lazy pread, no SIGBUS if the file shrinks while open.
   image->elf_ = elf_begin(image->fd_, ELF_C_READ, nullptr);
   if (image->elf_ == nullptr) {

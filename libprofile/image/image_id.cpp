@@ -253,15 +253,10 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
 
 Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
   if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
-  Expected<int> opened = OpenRegularFile(path);
+  uint64_t size = 0;
+  Expected<int> opened = OpenRegularFile(path, &size);
   if (!opened) return opened.error();
   int fd = *opened;
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoError(path, err);
-  }
   // ELF_C_READ reads lazily with pread, so a file truncated under us gives an
   // error, not the SIGBUS an mmap would.
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
@@ -270,7 +265,7 @@ Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
     close(fd);
     return e;
   }
-  Expected<ImageIdentity> id = IdentifyElf(elf, fd, static_cast<uint64_t>(st.st_size));
+  Expected<ImageIdentity> id = IdentifyElf(elf, fd, size);
   elf_end(elf);
   close(fd);
   if (!id) return Error(id.error().code(), path + ": " + id.error().message());
