@@ -1,6 +1,7 @@
 #!/bin/bash
-# faults-max-rate.sh FAULTS - guest script: cpu-clock at the shortest period
-# the module accepts (10 us; 1 ns is refused) on both CPUs, with no
+# faults-max-rate.sh FAULTS [--cycles] - guest script: cpu-clock (with
+# --cycles: PMU cycles, 10,000 a sample) at the shortest period the module
+# accepts (10 us; 1 ns is refused) on both CPUs, with no
 # reader for a while: every sample is accounted, the rate stays under the
 # floor, and the guest stays responsive (the checker times a fork+exec loop
 # against a baseline; here a shell loop after the run must not take much
@@ -19,7 +20,9 @@ loop() {	# ms for a shell loop of 2000 iterations
 	echo $(($(uptime_ms) - s))
 }
 before=$(loop)
-"$1" max-rate --seconds 10
+FAULTS=$1
+shift
+"$FAULTS" max-rate --seconds 10 "$@"
 after=$(loop)
 echo "max-rate: shell loop of 2000 took ${before} ms before, ${after} ms after"
 dmesg | grep -i 'perf:' || true
