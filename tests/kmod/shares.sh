@@ -4,7 +4,7 @@
 # known shares (lcpi_kmod_shares); the module unloads and the kernel log
 # stays clean.
 set -e
-"$1" --workload "$2" --symbols "$3" --seconds 4 --period 500000 \
+"$1" --workload "$2" --symbols "$3" --seconds 5 --period 500000 \
 	--expect work60=60 --expect work30=30 --expect work10=10
 rmmod lcpi
 "$(dirname "$0")/dmesg-check.sh"
