@@ -40,10 +40,10 @@ if [ "$lcpi_chroot" = 0 ]; then
 	mkdir -p /shared /run/tmp /tmp
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
 		lcpishared /shared || finish 125
-	for d in $(cat /shared/.guest-binds); do
+	while IFS= read -r d; do
 		mkdir -p "$d" || finish 125
 		mount --bind "/host$d" "$d" || finish 125
-	done
+	done </shared/.guest-binds
 	# after the binds, which may hold the shared directory's path
 	mkdir -p "$lcpi_shared" 2>/dev/null
 	mount --bind /shared "$lcpi_shared" || finish 125

@@ -16,9 +16,10 @@
 # is cross-built (aarch64-linux-gnu-) against its headers with the host's
 # linux-kbuild. The guest cannot run the host's x86 programs: its shell and
 # tools are arm64 busybox, /bin/bash runs busybox sh, and the host's / is not
-# the guest's root; the repository, the build directory and the folders of
-# COMMAND's absolute-path arguments are mounted from it at their host paths
-# (read-only), so COMMAND must be a shell script or a static arm64 program.
+# the guest's root; the repository, the build directory, the current
+# directory and the folders of COMMAND's absolute-path arguments are mounted
+# from it at their host paths (read-only), so COMMAND must be a shell script
+# or a static arm64 program.
 # The guest sets kernel.perf_cpu_time_max_percent=0 (emulated PMU interrupts
 # are slow; perf would lower the sample rate).
 #
@@ -247,6 +248,7 @@ if [ "$CHROOT" = 0 ]; then
 	{
 		echo "$REPO"
 		echo "$BUILD"
+		echo "$CWD"
 		for a in "$@"; do
 			case "$a" in /*) [ -e "$a" ] && dirname "$a" ;; esac
 		done
