@@ -19,6 +19,15 @@
 # linux-kbuild-6.1 (x86 fixdep, modpost) fits the headers; in another
 # suite, the one that suite's linux-image-ARCH depends on.
 #
+# Another suite's amd64 kernel (Debian 13's 6.12 on this Debian 12 host)
+# comes with what builds a module for it: that suite's linux-kbuild and the
+# compiler the kernel was built with (gcc-14, which Debian 12 lacks: gcc-12
+# refuses the kernel's -fmin-function-alignment), pahole for BTF, and the
+# libraries they load, all unpacked beside it; patchelf points each of
+# those programs at those libraries (their glibc is newer than the host's),
+# so they run here unchanged and nothing on the host is replaced. The make
+# arguments that select them are in KVER/make-args.
+#
 # Exit status: 0 and the folder on stdout; 77 if this host cannot do it
 # (no apt-get, dpkg or depmod; the archive unreachable, or without the
 # wanted version); 1 on other errors.
@@ -115,19 +124,46 @@ for deb in "$OUT.tmp"/debs/*.deb; do
 done
 # What installing the packages would have done: modules.dep (the guest's
 # initramfs takes modules in dependency order from it).
-depmod -b "$OUT.tmp/root" "$KVER" || { say "depmod failed"; exit 1; }
+# (Debian 13's packages put them under usr/lib/modules: merged /usr.)
+base=$OUT.tmp/root
+[ -d "$base/lib/modules/$KVER" ] || base=$base/usr
+depmod -b "$base" "$KVER" || { say "depmod failed"; exit 1; }
 # The headers include the -common Makefile by its absolute /usr/src path:
 # point that at the unpacked copy, so the host needs no headers of KVER.
 hdr="$OUT.tmp/root/usr/src/linux-headers-$KVER"
 sed -i "s|^include /usr/src/|include $OUT/root/usr/src/|" "$hdr/Makefile"
-# Their scripts/ and tools/ link to ../../lib/linux-kbuild-MAJOR.MINOR: the
+# Their scripts/ and tools/ link to ../../lib/linux-kbuild-VERSION: the
 # host-runnable kbuild tools (fixdep, modpost). When the host has that
-# linux-kbuild at the same version (a kernel of its own suite), use it; a
-# kernel of another suite needs its own host tools (not done here).
-kbuild=$(readlink "$hdr/scripts" | sed -n 's|^\.\./\.\./lib/\(linux-kbuild-[0-9.]*\)/scripts$|\1|p')
+# linux-kbuild at the same version (a kernel of its own suite), use it; for
+# an amd64 kernel of another suite, fetch its own (see the top).
+kbuild=$(readlink "$hdr/scripts" | sed -n 's|^\.\./\.\./lib/\(linux-kbuild-[^/]*\)/scripts$|\1|p')
 if [ -n "$kbuild" ] && [ -n "$WANT_VERSION" ] &&
 	[ "$(dpkg-query -W -f='${Version}' "$kbuild" 2>/dev/null)" = "$WANT_VERSION" ]; then
 	ln -sfn "/usr/lib/$kbuild" "$OUT.tmp/root/usr/lib/$kbuild"
+elif [ -n "$kbuild" ] && [ "$ARCH" = amd64 ] && [ "$(uname -m)" = x86_64 ]; then
+	command -v patchelf >/dev/null || skip "no patchelf, needed to run $SUITE's kbuild tools here"
+	deps=$(apt-cache "${APT[@]}" show "linux-headers-$KVER" | sed -n 's/^Depends: //p' | head -n1)
+	gcc=$(grep -o "gcc-[0-9][0-9]*" <<<"$deps" | head -n1)
+	[ -n "$gcc" ] || { say "linux-headers-$KVER names no gcc: $deps"; exit 1; }
+	TOOLS=("$kbuild" "$gcc" "$gcc-x86-64-linux-gnu" "cpp-${gcc#gcc-}-x86-64-linux-gnu" pahole
+		libc6 libgcc-s1 libstdc++6 libgmp10 libisl23 libmpc3 libmpfr6 libzstd1 zlib1g
+		libelf1t64 libdw1t64 libbpf1 liblzma5 libbz2-1.0)
+	say "downloading $SUITE's kbuild, $gcc and pahole for $KVER"
+	mkdir -p "$OUT.tmp/tools"
+	(cd "$OUT.tmp/tools" && apt-get "${APT[@]}" download -q "${TOOLS[@]}" >&2) ||
+		skip "apt-get download ${TOOLS[*]} failed"
+	for deb in "$OUT.tmp"/tools/*.deb; do
+		dpkg -x "$deb" "$OUT.tmp/root"
+	done
+	libs=$OUT/root/usr/lib/x86_64-linux-gnu
+	while IFS= read -r -d '' f; do
+		if patchelf --print-interpreter "$f" >/dev/null 2>&1; then
+			patchelf --set-interpreter "$libs/ld-linux-x86-64.so.2" --set-rpath "$libs" "$f"
+		fi
+	done < <(find "$OUT.tmp/root/usr/lib/$kbuild" "$OUT.tmp/root/usr/bin" \
+		"$OUT.tmp/root/usr/libexec" -type f -perm -u+x -print0)
+	echo "CC=$OUT/root/usr/bin/x86_64-linux-gnu-$gcc PAHOLE=$OUT/root/usr/bin/pahole" \
+		>"$OUT.tmp/make-args"
 else
 	say "warning: no host $kbuild at version ${WANT_VERSION:-?}: modules cannot be built against $KVER yet"
 fi
