@@ -1,7 +1,15 @@
 /* shares.c - a workload with known shares of work: work60, work30 and work10
- * run the same loop for 60, 30 and 10 units of every 100, for argv[1] seconds. */
+ * run the same loop for 60, 30 and 10 units of every 100, for argv[1] seconds.
+ * Built with SHARES_ALT, the same program with other names (alt60, alt30,
+ * alt10): a different binary whose procedures tell it apart. */
 #include <stdlib.h>
 #include <time.h>
+
+#ifdef SHARES_ALT
+#define work60 alt60
+#define work30 alt30
+#define work10 alt10
+#endif
 
 static volatile unsigned long sink;
 

@@ -1,0 +1,114 @@
+// images_test.cpp - where lcpid reads each image from, as root on this host's
+// real perf events: programs run from a private mount namespace (one whose
+// path does not exist on the host, one whose path holds a different program
+// there) each get their own identity and procedures, and a program deleted
+// after it ran is still named by the tools.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "daemon_fixture.h"
+#include "libprofile/image/elf_symbols.h"
+#include "libprofile/image/image_id.h"
+
+using lcpi::testing::Capture;
+using lcpi::testing::DaemonFixture;
+using lcpi::testing::Run;
+using lcpi::testing::TempDir;
+
+namespace {
+
+const std::string kWorkloads = WORKLOAD_DIR;
+
+template <class T>
+T Must(lcpi::Expected<T> e) {
+  REQUIRE(e);
+  return std::move(*e);
+}
+
+std::string IdentityOf(const std::string& path) {
+  lcpi::Expected<lcpi::ImageIdentity> id = lcpi::IdentifyElfFile(path);
+  REQUIRE(id);
+  return id->identity;
+}
+
+// Samples of the newest epoch on the image of `identity`, per function of
+// `elf_path` (the same program, read from where the test built it).
+std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string& identity,
+                                          const std::string& elf_path) {
+  std::map<std::string, uint64_t> out;
+  auto elf = lcpi::ElfImage::Open(elf_path);
+  REQUIRE(elf);
+  int64_t epoch = *db.CurrentEpoch();
+  for (const lcpi::ImageInfo& image : Must(db.ListImages())) {
+    if (image.identity != identity) continue;
+    for (const lcpi::EventInfo& ev : Must(db.ListEvents()))
+      for (const lcpi::OffsetCount& oc :
+           Must(db.OffsetCounts(epoch, image.id, ev.id, 0, UINT64_MAX >> 1))) {
+        auto hit = (*elf)->LookupFileOffset(oc.offset);
+        out[hit ? hit->symbol->name : "?"] += oc.count;
+      }
+  }
+  return out;
+}
+
+// Total samples of the newest epoch on the image of `identity`.
+uint64_t OnIdentity(lcpi::ProfileDb& db, const std::string& identity) {
+  std::map<int64_t, std::string> identities;
+  for (const lcpi::ImageInfo& i : Must(db.ListImages())) identities[i.id] = i.identity;
+  uint64_t n = 0;
+  for (const lcpi::ImageTotal& t : Must(db.ImageTotals(*db.CurrentEpoch())))
+    if (identities[t.image_id] == identity) n += t.count;
+  return n;
+}
+
+// Checks the 60/30/10 shares of a shares workload within 2 points.
+void CheckShares(std::map<std::string, uint64_t> sym, const std::string& prefix) {
+  double a = sym[prefix + "60"], b = sym[prefix + "30"], c = sym[prefix + "10"];
+  double total = a + b + c;
+  INFO(prefix << "60 " << a << ", " << prefix << "30 " << b << ", " << prefix << "10 " << c);
+  REQUIRE(total > 1000);  // 3 s at 5000 samples/s: up to 15000
+  CHECK(std::abs(100 * a / total - 60) < 2);
+  CHECK(std::abs(100 * b / total - 30) < 2);
+  CHECK(std::abs(100 * c / total - 10) < 2);
+}
+
+}  // namespace
+
+TEST_CASE("programs in a private mount namespace get their own identity and procedures") {
+  // Two directories the namespace covers with its own tmpfs: one empty on
+  // the host, one holding a different program (tiny) at the same path.
+  TempDir dir("lcpi-images-test");
+  std::string only_ns = dir.path + "/only-ns", both = dir.path + "/both";
+  std::filesystem::create_directories(only_ns);
+  std::filesystem::create_directories(both);
+  std::filesystem::copy_file(kWorkloads + "/tiny", both + "/prog");
+  std::string host_identity = IdentityOf(both + "/prog");
+  std::string nobid = kWorkloads + "/shares_nobid", alt = kWorkloads + "/shares_alt";
+
+  DaemonFixture d;
+  REQUIRE(d.running());
+  // unshare -m makes every mount private: the host never sees these tmpfs.
+  std::string script = "mount -t tmpfs lcpi-ns " + only_ns + " && mount -t tmpfs lcpi-ns " + both +
+                       " && cp " + nobid + " " + only_ns + "/prog && cp " + alt + " " + both +
+                       "/prog && { " + only_ns + "/prog 3 & " + both + "/prog 3 & wait; }";
+  REQUIRE(Run({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script}) == 0);
+  REQUIRE(!std::filesystem::exists(only_ns + "/prog"));  // the host did not see it
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+
+  CheckShares(PerSymbol(*db, IdentityOf(nobid), nobid), "work");
+  CheckShares(PerSymbol(*db, IdentityOf(alt), alt), "alt");
+  // The host's file at the second path ran nowhere: none of the samples.
+  CHECK(OnIdentity(*db, host_identity) == 0);
+  // and nothing was filed under a path alone
+  for (const lcpi::ImageInfo& i : Must(db->ListImages())) {
+    INFO(i.identity << " " << i.path);
+    CHECK(i.identity.rfind("file:", 0) != 0);
+  }
+}
