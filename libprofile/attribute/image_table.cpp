@@ -24,7 +24,14 @@ int32_t ImageTable::Intern(const std::string& identity, const std::string& path,
 }
 
 int32_t ImageTable::ForFile(const FileMapping& m) {
-  if (!m.build_id.empty()) return Intern("build-id:" + m.build_id, m.path, ImageKind::kUser);
+  if (!m.build_id.empty()) {
+    // Named by the kernel: the file is opened only for the cache, on its
+    // thread; offered at every mapping, so a copy that failed (its process
+    // gone too soon) is tried again from the next process that maps it.
+    int32_t index = Intern("build-id:" + m.build_id, m.path, ImageKind::kUser);
+    if (cache_) cache_->Offer(images_[index].identity, m);
+    return index;
+  }
   auto key = std::make_tuple(m.dev, m.ino, m.path);
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
@@ -32,11 +39,11 @@ int32_t ImageTable::ForFile(const FileMapping& m) {
   Expected<MappedFile> file = OpenMappedFile(m);
   if (file) {
     id = IdentifyElfFd(file->fd, file->size, file->via);
-    close(file->fd);
   } else {
     id = file.error();
   }
   if (!id) {
+    if (file) close(file->fd);
     // Its samples keep their offsets, under an image that says the file
     // was not read (the tools then never open the host's file at that path).
     if (warned_.insert(key).second) {
@@ -50,6 +57,11 @@ int32_t ImageTable::ForFile(const FileMapping& m) {
   }
   int32_t index = Intern(id->identity, m.path, ImageKind::kUser);
   by_file_.emplace(key, index);
+  // The file is open and checked: the cache copies from this descriptor.
+  if (cache_)
+    cache_->Offer(id->identity, m, file->fd);
+  else
+    close(file->fd);
   return index;
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "libprofile/attribute/image_cache_writer.h"
 #include "libprofile/attribute/mapped_file.h"
 #include "libprofile/base/image_kind.h"
 
@@ -35,7 +36,9 @@ class ImageTable {
   // file that cannot be opened, matched or identified never takes another
   // file's identity: it gets an "[unreadable PATH]" image of its own (per
   // device, inode and path), and a log line says why.
+  // Each user image new to the table is offered to the cache, if set.
   int32_t ForFile(const FileMapping& m);
+  void SetCache(ImageCacheWriter* cache) { cache_ = cache; }
   // The kernel's vDSO, mapped into every process ("[vdso]"); one per kernel release.
   int32_t Vdso();
   // The explicit unknown image of a process name (anonymous, JIT, unmapped).
@@ -53,6 +56,7 @@ class ImageTable {
   // live process, a readable root) may succeed; its log line is said once.
   std::map<std::tuple<uint64_t, uint64_t, std::string>, int32_t> by_file_;
   std::set<std::tuple<uint64_t, uint64_t, std::string>> warned_;
+  ImageCacheWriter* cache_ = nullptr;
 };
 
 }  // namespace lcpi

@@ -13,6 +13,7 @@
 
 #include "daemon_fixture.h"
 #include "libprofile/image/elf_symbols.h"
+#include "libprofile/image/image_cache.h"
 #include "libprofile/image/image_id.h"
 
 using lcpi::testing::Capture;
@@ -89,6 +90,7 @@ TEST_CASE("programs in a private mount namespace get their own identity and proc
   std::filesystem::copy_file(kWorkloads + "/tiny", both + "/prog");
   std::string host_identity = IdentityOf(both + "/prog");
   std::string nobid = kWorkloads + "/shares_nobid", alt = kWorkloads + "/shares_alt";
+  REQUIRE(IdentityOf(nobid) != IdentityOf(alt));
 
   DaemonFixture d;
   REQUIRE(d.running());
@@ -111,4 +113,39 @@ TEST_CASE("programs in a private mount namespace get their own identity and proc
     INFO(i.identity << " " << i.path);
     CHECK(i.identity.rfind("file:", 0) != 0);
   }
+}
+
+TEST_CASE("a program deleted after it ran is still named by lcpiprof and listed by lcpilist") {
+  TempDir dir("lcpi-images-gone");
+  std::string prog = dir.path + "/gone-prog";
+  std::filesystem::copy_file(kWorkloads + "/shares", prog);
+  lcpi::testing::Lcpid d(dir.path, 600);
+  REQUIRE(d.running());
+  REQUIRE(Run({prog, "2"}) == 0);
+  REQUIRE(std::filesystem::remove(prog));
+  auto status = d.Status();
+  CHECK(status["image_cache_misses"] != "0");  // the copy was made while it ran
+  CHECK(status["image_cache_files"] != "0");
+  REQUIRE(d.Stop() == 0);
+
+  std::string db = " --db " + d.db_path();
+  std::string prof = Capture(std::string(LCPIPROF_PATH) + db + " -p --width 200 2>&1");
+  INFO(prof);
+  CHECK_THAT(prof, Catch::Contains("work60") && Catch::Contains("work30"));
+  CHECK_THAT(prof, !Catch::Contains("cannot read " + prog));
+  std::string list = Capture(std::string(LCPILIST_PATH) + db + " work60 2>&1");
+  INFO(list);
+  CHECK_THAT(list, Catch::Contains("work60"));
+  CHECK_THAT(list, !Catch::Contains("cannot read"));
+  // the instructions themselves, disassembled from the copy: the loop's multiply by 31
+  CHECK_THAT(list, Catch::Contains("imul") || Catch::Contains("shl") || Catch::Contains("lea"));
+
+  // The copy is as private as the database.
+  std::string cached = lcpi::FindCachedImage(d.db_path(), IdentityOf(kWorkloads + "/shares"));
+  REQUIRE(!cached.empty());
+  auto mode = [](const std::string& p) {
+    return std::filesystem::status(p).permissions() & std::filesystem::perms::all;
+  };
+  CHECK(mode(cached) == mode(d.db_path()));
+  CHECK((mode(cached) & std::filesystem::perms::others_all) == std::filesystem::perms::none);
 }
