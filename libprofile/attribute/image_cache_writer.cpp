@@ -26,7 +26,8 @@ namespace {
 
 constexpr size_t kQueueLimit = 256;          // offers waiting for the thread
 constexpr uint64_t kChunk = 1 << 20;         // bytes per copy step (stop is checked between)
-constexpr int kIoprioClassIdle = 3;          // linux/ioprio.h: IOPRIO_CLASS_IDLE
+constexpr int kIoprioClassBestEffort = 2;    // linux/ioprio.h: IOPRIO_CLASS_BE
+constexpr int kIoprioLowest = 7;             // of the best-effort levels 0-7
 constexpr int kIoprioClassShift = 13;        // IOPRIO_CLASS_SHIFT
 constexpr int kIoprioWhoProcess = 1;         // IOPRIO_WHO_PROCESS (a thread id works)
 constexpr char kTempPrefix[] = ".partial-";  // a copy being written; removed at start
@@ -156,10 +157,13 @@ void ImageCacheWriter::Offer(const std::string& identity, const FileMapping& m, 
 }
 
 void ImageCacheWriter::Run() {
-  // Copies are background work: lowest CPU and I/O priority for this thread.
+  // Copies are background work: low CPU and I/O priority for this thread,
+  // but not the idle class, which a busy host's disk never serves (a copy
+  // that waits too long misses a short-lived program).
   pid_t tid = static_cast<pid_t>(syscall(SYS_gettid));
-  setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
-  syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, kIoprioClassIdle << kIoprioClassShift);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 10);
+  syscall(SYS_ioprio_set, kIoprioWhoProcess, tid,
+          (kIoprioClassBestEffort << kIoprioClassShift) | kIoprioLowest);
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });

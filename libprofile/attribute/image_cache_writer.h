@@ -2,7 +2,7 @@
 // the first time an image is seen, a copy of its file is kept under the
 // cache directory by its identity, so the tools can name its code after the
 // file is deleted, replaced, or gone with its container. Copies are made on
-// a thread of their own, at idle priority, from a bounded queue (newest
+// a thread of their own, at low priority, from a bounded queue (newest
 // first; the oldest offer is dropped and counted when it is full): offering
 // an image never waits for a disk. The cache
 // is bounded in bytes; the least recently used copies go first (use is the

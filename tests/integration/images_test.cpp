@@ -5,11 +5,14 @@
 // after it ran is still named by the tools.
 #include <catch2/catch.hpp>
 
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "daemon_fixture.h"
 #include "libprofile/image/elf_symbols.h"
@@ -67,6 +70,17 @@ uint64_t OnIdentity(lcpi::ProfileDb& db, const std::string& identity) {
   return n;
 }
 
+// Waits (up to a minute: lcpid copies at low priority) for lcpid's copy of
+// identity in the image cache; its path, or "".
+std::string WaitForCopy(const std::string& db_path, const std::string& identity) {
+  for (int i = 0; i < 600; i++) {
+    std::string copy = lcpi::FindCachedImage(db_path, identity);
+    if (!copy.empty()) return copy;
+    usleep(100 * 1000);
+  }
+  return "";
+}
+
 // Checks the 60/30/10 shares of a shares workload within 2 points.
 void CheckShares(std::map<std::string, uint64_t> sym, const std::string& prefix) {
   double a = sym[prefix + "60"], b = sym[prefix + "30"], c = sym[prefix + "10"];
@@ -92,14 +106,36 @@ TEST_CASE("programs in a private mount namespace get their own identity and proc
   std::string nobid = kWorkloads + "/shares_nobid", alt = kWorkloads + "/shares_alt";
   REQUIRE(IdentityOf(nobid) != IdentityOf(alt));
 
-  DaemonFixture d;
-  REQUIRE(d.running());
+  // Started after lcpid (their mappings come as MMAP2 records), or before
+  // it (found by the /proc scan).
+  bool before = GENERATE(false, true);
+  INFO((before ? "started before lcpid" : "started after lcpid"));
   // unshare -m makes every mount private: the host never sees these tmpfs.
   std::string script = "mount -t tmpfs lcpi-ns " + only_ns + " && mount -t tmpfs lcpi-ns " + both +
                        " && cp " + nobid + " " + only_ns + "/prog && cp " + alt + " " + both +
                        "/prog && { " + only_ns + "/prog 3 & " + both + "/prog 3 & wait; }";
-  REQUIRE(Run({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script}) == 0);
+  std::vector<std::string> argv = {"/usr/bin/unshare", "-m", "/bin/sh", "-c", script};
+  pid_t early = -1;
+  if (before) {
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    REQUIRE(posix_spawn(&early, args[0], nullptr, nullptr, args.data(), environ) == 0);
+    usleep(300 * 1000);  // running before lcpid starts
+  }
+  DaemonFixture d;
+  REQUIRE(d.running());
+  if (before) {
+    int status = 0;
+    REQUIRE(waitpid(early, &status, 0) == early);
+    REQUIRE(status == 0);
+  } else {
+    REQUIRE(Run(argv) == 0);
+  }
   REQUIRE(!std::filesystem::exists(only_ns + "/prog"));  // the host did not see it
+  // lcpid copies on a thread of its own, which stopping abandons
+  CHECK(!WaitForCopy(d.db_path(), IdentityOf(nobid)).empty());
+  CHECK(!WaitForCopy(d.db_path(), IdentityOf(alt)).empty());
   REQUIRE(d.Stop() == 0);
   auto db = d.OpenDb();
   REQUIRE(db);
@@ -113,6 +149,11 @@ TEST_CASE("programs in a private mount namespace get their own identity and proc
     INFO(i.identity << " " << i.path);
     CHECK(i.identity.rfind("file:", 0) != 0);
   }
+  // and the tools name them, from lcpid's copies: the host has no such file
+  std::string prof =
+      Capture(std::string(LCPIPROF_PATH) + " --db " + d.db_path() + " -p --width 200 2>&1");
+  INFO(prof);
+  CHECK_THAT(prof, Catch::Contains("work60") && Catch::Contains("alt60"));
 }
 
 TEST_CASE("a program deleted after it ran is still named by lcpiprof and listed by lcpilist") {
@@ -122,6 +163,9 @@ TEST_CASE("a program deleted after it ran is still named by lcpiprof and listed 
   lcpi::testing::Lcpid d(dir.path, 600);
   REQUIRE(d.running());
   REQUIRE(Run({prog, "2"}) == 0);
+  // Deleted once lcpid has its copy (made on a thread of its own, at low
+  // priority: on a busy host it may come after the program ended).
+  CHECK(!WaitForCopy(d.db_path(), IdentityOf(kWorkloads + "/shares")).empty());
   REQUIRE(std::filesystem::remove(prog));
   auto status = d.Status();
   CHECK(status["image_cache_misses"] != "0");  // the copy was made while it ran
@@ -133,9 +177,9 @@ TEST_CASE("a program deleted after it ran is still named by lcpiprof and listed 
   INFO(prof);
   CHECK_THAT(prof, Catch::Contains("work60") && Catch::Contains("work30"));
   CHECK_THAT(prof, !Catch::Contains("cannot read " + prog));
-  std::string list = Capture(std::string(LCPILIST_PATH) + db + " work60 2>&1");
+  std::string list = Capture(std::string(LCPILIST_PATH) + db + " work60 gone-prog 2>&1");
   INFO(list);
-  CHECK_THAT(list, Catch::Contains("work60"));
+  CHECK_THAT(list, Catch::Contains("work60 in " + prog));
   CHECK_THAT(list, !Catch::Contains("cannot read"));
   // the instructions themselves, disassembled from the copy: the loop's multiply by 31
   CHECK_THAT(list, Catch::Contains("imul") || Catch::Contains("shl") || Catch::Contains("lea"));
