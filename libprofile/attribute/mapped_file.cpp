@@ -43,8 +43,8 @@ int OpenInRoot(const std::string& proc, uint32_t pid, const std::string& path) {
 
 // Keeps fd if it is a regular file and the one m describes; else closes it
 // and says why in *why.
-bool Matches(int fd, const std::string& where, const FileMapping& m, MappedFile* out,
-             std::string* why) {
+bool Matches(int fd, const std::string& where, const FileMapping& m, bool mapped_itself,
+             MappedFile* out, std::string* why) {
   if (fd < 0) {
     *why += "; " + ErrnoError(where, errno).message();
     return false;
@@ -60,7 +60,7 @@ bool Matches(int fd, const std::string& where, const FileMapping& m, MappedFile*
     Expected<ImageIdentity> id = IdentifyElfFd(fd, static_cast<uint64_t>(st.st_size), where);
     same = id && id->build_id == m.build_id;
   } else {
-    same = SameInode(fd, st, m);
+    same = SameInode(fd, st, m, mapped_itself);
   }
   if (!same) {
     close(fd);
@@ -75,9 +75,9 @@ bool Matches(int fd, const std::string& where, const FileMapping& m, MappedFile*
 
 }  // namespace
 
-bool SameInode(int fd, const struct stat& st, const FileMapping& m) {
-  if (static_cast<uint64_t>(st.st_dev) != m.dev || static_cast<uint64_t>(st.st_ino) != m.ino)
-    return false;
+bool SameInode(int fd, const struct stat& st, const FileMapping& m, bool mapped_itself) {
+  if (static_cast<uint64_t>(st.st_ino) != m.ino) return false;
+  if (static_cast<uint64_t>(st.st_dev) != m.dev && !mapped_itself) return false;
   // An inode number reused after the mapped file was deleted: the
   // generation tells them apart on file systems that keep one.
   int generation = 0;
@@ -97,12 +97,12 @@ Expected<MappedFile> OpenMappedFile(const FileMapping& m, const std::string& pro
   char range[40];
   std::snprintf(range, sizeof range, "%" PRIx64 "-%" PRIx64, m.start, m.end);
   std::string map_file = proc + "/" + std::to_string(m.pid) + "/map_files/" + range;
-  if (Matches(open(map_file.c_str(), kFlags), map_file, m, &out, &why)) return out;
+  if (Matches(open(map_file.c_str(), kFlags), map_file, m, true, &out, &why)) return out;
   std::string in_root = proc + "/" + std::to_string(m.pid) + "/root" + m.path;
-  if (Matches(OpenInRoot(proc, m.pid, m.path), in_root, m, &out, &why)) return out;
+  if (Matches(OpenInRoot(proc, m.pid, m.path), in_root, m, false, &out, &why)) return out;
   // The process is gone (or its root unreadable): the host's file at that
   // path, only if it is the same file.
-  if (Matches(open(m.path.c_str(), kFlags | O_NOFOLLOW), m.path, m, &out, &why)) return out;
+  if (Matches(open(m.path.c_str(), kFlags | O_NOFOLLOW), m.path, m, false, &out, &why)) return out;
   return Error(Errc::kNotFound, "cannot open the file mapped as " + m.path + why);
 }
 

@@ -41,7 +41,11 @@ struct MappedFile {
 // Whether the open file `fd` (fstat in st) is the one m describes: same
 // device and inode, and same generation where both sides know it. Not for
 // mappings known by build-id (the kernel gives no device and inode then).
-bool SameInode(int fd, const struct stat& st, const FileMapping& m);
+// mapped_itself: fd came from /proc/PID/map_files, the mapped file itself
+// unless the pid or the range was reused since; the inode (and generation)
+// then suffice, because stat's device may differ from the one the kernel
+// reports for mappings (a btrfs subvolume's, not its file system's).
+bool SameInode(int fd, const struct stat& st, const FileMapping& m, bool mapped_itself = false);
 
 // Opens the file m maps: /proc/PID/map_files/START-END, then PATH inside
 // /proc/PID/root, then PATH on the host, each without following a final

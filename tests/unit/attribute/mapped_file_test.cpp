@@ -77,6 +77,28 @@ TEST_CASE("a live process's mapping opens through /proc as the same inode") {
   close(f->fd);
 }
 
+TEST_CASE("the mapped file itself needs only the same inode, another file the same device too") {
+  FileMapping m = OwnExecutableMapping();
+  int fd = open(m.path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  struct stat st;
+  REQUIRE(fstat(fd, &st) == 0);
+  m.dev += 1;  // as stat on a btrfs subvolume differs from the mapping's device
+  CHECK(lcpi::SameInode(fd, st, m, true));
+  CHECK(!lcpi::SameInode(fd, st, m, false));
+  m.ino += 1;
+  CHECK(!lcpi::SameInode(fd, st, m, true));
+  close(fd);
+  if (geteuid() == 0) {  // through map_files: found despite the device
+    m = OwnExecutableMapping();
+    m.dev += 1;
+    auto f = OpenMappedFile(m);
+    REQUIRE(f);
+    CHECK(f->via.find("/map_files/") != std::string::npos);
+    close(f->fd);
+  }
+}
+
 TEST_CASE("a different file at the mapped path is never taken for the mapped one") {
   lcpi::testing::TempDir dir;
   FileMapping m = OwnExecutableMapping();
