@@ -86,7 +86,10 @@ void CheckShares(std::map<std::string, uint64_t> sym, const std::string& prefix)
   double a = sym[prefix + "60"], b = sym[prefix + "30"], c = sym[prefix + "10"];
   double total = a + b + c;
   INFO(prefix << "60 " << a << ", " << prefix << "30 " << b << ", " << prefix << "10 " << c);
-  REQUIRE(total > 1000);  // 3 s at 5000 samples/s: up to 15000
+  // 5 s at 5000 samples/s is up to 25000; a loaded shared host gives each
+  // program far less (and lcpid may start late in it), so ask only for
+  // enough to measure a share.
+  REQUIRE(total > 500);
   CHECK(std::abs(100 * a / total - 60) < 2);
   CHECK(std::abs(100 * b / total - 30) < 2);
   CHECK(std::abs(100 * c / total - 10) < 2);
@@ -113,7 +116,7 @@ TEST_CASE("programs in a private mount namespace get their own identity and proc
   // unshare -m makes every mount private: the host never sees these tmpfs.
   std::string script = "mount -t tmpfs lcpi-ns " + only_ns + " && mount -t tmpfs lcpi-ns " + both +
                        " && cp " + nobid + " " + only_ns + "/prog && cp " + alt + " " + both +
-                       "/prog && { " + only_ns + "/prog 3 & " + both + "/prog 3 & wait; }";
+                       "/prog && { " + only_ns + "/prog 5 & " + both + "/prog 5 & wait; }";
   std::vector<std::string> argv = {"/usr/bin/unshare", "-m", "/bin/sh", "-c", script};
   pid_t early = -1;
   if (before) {
