@@ -14,6 +14,7 @@
 #include "daemon/options.h"
 #include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
+#include "libprofile/attribute/image_cache_writer.h"
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
@@ -54,6 +55,7 @@ class Daemon {
   std::unique_ptr<Source> source_;
   ProcessTracker tracker_;
   ImageTable images_;
+  std::unique_ptr<ImageCacheWriter> image_cache_;  // null with --image-cache-size 0
   std::optional<KernelSymbols> kernel_;
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;

@@ -15,16 +15,21 @@ Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return ErrnoError(path, errno);
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  Expected<int> kept = KeepRegularFile(fd, path, &st);
+  if (kept && size) *size = static_cast<uint64_t>(st.st_size);
+  return kept;
+}
+
+Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st) {
+  if (fstat(fd, st) != 0) {
     int err = errno;
     close(fd);
-    return ErrnoError(path, err);
+    return ErrnoError(name, err);
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st->st_mode)) {
     close(fd);
-    return Error(Errc::kBadElf, path + ": not a regular file");
+    return Error(Errc::kBadElf, name + ": not a regular file");
   }
-  if (size) *size = static_cast<uint64_t>(st.st_size);
   return fd;
 }
 

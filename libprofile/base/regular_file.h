@@ -6,6 +6,8 @@
 #ifndef LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 #define LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 
@@ -19,6 +21,12 @@ namespace lcpi {
 // at once: nothing here waits on another process. With `size`, the file's
 // size from the same fstat that checked it.
 Expected<int> OpenRegularFile(const std::string& path, uint64_t* size = nullptr);
+
+// The check OpenRegularFile makes, for a descriptor the caller opened some
+// other way (O_NONBLOCK | O_NOCTTY, e.g. relative to a process's root): fd
+// back if it is a regular file, with its fstat in *st; else fd is closed and
+// the error names `name`.
+Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st);
 
 }  // namespace lcpi
 
