@@ -7,9 +7,11 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -76,6 +78,10 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop) {
 }
 
 }  // namespace
+
+uint64_t ImageCacheReserve(uint64_t file_system_bytes) {
+  return std::clamp<uint64_t>(file_system_bytes / 10, 64ULL << 20, 1ULL << 30);
+}
 
 Expected<void> ImageCacheWriter::Start() {
   const std::string& dir = config_.dir;
@@ -210,6 +216,16 @@ Expected<void> ImageCacheWriter::Copy(Job& job) {
   }
   if (size > config_.max_bytes)
     return Error(Errc::kFull, std::to_string(size) + " bytes, more than the whole cache");
+  // The database beside the cache comes first: a copy never takes the room
+  // its merges need (on a full disk, copies would eat every byte freed).
+  struct statvfs fs;
+  if (statvfs(config_.dir.c_str(), &fs) == 0) {
+    uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+    uint64_t reserve = ImageCacheReserve(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
+    if (free_bytes < reserve + size)
+      return Error(Errc::kFull, "the file system keeps " + std::to_string(reserve) +
+                                    " bytes free for the database");
+  }
   std::string temp = config_.dir + "/" + kTempPrefix + job.name;
   std::string path = config_.dir + "/" + job.name;
   int out =

@@ -48,6 +48,11 @@ struct ImageCacheStats {
   uint64_t bytes = 0;
 };
 
+// The free space a copy must leave on the cache's file system, for the
+// database beside it: a tenth of the file system, at least 64 MiB and at
+// most 1 GiB. A copy that would go below it is not made (counted failed).
+uint64_t ImageCacheReserve(uint64_t file_system_bytes);
+
 class ImageCacheWriter {
  public:
   explicit ImageCacheWriter(ImageCacheConfig config) : config_(std::move(config)) {}

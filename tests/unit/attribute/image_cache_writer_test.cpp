@@ -136,3 +136,10 @@ TEST_CASE("a smaller bound evicts the least recently used copy first") {
   CHECK(lcpi::FindCachedImage(db, t).empty());  // the older one went
   CHECK(!lcpi::FindCachedImage(db, f).empty());
 }
+
+TEST_CASE("copies leave a tenth of the file system, 64 MiB to 1 GiB, to the database") {
+  constexpr uint64_t kMiB = 1ULL << 20;
+  CHECK(lcpi::ImageCacheReserve(48 * kMiB) == 64 * kMiB);  // a small disk: no copy fits
+  CHECK(lcpi::ImageCacheReserve(2048 * kMiB) == 2048 * kMiB / 10);
+  CHECK(lcpi::ImageCacheReserve(100 * 1024 * kMiB) == 1024 * kMiB);
+}
