@@ -108,11 +108,13 @@ Expected<void> Daemon::Start() {
     spdlog::warn("kernel symbols unavailable ({}): kernel samples go to one [kernel] image",
                  kernel.error().message());
   }
-  aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr);
+  aggregator_ =
+      std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr, &jit_);
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
+  sideband_->set_jit(&jit_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
   size_t procs = ScanProc(tracker_, images_);
   ReturnFreedMemory();
@@ -183,6 +185,8 @@ Expected<void> Daemon::DrainAndMerge() {
     return merged;
   }
   aggregator_->Commit();
+  // Only now: the JIT names the committed counts needed are stored.
+  if (drained) jit_.Reap(reap_before);
   stored_stats_ = now;
   flushes_++;
   last_flush_error_.clear();
@@ -233,6 +237,14 @@ std::string Daemon::Status() {
   o << "sideband_lost " << sideband_->lost() << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
   o << "images " << images_.size() << "\n";
+  const JitStats& jit = jit_.stats();
+  o << "jit_processes_watched " << jit_.watched() << "\n";
+  o << "jit_map_reads " << jit.reads << "\n";
+  o << "jit_map_errors " << jit.errors << "\n";
+  o << "jit_map_bad_lines " << jit.bad_lines << "\n";
+  o << "jit_map_truncated " << jit.truncated << "\n";
+  o << "jit_symbols " << jit.symbols << "\n";
+  o << "jit_refused " << jit.refused << "\n";
   o << "pending_entries " << aggregator_->entries() << "\n";
   o << "daemon_cpu_ns_per_sample " << (all ? CpuNs() / all : 0) << "\n";
   o << "rss_bytes " << RssBytes() << "\n";

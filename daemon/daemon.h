@@ -15,6 +15,7 @@
 #include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/collect/source.h"
@@ -55,6 +56,7 @@ class Daemon {
   ProcessTracker tracker_;
   ImageTable images_;
   std::optional<KernelSymbols> kernel_;
+  JitMaps jit_{images_};
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;
   ControlServer control_;

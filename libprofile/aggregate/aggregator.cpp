@@ -18,8 +18,8 @@ uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
 }  // namespace
 
 Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker,
-                       const KernelSymbols* kernel)
-    : images_(images), tracker_(tracker), kernel_(kernel) {}
+                       const KernelSymbols* kernel, JitMaps* jit)
+    : images_(images), tracker_(tracker), kernel_(kernel), jit_(jit) {}
 
 int32_t Aggregator::KernelImage(const KernelLocation& r) {
   if (r.kind == KernelImageKind::kKernel) {
@@ -73,6 +73,11 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       if (r.mapped && r.image != kNoImage) {
         image = r.image;
         offset = r.offset;
+      } else if (jit_) {
+        if (std::optional<JitLocation> j = jit_->Resolve(rec.pid, comm, rec.pc, h.t_last)) {
+          image = j->image;
+          offset = j->offset;
+        }
       }
     }
     if (rec.pid == 0 && comm.empty()) comm = "swapper";
@@ -121,6 +126,16 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
       b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
   }
   for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
+  // Nor a JIT map once its process is gone: store the names each JIT image
+  // gained since its last merge.
+  if (jit_) {
+    for (const auto& [image, img] : index) {
+      if (images_.at(image).kind != ImageKind::kJit) continue;
+      jit_->ForEachUnstored(image, [&, img = img](const PerfMapSymbol& s) {
+        b.symbols.push_back({img, s.start, s.size, s.name});
+      });
+    }
+  }
   // The tools cannot read kallsyms of this boot later: store kernel symbols once.
   if (kernel_) {
     for (const auto& [image, img] : index) {
@@ -154,6 +169,7 @@ void Aggregator::Commit() {
     int32_t image = static_cast<int32_t>(key >> 32);
     const ImageEntry& e = images_.at(image);
     if (IsKernelSide(e.kind)) symbols_stored_.insert(image);
+    if (e.kind == ImageKind::kJit && jit_) jit_->MarkStored(image);
   }
   counts_.clear();
   processes_.clear();

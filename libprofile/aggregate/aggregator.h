@@ -1,8 +1,9 @@
 // aggregator.h - resolves each overflow record to (image, offset) and adds it
 // to the in-memory counts of the current epoch: per image, per event, per
 // offset, plus per-process totals. Kernel addresses go to the kernel or a
-// module image; anything unresolvable goes to the unknown image of its
-// process name: counted, never dropped. The counts stay until a merge into
+// module image; user pcs in anonymous memory that a JIT map names go to the
+// process's JIT image (jit_maps.h); anything unresolvable goes to the
+// unknown image of its process name: counted, never dropped. The counts stay until a merge into
 // the database has committed (Commit()), so a failed merge loses nothing and
 // a retry counts nothing twice.
 #ifndef LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/collect/source.h"
@@ -40,8 +42,10 @@ struct AggregateTotals {
 class Aggregator {
  public:
   // kernel may be null (kallsyms unreadable): kernel samples then go to
-  // one "[kernel]" image with raw addresses as offsets.
-  Aggregator(ImageTable& images, const ProcessTracker& tracker, const KernelSymbols* kernel);
+  // one "[kernel]" image with raw addresses as offsets. jit may be null: pcs
+  // in anonymous memory then all go to the process's unknown image.
+  Aggregator(ImageTable& images, const ProcessTracker& tracker, const KernelSymbols* kernel,
+             JitMaps* jit = nullptr);
 
   void Add(const RecordBuffer& buffer);
   // Adds to a statistic stored with the next merge.
@@ -62,6 +66,7 @@ class Aggregator {
   ImageTable& images_;
   const ProcessTracker& tracker_;
   const KernelSymbols* kernel_;
+  JitMaps* jit_;
   std::optional<int32_t> kernel_image_;
   std::map<std::string, int32_t, std::less<>> module_images_;
   std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database

@@ -2,18 +2,18 @@
 #include "libprofile/base/regular_file.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 namespace lcpi {
+namespace {
 
-Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
-  // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer (and
-  // is then refused below); on a regular file it changes nothing.
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, errno);
+// fd, checked to be a regular file; closed on any error.
+Expected<int> CheckRegular(int fd, const std::string& path, uint64_t* size, uint32_t* owner) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
     int err = errno;
@@ -25,7 +25,32 @@ Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
     return Error(Errc::kBadElf, path + ": not a regular file");
   }
   if (size) *size = static_cast<uint64_t>(st.st_size);
+  if (owner) *owner = st.st_uid;
   return fd;
+}
+
+}  // namespace
+
+Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size,
+                                    uint32_t* owner) {
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  // glibc 2.36 has no openat2() wrapper.
+  int fd = static_cast<int>(syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how));
+  if (fd < 0) {
+    if (errno == ENOSYS) return Error(Errc::kUnsupported, path + ": openat2 is not available");
+    return ErrnoError(path, errno);
+  }
+  return CheckRegular(fd, path, size, owner);
+}
+
+Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
+  // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer (and
+  // is then refused below); on a regular file it changes nothing.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(path, errno);
+  return CheckRegular(fd, path, size, nullptr);
 }
 
 }  // namespace lcpi

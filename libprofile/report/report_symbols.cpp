@@ -28,7 +28,7 @@ uint64_t StoredEnd(const std::vector<SymbolInfo>& stored, size_t i) {
 ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
                                       std::vector<std::string>* warnings) {
   ImageSymbolizer s;
-  if (IsKernelSide(image.kind)) {
+  if (HasStoredSymbols(image.kind)) {
     auto stored = db.Symbols(image.id);
     if (stored) s.stored_ = std::move(*stored);
     if (s.stored_.empty() && warnings) {
