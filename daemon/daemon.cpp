@@ -108,8 +108,8 @@ Expected<void> Daemon::Start() {
     spdlog::warn("kernel symbols unavailable ({}): kernel samples go to one [kernel] image",
                  kernel.error().message());
   }
-  aggregator_ =
-      std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr, &jit_);
+  aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr,
+                                             &jit_, &kernel_reload_);
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -237,6 +237,10 @@ std::string Daemon::Status() {
   o << "sideband_lost " << sideband_->lost() << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
   o << "images " << images_.size() << "\n";
+  o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
+  o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";
+  if (!kernel_reload_.last_error().empty())
+    o << "kernel_symbol_reload_error " << kernel_reload_.last_error() << "\n";
   const JitStats& jit = jit_.stats();
   o << "jit_processes_watched " << jit_.watched() << "\n";
   o << "jit_map_reads " << jit.reads << "\n";

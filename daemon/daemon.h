@@ -57,6 +57,7 @@ class Daemon {
   ImageTable images_;
   std::optional<KernelSymbols> kernel_;
   JitMaps jit_{images_};
+  KernelSymbolsReloader kernel_reload_;
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;
   ControlServer control_;

@@ -17,9 +17,9 @@ uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
 
 }  // namespace
 
-Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker,
-                       const KernelSymbols* kernel, JitMaps* jit)
-    : images_(images), tracker_(tracker), kernel_(kernel), jit_(jit) {}
+Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker, KernelSymbols* kernel,
+                       JitMaps* jit, KernelSymbolsReloader* reload)
+    : images_(images), tracker_(tracker), kernel_(kernel), jit_(jit), reload_(reload) {}
 
 int32_t Aggregator::KernelImage(const KernelLocation& r) {
   if (r.kind == KernelImageKind::kKernel) {
@@ -55,6 +55,13 @@ void Aggregator::Add(const RecordBuffer& buffer) {
     bool unresolved_kernel = false;
     if (kernel) {
       std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
+      if (!r && kernel_ && reload_ && reload_->OnUnresolved(*kernel_, h.t_last)) {
+        // A module or BPF program loaded since the last read. Modules'
+        // symbols are stored again (the store keeps those it has): one that
+        // was unloaded and loaded again may hold new ones.
+        for (const auto& [name, image] : module_images_) symbols_stored_.erase(image);
+        r = kernel_->Locate(rec.pc);
+      }
       if (r) {
         image = KernelImage(*r);
         offset = r->offset;

@@ -23,6 +23,7 @@
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/collect/source.h"
+#include "libprofile/image/kernel_reload.h"
 #include "libprofile/image/kernel_symbols.h"
 #include "libprofile/store/profile_db.h"
 
@@ -42,10 +43,13 @@ struct AggregateTotals {
 class Aggregator {
  public:
   // kernel may be null (kallsyms unreadable): kernel samples then go to
-  // one "[kernel]" image with raw addresses as offsets. jit may be null: pcs
-  // in anonymous memory then all go to the process's unknown image.
-  Aggregator(ImageTable& images, const ProcessTracker& tracker, const KernelSymbols* kernel,
-             JitMaps* jit = nullptr);
+  // one "[kernel]" image with raw addresses as offsets. reload may be null:
+  // kernel pcs outside what `kernel` held at start then stay unresolved;
+  // else they make it re-read kallsyms (rate-limited) and replace *kernel.
+  // jit may be null: pcs in anonymous memory then all go to the process's
+  // unknown image.
+  Aggregator(ImageTable& images, const ProcessTracker& tracker, KernelSymbols* kernel,
+             JitMaps* jit = nullptr, KernelSymbolsReloader* reload = nullptr);
 
   void Add(const RecordBuffer& buffer);
   // Adds to a statistic stored with the next merge.
@@ -65,8 +69,9 @@ class Aggregator {
 
   ImageTable& images_;
   const ProcessTracker& tracker_;
-  const KernelSymbols* kernel_;
+  KernelSymbols* kernel_;
   JitMaps* jit_;
+  KernelSymbolsReloader* reload_;
   std::optional<int32_t> kernel_image_;
   std::map<std::string, int32_t, std::less<>> module_images_;
   std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database
