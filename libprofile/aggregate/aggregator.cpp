@@ -15,11 +15,18 @@ namespace {
 // Enough to tell code regions apart.
 uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
 
+bool IsVdso(const ImageEntry& e) { return e.identity.rfind("vdso:", 0) == 0; }
+
 }  // namespace
 
 Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker, KernelSymbols* kernel,
                        JitMaps* jit, KernelSymbolsReloader* reload)
-    : images_(images), tracker_(tracker), kernel_(kernel), jit_(jit), reload_(reload) {}
+    : images_(images), tracker_(tracker), kernel_(kernel), jit_(jit), reload_(reload) {
+  // The tools cannot read the vDSO (it has no file): its names are stored
+  // like the kernel's. Without them its samples are still counted, as ranges.
+  if (Expected<std::vector<VdsoSymbol>> vdso = ReadOwnVdsoSymbols())
+    vdso_symbols_ = std::move(*vdso);
+}
 
 int32_t Aggregator::KernelImage(const KernelLocation& r) {
   if (r.kind == KernelImageKind::kKernel) {
@@ -133,6 +140,10 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
       b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
   }
   for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
+  for (const auto& [image, img] : index) {
+    if (!IsVdso(images_.at(image)) || symbols_stored_.count(image)) continue;
+    for (const VdsoSymbol& s : vdso_symbols_) b.symbols.push_back({img, s.offset, s.size, s.name});
+  }
   // Nor a JIT map once its process is gone: store the names each JIT image
   // gained since its last merge.
   if (jit_) {
@@ -175,7 +186,7 @@ void Aggregator::Commit() {
   for (const auto& [key, offsets] : counts_) {
     int32_t image = static_cast<int32_t>(key >> 32);
     const ImageEntry& e = images_.at(image);
-    if (IsKernelSide(e.kind)) symbols_stored_.insert(image);
+    if (IsKernelSide(e.kind) || IsVdso(e)) symbols_stored_.insert(image);
     if (e.kind == ImageKind::kJit && jit_) jit_->MarkStored(image);
   }
   counts_.clear();

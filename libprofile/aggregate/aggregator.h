@@ -25,6 +25,7 @@
 #include "libprofile/collect/source.h"
 #include "libprofile/image/kernel_reload.h"
 #include "libprofile/image/kernel_symbols.h"
+#include "libprofile/image/vdso_symbols.h"
 #include "libprofile/store/profile_db.h"
 
 namespace lcpi {
@@ -74,7 +75,8 @@ class Aggregator {
   KernelSymbolsReloader* reload_;
   std::optional<int32_t> kernel_image_;
   std::map<std::string, int32_t, std::less<>> module_images_;
-  std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database
+  std::set<int32_t> symbols_stored_;  // kernel and vDSO images whose symbols are in the database
+  std::vector<VdsoSymbol> vdso_symbols_;  // lcpid's own vDSO: every 64-bit process maps it
 
   // A pair of 32-bit keys as one hashable key.
   static uint64_t Key(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }

@@ -38,7 +38,13 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     return s;
   }
   if (image.kind != ImageKind::kUser) return s;  // unknown: raw pcs, nothing to look up
-  if (image.path.rfind("[", 0) == 0) return s;   // [vdso]: no file on disk
+  if (image.path.rfind("[", 0) == 0) {
+    // [vdso]: no file on disk; lcpid stored its names.
+    auto stored = db.Symbols(image.id);
+    if (stored) s.stored_ = std::move(*stored);
+    s.trusted_ = true;
+    return s;
+  }
   auto elf = ElfImage::Open(image.path);
   // Symbols missing from the file may have been looked for on a debuginfod
   // server; why that failed is said once per report.
