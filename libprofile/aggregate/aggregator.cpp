@@ -144,14 +144,13 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
     if (!IsVdso(images_.at(image)) || symbols_stored_.count(image)) continue;
     for (const VdsoSymbol& s : vdso_symbols_) b.symbols.push_back({img, s.offset, s.size, s.name});
   }
-  // Nor a JIT map once its process is gone: store the names each JIT image
-  // gained since its last merge.
+  // Nor a JIT map once its process is gone: store the names of the JIT
+  // code this batch has samples in.
   if (jit_) {
-    for (const auto& [image, img] : index) {
-      if (images_.at(image).kind != ImageKind::kJit) continue;
-      jit_->ForEachUnstored(image, [&, img = img](const PerfMapSymbol& s) {
-        b.symbols.push_back({img, s.start, s.size, s.name});
-      });
+    for (const auto& [image, offsets] : JitOffsets()) {
+      uint32_t img = index.at(image);
+      for (const PerfMapSymbol* s : jit_->Unstored(image, offsets))
+        b.symbols.push_back({img, s->start, s->size, s->name});
     }
   }
   // The tools cannot read kallsyms of this boot later: store kernel symbols once.
@@ -187,11 +186,23 @@ void Aggregator::Commit() {
     int32_t image = static_cast<int32_t>(key >> 32);
     const ImageEntry& e = images_.at(image);
     if (IsKernelSide(e.kind) || IsVdso(e)) symbols_stored_.insert(image);
-    if (e.kind == ImageKind::kJit && jit_) jit_->MarkStored(image);
   }
+  if (jit_)
+    for (const auto& [image, offsets] : JitOffsets()) jit_->MarkStored(image, offsets);
   counts_.clear();
   processes_.clear();
   stats_.clear();
+}
+
+std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {
+  std::map<int32_t, std::vector<uint64_t>> out;
+  for (const auto& [key, offsets] : counts_) {
+    int32_t image = static_cast<int32_t>(key >> 32);
+    if (images_.at(image).kind != ImageKind::kJit) continue;
+    std::vector<uint64_t>& v = out[image];
+    for (const auto& [offset, count] : offsets) v.push_back(offset);
+  }
+  return out;
 }
 
 size_t Aggregator::entries() const {

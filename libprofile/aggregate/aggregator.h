@@ -67,6 +67,8 @@ class Aggregator {
 
  private:
   int32_t KernelImage(const KernelLocation& r);
+  // The sampled offsets of each JIT image pending.
+  std::map<int32_t, std::vector<uint64_t>> JitOffsets() const;
 
   ImageTable& images_;
   const ProcessTracker& tracker_;

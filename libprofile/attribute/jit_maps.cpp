@@ -165,9 +165,25 @@ void JitMaps::OnExit(uint32_t pid, uint64_t time) {
   p.exit_time = time;
 }
 
-void JitMaps::MarkStored(int32_t image) {
+std::vector<const PerfMapSymbol*> JitMaps::Unstored(int32_t image,
+                                                    const std::vector<uint64_t>& offsets) const {
+  std::vector<const PerfMapSymbol*> out;
   auto it = by_image_.find(image);
-  if (it != by_image_.end()) it->second->stored = it->second->symbols.size();
+  if (it == by_image_.end()) return out;
+  const Process& p = *it->second;
+  std::unordered_set<const PerfMapSymbol*> seen;
+  for (uint64_t offset : offsets) {
+    const PerfMapSymbol* s = Find(p, offset);
+    if (s && !p.stored.count(s) && seen.insert(s).second) out.push_back(s);
+  }
+  return out;
+}
+
+void JitMaps::MarkStored(int32_t image, const std::vector<uint64_t>& offsets) {
+  auto it = by_image_.find(image);
+  if (it == by_image_.end()) return;
+  for (uint64_t offset : offsets)
+    if (const PerfMapSymbol* s = Find(*it->second, offset)) it->second->stored.insert(s);
 }
 
 void JitMaps::Reap(uint64_t time) {
@@ -175,7 +191,7 @@ void JitMaps::Reap(uint64_t time) {
     Process& p = *it;
     // Called once the counts resolved before `time` have committed: the
     // names they needed are stored, and no later sample can name this
-    // process, so names still unstored are needed by no count.
+    // process.
     if (!p.exited || p.exit_time >= time) {
       ++it;
       continue;

@@ -30,6 +30,8 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/perf_map.h"
@@ -80,17 +82,14 @@ class JitMaps {
   // pid exited at `time`: its map is read a last time and its root released.
   void OnExit(uint32_t pid, uint64_t time);
 
-  // Names of a JIT image not yet in the store (in the order read), and
-  // marking them stored once a merge has committed: call MarkStored only
-  // with nothing read in between (the daemon merges on the thread that reads).
-  template <class Fn>
-  void ForEachUnstored(int32_t image, Fn fn) const {
-    auto it = by_image_.find(image);
-    if (it == by_image_.end()) return;
-    const Process& p = *it->second;
-    for (size_t i = p.stored; i < p.symbols.size(); i++) fn(p.symbols[i]);
-  }
-  void MarkStored(int32_t image);
+  // The names covering `offsets` of a JIT image that are not in the store
+  // yet: only code that has samples is stored (a Node process's map lists
+  // thousands of functions, most never sampled). MarkStored(image, offsets)
+  // once a merge has committed, with the same offsets and nothing read in
+  // between (the daemon merges on the thread that reads).
+  std::vector<const PerfMapSymbol*> Unstored(int32_t image,
+                                             const std::vector<uint64_t>& offsets) const;
+  void MarkStored(int32_t image, const std::vector<uint64_t>& offsets);
 
   // Forgets processes that exited before `time`: call once the counts
   // resolved before then have committed.
@@ -111,7 +110,7 @@ class JitMaps {
     bool exited = false;
     uint64_t exit_time = 0;
     std::deque<PerfMapSymbol> symbols;                  // distinct, in the order read; never moved
-    size_t stored = 0;                                  // symbols[0, stored) are in the store
+    std::unordered_set<const PerfMapSymbol*> stored;    // names in the store
     std::map<uint64_t, const PerfMapSymbol*> by_start;  // the newest at each start
     std::set<std::tuple<uint64_t, uint64_t, std::string_view>> seen;
   };

@@ -17,7 +17,6 @@
 using lcpi::ImageKind;
 using lcpi::ImageTable;
 using lcpi::JitMaps;
-using lcpi::PerfMapSymbol;
 using lcpi::testing::TempDir;
 using lcpi::testing::WriteFile;
 
@@ -75,9 +74,10 @@ TEST_CASE("a pc named by the map goes to the process's JIT image") {
   CHECK_FALSE(jit.Resolve(100, "node", 0x7f0000000fff, kSecond));  // before the first
   CHECK(jit.stats().reads == 1);
 
-  std::vector<std::string> names;
-  jit.ForEachUnstored(hit->image, [&](const PerfMapSymbol& s) { names.push_back(s.name); });
-  CHECK(names == std::vector<std::string>{"JS:*hot app.js:1", "JS:~cold app.js:9"});
+  // Only names of sampled code go to the store.
+  auto unstored = jit.Unstored(hit->image, {0x7f0000001010, 0x7f0000001020});
+  REQUIRE(unstored.size() == 1);
+  CHECK(unstored[0]->name == "JS:*hot app.js:1");
 }
 
 TEST_CASE("a miss re-reads the map at most once a second") {
@@ -135,25 +135,19 @@ TEST_CASE("names reach the store once, and exited processes are reaped") {
   jit.Watch(500);
   auto hit = jit.Resolve(500, "node", 0x1000, kSecond);
   REQUIRE(hit);
-  size_t n = 0;
-  jit.ForEachUnstored(hit->image, [&](const PerfMapSymbol&) { n++; });
-  CHECK(n == 1);
-  jit.MarkStored(hit->image);
-  n = 0;
-  jit.ForEachUnstored(hit->image, [&](const PerfMapSymbol&) { n++; });
-  CHECK(n == 0);
+  CHECK(jit.Unstored(hit->image, {0x1000, 0x1004}).size() == 1);
+  jit.MarkStored(hit->image, {0x1000, 0x1004});
+  CHECK(jit.Unstored(hit->image, {0x1000}).empty());
 
   f.Append(500, "2000 10 b\n");
   REQUIRE(jit.Resolve(500, "node", 0x2000, 3 * kSecond));
-  n = 0;
-  jit.ForEachUnstored(hit->image, [&](const PerfMapSymbol& s) { n += s.name == "b"; });
-  CHECK(n == 1);
+  auto fresh = jit.Unstored(hit->image, {0x1000, 0x2000});
+  REQUIRE(fresh.size() == 1);
+  CHECK(fresh[0]->name == "b");
 
   jit.OnExit(500, 4 * kSecond);
   jit.Reap(4 * kSecond);  // exited at, not before: kept
   CHECK(jit.Resolve(500, "node", 0x2000, 5 * kSecond));
   jit.Reap(5 * kSecond);
-  n = 0;
-  jit.ForEachUnstored(hit->image, [&](const PerfMapSymbol&) { n++; });
-  CHECK(n == 0);  // forgotten
+  CHECK(jit.Unstored(hit->image, {0x2000}).empty());  // forgotten
 }
