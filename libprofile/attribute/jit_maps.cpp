@@ -94,7 +94,9 @@ void JitMaps::Read(Process& p) {
       stats_.missing++;
     } else {
       stats_.errors++;
-      spdlog::warn("JIT map of pid {}: {}", p.pid, Printable(parsed.error().message()));
+      if (!p.warned)  // once per process: a bad map would be read again every second
+        spdlog::warn("JIT map of pid {}: {}", p.pid, Printable(parsed.error().message()));
+      p.warned = true;
     }
     return;
   }
@@ -130,7 +132,8 @@ std::optional<JitLocation> JitMaps::Resolve(uint32_t pid, const std::string& com
     // A process that was running before lcpid, or one gone before it was
     // watched: tried again no more often than a map is re-read.
     auto failed = failed_.find(pid);
-    if (failed != failed_.end() && now - failed->second < kRereadNs && now >= failed->second)
+    // (A buffer of another CPU may be a little older: not a reason to retry.)
+    if (failed != failed_.end() && (now < failed->second || now - failed->second < kRereadNs))
       return std::nullopt;
     p = Open(pid);
     if (!p) {
@@ -140,7 +143,7 @@ std::optional<JitLocation> JitMaps::Resolve(uint32_t pid, const std::string& com
     failed_.erase(pid);
   }
   const PerfMapSymbol* s = Find(*p, pc);
-  if (!s && !p->exited && (!p->read || now - p->last_read >= kRereadNs || now < p->last_read)) {
+  if (!s && !p->exited && (!p->read || (now >= p->last_read && now - p->last_read >= kRereadNs))) {
     Read(*p);
     p->last_read = now;
     s = Find(*p, pc);

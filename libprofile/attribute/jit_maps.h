@@ -105,7 +105,8 @@ class JitMaps {
     int root_fd = -1;  // /proc/PID/root, while it lives
     std::string identity;
     int32_t image = kNoImage;
-    bool read = false;  // read at least once
+    bool read = false;    // read at least once
+    bool warned = false;  // a read error was logged
     uint64_t last_read = 0;
     bool exited = false;
     uint64_t exit_time = 0;

@@ -90,6 +90,7 @@ TEST_CASE("a miss re-reads the map at most once a second") {
   REQUIRE(jit.Resolve(200, "java", 0x1000, 10 * kSecond));
   f.Append(200, "2000 10 later\n");
   CHECK_FALSE(jit.Resolve(200, "java", 0x2000, 10 * kSecond + kSecond / 2));  // too soon
+  CHECK_FALSE(jit.Resolve(200, "java", 0x2000, 9 * kSecond));  // an older buffer: not due either
   CHECK(jit.stats().reads == 1);
   auto hit = jit.Resolve(200, "java", 0x2004, 11 * kSecond);
   REQUIRE(hit);
