@@ -16,6 +16,7 @@
 #include "lcpi_hashtable.h"
 #include "libprofile/collect/kmod_source.h"
 #include "libprofile/collect/perf_source.h"
+#include "libprofile/image/image_cache.h"
 
 namespace lcpi {
 namespace {
@@ -100,6 +101,20 @@ Expected<void> Daemon::Start() {
   Expected<int64_t> epoch = db_->CurrentEpoch();
   if (!epoch) return epoch.error();
   epoch_ = *epoch;
+
+  if (options_.image_cache_mb > 0) {
+    // Readable by whoever may read the database: the same modes and group.
+    ImageCacheConfig cache{ImageCacheDir(options_.db), options_.image_cache_mb << 20,
+                           access_.file_mode, access_.dir_mode, std::nullopt};
+    if (access_.group_found) cache.group = access_.gid;
+    image_cache_ = std::make_unique<ImageCacheWriter>(cache);
+    if (Expected<void> e = image_cache_->Start(); e) {
+      images_.SetCache(image_cache_.get());
+    } else {
+      spdlog::warn("no image cache: {}", e.error().message());
+      image_cache_.reset();
+    }
+  }
 
   Expected<KernelSymbols> kernel = KernelSymbols::Load();
   if (kernel) {
@@ -249,6 +264,17 @@ std::string Daemon::Status() {
   o << "jit_map_truncated " << jit.truncated << "\n";
   o << "jit_symbols " << jit.symbols << "\n";
   o << "jit_refused " << jit.refused << "\n";
+  if (image_cache_) {
+    ImageCacheStats c = image_cache_->stats();
+    o << "image_cache_hits " << c.hits << "\n";
+    o << "image_cache_misses " << c.misses << "\n";
+    o << "image_cache_failed " << c.failed << "\n";
+    o << "image_cache_dropped " << c.dropped << "\n";
+    o << "image_cache_evicted " << c.evicted << "\n";
+    o << "image_cache_files " << c.files << "\n";
+    o << "image_cache_bytes " << c.bytes << "\n";
+    o << "image_cache_max_bytes " << (options_.image_cache_mb << 20) << "\n";
+  }
   o << "pending_entries " << aggregator_->entries() << "\n";
   o << "daemon_cpu_ns_per_sample " << (all ? CpuNs() / all : 0) << "\n";
   o << "rss_bytes " << RssBytes() << "\n";
@@ -321,6 +347,12 @@ int Daemon::Run() {
       return 1;
     }
     sleep(1);
+  }
+  if (image_cache_ && !image_cache_->Stop(std::chrono::seconds(2))) {
+    // Its thread is stuck reading a file (a hung mount): lcpid leaves
+    // anyway, and the thread ends with the process.
+    spdlog::warn("image cache: a copy did not finish; abandoned");
+    (void)image_cache_.release();
   }
   spdlog::info("stopped after {} flushes", flushes_);
   return 0;

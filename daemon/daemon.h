@@ -14,6 +14,7 @@
 #include "daemon/options.h"
 #include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
+#include "libprofile/attribute/image_cache_writer.h"
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
@@ -55,6 +56,7 @@ class Daemon {
   std::unique_ptr<Source> source_;
   ProcessTracker tracker_;
   ImageTable images_;
+  std::unique_ptr<ImageCacheWriter> image_cache_;  // null with --image-cache-size 0
   std::optional<KernelSymbols> kernel_;
   JitMaps jit_{images_};
   KernelSymbolsReloader kernel_reload_;

@@ -42,6 +42,12 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   app.add_option("--flush-interval", o.flush_interval, "seconds between merges into the database")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  app.add_option("--image-cache-size", o.image_cache_mb,
+                 "MiB of copies of profiled programs and libraries kept in images/ beside the "
+                 "database, so the tools name their code after the files are deleted, replaced "
+                 "or gone with their container; least recently used go first; 0: no copies")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
+      ->capture_default_str();
   app.add_flag("--foreground,-f", o.foreground, "stay in the foreground, log to stderr");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))

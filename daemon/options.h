@@ -20,7 +20,8 @@ struct DaemonOptions {
   uint64_t period = 0;
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
-  int flush_interval = 300;  // seconds
+  int flush_interval = 300;        // seconds
+  uint64_t image_cache_mb = 1024;  // copies of profiled images; 0: none
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog

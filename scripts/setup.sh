@@ -39,6 +39,14 @@ PACKAGES=(
   bzip2 python3
   # the kernel module and the QEMU harness that loads it into a real kernel
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils
+  # the arm64 guest (a real, emulated PMU; tests kmod.arm64.*): QEMU for
+  # aarch64, the cross compilers for lcpi.ko and the static guest programs
+  # (binutils-aarch64-linux-gnu comes with them); its kernel, headers and
+  # busybox are fetched into a cache by scripts/qemu/fetch-kernel.sh
+  qemu-system-arm gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+  # Debian 13's 6.12 kernel for the same x86-64 tests (kmod.6.12.*): its
+  # kbuild tools and gcc-14 run here through patchelf; its bzImage is zstd
+  patchelf zstd
   # the Debian package (cmake/packaging.cmake) and its test (interop.package):
   # dpkg-shlibdeps, man pages from --help, lintian, man -l, systemd-analyze,
   # and what the package's maintainer scripts call

@@ -2,6 +2,10 @@
 #include "libprofile/attribute/image_table.h"
 
 #include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
 
 #include <spdlog/spdlog.h>
 
@@ -19,22 +23,45 @@ int32_t ImageTable::Intern(const std::string& identity, const std::string& path,
   return index;
 }
 
-int32_t ImageTable::ForFile(const std::string& path, const std::string& build_id, uint64_t dev,
-                            uint64_t ino) {
-  if (!build_id.empty()) return Intern("build-id:" + build_id, path, ImageKind::kUser);
-  auto key = std::make_tuple(dev, ino, path);
+int32_t ImageTable::ForFile(const FileMapping& m) {
+  if (!m.build_id.empty()) {
+    // Named by the kernel: the file is opened only for the cache, on its
+    // thread; offered at every mapping, so a copy that failed (its process
+    // gone too soon) is tried again from the next process that maps it.
+    int32_t index = Intern("build-id:" + m.build_id, m.path, ImageKind::kUser);
+    if (cache_) cache_->Offer(images_[index].identity, m);
+    return index;
+  }
+  auto key = std::make_tuple(m.dev, m.ino, m.path);
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
-  Expected<ImageIdentity> id = IdentifyElfFile(path);
-  if (!id) {
-    // Once per file (the result is cached below): its samples keep a name,
-    // but no identity by content, and the operator should know why.
-    spdlog::warn("cannot identify {}: {}; its samples are filed under its path", Printable(path),
-                 Printable(id.error().message()));
+  Expected<ImageIdentity> id = Error(Errc::kNotFound, "");
+  Expected<MappedFile> file = OpenMappedFile(m);
+  if (file) {
+    id = IdentifyElfFd(file->fd, file->size, file->via);
+  } else {
+    id = file.error();
   }
-  int32_t index = id ? Intern(id->identity, path, ImageKind::kUser)
-                     : Intern("file:" + path, path, ImageKind::kUser);
+  if (!id) {
+    if (file) close(file->fd);
+    // Its samples keep their offsets, under an image that says the file
+    // was not read (the tools then never open the host's file at that path).
+    if (warned_.insert(key).second) {
+      spdlog::warn("cannot identify {} (pid {}): {}; its samples are filed as unreadable",
+                   Printable(m.path), m.pid, Printable(id.error().message()));
+    }
+    char devino[48];
+    std::snprintf(devino, sizeof devino, "%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
+    return Intern("unreadable:" + std::string(devino) + m.path, "[unreadable " + m.path + "]",
+                  ImageKind::kUnknown);
+  }
+  int32_t index = Intern(id->identity, m.path, ImageKind::kUser);
   by_file_.emplace(key, index);
+  // The file is open and checked: the cache copies from this descriptor.
+  if (cache_)
+    cache_->Offer(id->identity, m, file->fd);
+  else
+    close(file->fd);
   return index;
 }
 

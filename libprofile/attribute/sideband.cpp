@@ -25,8 +25,7 @@ struct Sideband::Event {
   uint64_t time = 0;
   std::string text;  // comm, or the mapped file's path
   Mapping map;       // MMAP2: the range; its image is named by Apply
-  std::string build_id;
-  uint64_t dev = 0, ino = 0;
+  FileMapping file;  // MMAP2: what the kernel said about the file
 };
 
 namespace {
@@ -104,14 +103,23 @@ bool Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, Event* o
       e.text = BoundedString(body + 64, fixed - 64);
       if (hdr.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
         uint8_t n = std::min<uint8_t>(body[32], 20);
-        e.build_id = HexBytes(body + 36, n);
+        e.file.build_id = HexBytes(body + 36, n);
       } else {
+        // The kernel's MAJOR and MINOR of the file's device, apart: makedev
+        // gives the user-space dev_t fstat's st_dev is compared with.
         uint32_t maj, min;
+        uint64_t generation;
         std::memcpy(&maj, body + 32, 4);
         std::memcpy(&min, body + 36, 4);
-        std::memcpy(&e.ino, body + 40, 8);
-        e.dev = makedev(maj, min);
+        std::memcpy(&e.file.ino, body + 40, 8);
+        std::memcpy(&generation, body + 48, 8);
+        e.file.dev = makedev(maj, min);
+        e.file.generation = static_cast<uint32_t>(generation);
       }
+      e.file.pid = e.pid;
+      e.file.start = addr;
+      e.file.end = addr + size;
+      e.file.path = e.text;
       e.map.start = addr;
       e.map.end = addr + size;
       e.map.pgoff = pgoff;
@@ -152,7 +160,7 @@ void Sideband::Apply(Event& e) {
                        path.rfind("/memfd:", 0) == 0;
       e.map.image = path == "[vdso]" ? images_.Vdso()
                     : anonymous      ? kNoImage
-                                     : images_.ForFile(path, e.build_id, e.dev, e.ino);
+                                     : images_.ForFile(e.file);
       tracker_.OnMmap(e.pid, e.map, e.time);
       if (jit_ && anonymous && path != "[vdso]") jit_->Watch(e.pid);
       break;
@@ -216,11 +224,19 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& 
       Mapping m{start, end, pgoff, kNoImage};
       if (path == "[vdso]") m.image = images.Vdso();
       if (!path.empty() && path[0] == '/') {
-        // a deleted file can still be read through map_files (root only)
-        std::string file = path;
+        // A deleted file is still found through map_files; its name in
+        // maps only gained a suffix. maps gives the device as hex major and
+        // minor, the same split as MMAP2 records.
         if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0)
-          file = base + "/map_files/" + line.substr(0, line.find(' '));
-        m.image = images.ForFile(file, "", makedev(maj, min), ino);
+          path.resize(path.size() - 10);
+        FileMapping file;
+        file.pid = static_cast<uint32_t>(pid);
+        file.start = start;
+        file.end = end;
+        file.path = path;
+        file.dev = makedev(maj, min);
+        file.ino = ino;
+        m.image = images.ForFile(file);
       }
       tracker.OnMmap(static_cast<uint32_t>(pid), m, 0);
     }

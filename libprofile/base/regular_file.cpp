@@ -10,26 +10,30 @@
 #include <cerrno>
 
 namespace lcpi {
-namespace {
 
-// fd, checked to be a regular file; closed on any error.
-Expected<int> CheckRegular(int fd, const std::string& path, uint64_t* size, uint32_t* owner) {
+Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
+  // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer (and
+  // is then refused below); on a regular file it changes nothing.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(path, errno);
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoError(path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return Error(Errc::kBadElf, path + ": not a regular file");
-  }
-  if (size) *size = static_cast<uint64_t>(st.st_size);
-  if (owner) *owner = st.st_uid;
-  return fd;
+  Expected<int> kept = KeepRegularFile(fd, path, &st);
+  if (kept && size) *size = static_cast<uint64_t>(st.st_size);
+  return kept;
 }
 
-}  // namespace
+Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st) {
+  if (fstat(fd, st) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError(name, err);
+  }
+  if (!S_ISREG(st->st_mode)) {
+    close(fd);
+    return Error(Errc::kBadElf, name + ": not a regular file");
+  }
+  return fd;
+}
 
 Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size,
                                     uint32_t* owner) {
@@ -42,15 +46,11 @@ Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64
     if (errno == ENOSYS) return Error(Errc::kUnsupported, path + ": openat2 is not available");
     return ErrnoError(path, errno);
   }
-  return CheckRegular(fd, path, size, owner);
-}
-
-Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
-  // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer (and
-  // is then refused below); on a regular file it changes nothing.
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, errno);
-  return CheckRegular(fd, path, size, nullptr);
+  struct stat st;
+  Expected<int> kept = KeepRegularFile(fd, path, &st);
+  if (kept && size) *size = static_cast<uint64_t>(st.st_size);
+  if (kept && owner) *owner = st.st_uid;
+  return kept;
 }
 
 }  // namespace lcpi

@@ -6,6 +6,8 @@
 #ifndef LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 #define LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 
@@ -31,6 +33,12 @@ Expected<int> OpenRegularFile(const std::string& path, uint64_t* size = nullptr)
 // openat2 (before 5.6).
 Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size = nullptr,
                                     uint32_t* owner = nullptr);
+
+// The check OpenRegularFile makes, for a descriptor the caller opened some
+// other way (O_NONBLOCK | O_NOCTTY, e.g. relative to a process's root): fd
+// back if it is a regular file, with its fstat in *st; else fd is closed and
+// the error names `name`.
+Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st);
 
 }  // namespace lcpi
 

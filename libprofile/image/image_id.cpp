@@ -252,23 +252,23 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
 }
 
 Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
-  if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
   uint64_t size = 0;
   Expected<int> opened = OpenRegularFile(path, &size);
   if (!opened) return opened.error();
-  int fd = *opened;
+  Expected<ImageIdentity> id = IdentifyElfFd(*opened, size, path);
+  close(*opened);
+  return id;
+}
+
+Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::string& name) {
+  if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
   // ELF_C_READ reads lazily with pread, so a file truncated under us gives an
   // error, not the SIGBUS an mmap would.
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (elf == nullptr) {
-    Error e = BadElf(path);
-    close(fd);
-    return e;
-  }
-  Expected<ImageIdentity> id = IdentifyElf(elf, fd, size);
+  if (elf == nullptr) return BadElf(name);
+  Expected<ImageIdentity> id = IdentifyElf(elf, fd, file_size);
   elf_end(elf);
-  close(fd);
-  if (!id) return Error(id.error().code(), path + ": " + id.error().message());
+  if (!id) return Error(id.error().code(), name + ": " + id.error().message());
   return id;
 }
 

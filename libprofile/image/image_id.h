@@ -33,6 +33,10 @@ struct ImageIdentity {
 // kPermission, kIo, kBadElf (not ELF, truncated, malformed headers).
 Expected<ImageIdentity> IdentifyElfFile(const std::string& path);
 
+// Identifies the ELF file open as `fd` (a regular file of `file_size`
+// bytes; the caller keeps and closes fd). `name` is for messages.
+Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::string& name);
+
 // Identifies an ELF already opened with libelf from `fd` (used by ElfImage so
 // the file is parsed once). `file_size` is the size of the file behind `elf`;
 // without a build-id the loadable segments are read from `fd` with pread.

@@ -8,6 +8,7 @@
 
 #include "libprofile/image/debuginfo.h"
 #include "libprofile/image/demangle.h"
+#include "libprofile/image/image_cache.h"
 #include "libprofile/image/symbol_end.h"
 
 namespace lcpi::report {
@@ -39,13 +40,17 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   }
   if (image.kind != ImageKind::kUser) return s;  // unknown: raw pcs, nothing to look up
   if (image.path.rfind("[", 0) == 0) {
-    // [vdso]: no file on disk; lcpid stored its names.
+    // No file on disk: lcpid stored the vDSO's names ([unreadable PATH] has none).
     auto stored = db.Symbols(image.id);
     if (stored) s.stored_ = std::move(*stored);
     s.trusted_ = true;
     return s;
   }
-  auto elf = ElfImage::Open(image.path);
+  // lcpid's copy first: it is the profiled file even when the path now holds
+  // another, or nothing, or was only ever visible in a container.
+  std::string cached = FindCachedImage(db.path(), image.identity);
+  auto elf = ElfImage::Open(cached.empty() ? image.path : cached);
+  if (!elf && !cached.empty()) elf = ElfImage::Open(image.path);
   // Symbols missing from the file may have been looked for on a debuginfod
   // server; why that failed is said once per report.
   if (warnings) {

@@ -5,7 +5,11 @@
 # /dev and a tmpfs on /run, mounts the run's shared directory writable at its
 # host path, runs the command run-guest.sh wrote there (chrooted into the
 # host's tree), prints "LCPI-GUEST-EXIT=<status>" and powers off.
-# lcpi_shared and lcpi_dmesg come from the kernel command line.
+# With lcpi_chroot=0 (a guest of another architecture, which cannot run the
+# host's programs) the initramfs stays the root: busybox is its shell, and
+# the host folders listed in the shared directory's .guest-binds are
+# mounted from /host at their own paths.
+# lcpi_shared, lcpi_dmesg and lcpi_chroot come from the kernel command line.
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -31,13 +35,27 @@ for m in $(cat /modules.order); do
 done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose \
 	hostroot /host || finish 125
+echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
+if [ "$lcpi_chroot" = 0 ]; then
+	mkdir -p /shared /run/tmp /tmp
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
+		lcpishared /shared || finish 125
+	while IFS= read -r d; do
+		mkdir -p "$d" || finish 125
+		mount --bind "/host$d" "$d" || finish 125
+	done </shared/.guest-binds
+	# after the binds, which may hold the shared directory's path
+	mkdir -p "$lcpi_shared" 2>/dev/null
+	mount --bind /shared "$lcpi_shared" || finish 125
+	/bin/sh "$lcpi_shared/.guest-cmd.sh"
+	finish $?
+fi
 mount -t proc proc /host/proc
 mount -t sysfs sys /host/sys
 mount -t devtmpfs dev /host/dev
 mount -t tmpfs run /host/run
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
 	lcpishared "/host$lcpi_shared" || finish 125
-echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
 
 chroot /host /bin/bash "$lcpi_shared/.guest-cmd.sh"
 finish $?

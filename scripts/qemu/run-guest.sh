@@ -4,11 +4,28 @@
 #
 #   scripts/qemu/run-guest.sh [options] -- COMMAND [ARGS...]
 #
-# The guest sees the host's / read-only (9p), with fresh /proc, /sys, /dev,
-# a tmpfs on /run (TMPDIR=/run/tmp), and one writable directory shared with the host,
+# x86-64 (the default): the installed linux-image-amd64's kernel, or with
+# --suite S Debian S's (trixie: 6.12), fetched with its own kbuild tools and
+# compiler into the cache folder by fetch-kernel.sh. The guest
+# sees the host's / read-only (9p), with fresh /proc, /sys, /dev, a tmpfs on
+# /run (TMPDIR=/run/tmp), and one writable directory shared with the host,
 # $LCPI_OUT (same path on both sides; kept after the run with --keep). So any
 # host binary or script (lcpid, the tests, the build tree) runs unchanged.
-# COMMAND runs as root in the host's root directory tree with:
+#
+# --arch arm64: Debian's arm64 kernel of the same version, fetched into the
+# cache folder by fetch-kernel.sh (${LCPI_CACHE:-$HOME/.cache/lcpi}), booted
+# under qemu-system-aarch64 (TCG, virt board, GICv3, emulated PMUv3); lcpi.ko
+# is cross-built (aarch64-linux-gnu-) against its headers with the host's
+# linux-kbuild. The guest cannot run the host's x86 programs: its shell and
+# tools are arm64 busybox, /bin/bash runs busybox sh, and the host's / is not
+# the guest's root; the repository, the build directory, the current
+# directory and the folders of COMMAND's absolute-path arguments are mounted
+# from it at their host paths (read-only), so COMMAND must be a shell script
+# or a static arm64 program.
+# The guest sets kernel.perf_cpu_time_max_percent=0 (emulated PMU interrupts
+# are slow; perf would lower the sample rate).
+#
+# COMMAND runs as root with:
 #   LCPI_KO     the lcpi.ko just built (already loaded unless --no-load)
 #   LCPI_OUT    the writable shared directory of this run
 #   LCPI_REPO   this source tree
@@ -19,7 +36,11 @@
 #   --smp N         guest CPUs (default 2); --mem MB (default 1024)
 #   --build-dir D   where lcpi.ko, the vmlinux and run logs go
 #                   (default $LCPI_QEMU_BUILD or <repo>/build-qemu)
-#   --kver V        kernel version (default: the one linux-image-amd64 names)
+#   --kver V        kernel version (default: the one linux-image-amd64 names;
+#                   x86-64 only)
+#   --arch A        x86_64 (default) or arm64
+#   --suite S       x86-64: Debian S's current kernel instead of the installed
+#                   one (e.g. trixie, Debian 13's 6.12)
 #   --keep          keep the run directory (console log, shared dir)
 # Exit status: COMMAND's, 124 on timeout, 125 if the guest died without
 # reporting one, 126 if the harness itself failed (build, boot), 77 if this
@@ -36,6 +57,8 @@ MEM=1024
 KEEP=0
 BUILD=${LCPI_QEMU_BUILD:-$REPO/build-qemu}
 KVER=""
+ARCH=x86_64
+SUITE=""
 
 die() {
 	echo "run-guest: $*" >&2
@@ -56,6 +79,8 @@ while [ $# -gt 0 ]; do
 	--mem) MEM=$2; shift 2 ;;
 	--build-dir) BUILD=$2; shift 2 ;;
 	--kver) KVER=$2; shift 2 ;;
+	--arch) ARCH=$2; shift 2 ;;
+	--suite) SUITE=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--) shift; break ;;
 	*) die "unknown option $1 (usage: run-guest.sh [options] -- COMMAND [ARGS])" ;;
@@ -63,24 +88,91 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || die "no COMMAND given"
 
-# The kernel linux-image-amd64 depends on, else the newest installed.
-if [ -z "$KVER" ]; then
-	KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
-		sed -n 's/.*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
-fi
-if [ -z "$KVER" ]; then
-	# shellcheck disable=SC2012
-	KVER=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n1 |
-		sed 's|/boot/vmlinuz-||')
-fi
-[ -n "$KVER" ] || skip "no Debian 6.1 kernel installed (apt-get install linux-image-amd64)"
-KDIR=/usr/src/linux-headers-$KVER
-MODDIR=/lib/modules/$KVER
-[ -f "/boot/vmlinuz-$KVER" ] || skip "missing /boot/vmlinuz-$KVER"
-[ -d "$KDIR" ] || skip "missing $KDIR (apt-get install linux-headers-amd64)"
-[ -d "$MODDIR/kernel" ] || skip "missing $MODDIR/kernel"
-command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
-[ -x /bin/busybox ] || skip "no /bin/busybox (busybox-static)"
+# Per architecture: the kernel (KVER, its image, headers KDIR, modules
+# MODDIR), the guest's busybox, the module's make arguments, the QEMU
+# command, the serial console, the 9p transport's modules and devices, and
+# whether the guest chroots into the host's / (CHROOT=1) or mounts parts of
+# it (CHROOT=0).
+# Debian SUITE's amd64 kernel from the cache (fetch-kernel.sh): its image,
+# modules, headers, and the make arguments naming its compiler and pahole.
+setup_x86_64_suite() {
+	local out rc=0
+	out=$("$HERE/fetch-kernel.sh" amd64 "$SUITE") || rc=$?
+	[ "$rc" = 0 ] || { [ "$rc" = 77 ] && skip "fetch-kernel.sh amd64 $SUITE could not fetch the kernel"; die "fetch-kernel.sh amd64 $SUITE failed"; }
+	KVER=$(basename "$out")
+	KDIR=$out/root/usr/src/linux-headers-$KVER
+	MODDIR=$out/root/usr/lib/modules/$KVER
+	VMLINUZ=$out/root/boot/vmlinuz-$KVER
+	[ -f "$out/make-args" ] || die "$out has no make-args (no kbuild tools for $KVER)"
+	read -ra MAKEARGS <"$out/make-args"
+}
+
+setup_x86_64() {
+	command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64"
+	[ -x /bin/busybox ] || skip "no /bin/busybox (busybox-static)"
+	BUSYBOX=/bin/busybox
+	QEMU=(qemu-system-x86_64 -accel tcg -cpu max)
+	CONSOLE=ttyS0
+	NINEP_MODULES=(9p 9pnet_virtio virtio_pci)
+	NINEP_DEV=""
+	CHROOT=1
+	if [ -n "$SUITE" ]; then
+		setup_x86_64_suite
+		return
+	fi
+	if [ -z "$KVER" ]; then
+		KVER=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
+			sed -n 's/.*linux-image-\([0-9][^ ,]*-amd64\).*/\1/p' | head -n1)
+	fi
+	if [ -z "$KVER" ]; then
+		# shellcheck disable=SC2012
+		KVER=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n1 |
+			sed 's|/boot/vmlinuz-||')
+	fi
+	[ -n "$KVER" ] || skip "no Debian 6.1 kernel installed (apt-get install linux-image-amd64)"
+	KDIR=/usr/src/linux-headers-$KVER
+	MODDIR=/lib/modules/$KVER
+	VMLINUZ=/boot/vmlinuz-$KVER
+	[ -f "$VMLINUZ" ] || skip "missing $VMLINUZ"
+	[ -d "$KDIR" ] || skip "missing $KDIR (apt-get install linux-headers-amd64)"
+	[ -d "$MODDIR/kernel" ] || skip "missing $MODDIR/kernel"
+	MAKEARGS=()
+}
+
+setup_arm64() {
+	[ -z "$SUITE" ] || die "--suite is for x86-64 guests only"
+	command -v qemu-system-aarch64 >/dev/null || skip "no qemu-system-aarch64 (qemu-system-arm)"
+	command -v aarch64-linux-gnu-gcc >/dev/null || skip "no aarch64-linux-gnu-gcc (gcc-aarch64-linux-gnu)"
+	local out root rc=0
+	out=$("$HERE/fetch-kernel.sh" arm64) || rc=$?
+	[ "$rc" = 0 ] || { [ "$rc" = 77 ] && skip "fetch-kernel.sh arm64 could not fetch the kernel"; die "fetch-kernel.sh arm64 failed"; }
+	KVER=$(basename "$out")
+	root=$out/root
+	KDIR=$root/usr/src/linux-headers-$KVER
+	MODDIR=$root/lib/modules/$KVER
+	BUSYBOX=$root/bin/busybox
+	[ -d "$KDIR/scripts/mod" ] || skip "$KDIR has no host kbuild tools (apt-get install linux-kbuild of its version)"
+	# Debian's arm64 vmlinuz is the uncompressed Image ("ARM\x64" at byte 56):
+	# QEMU's -kernel boots it directly.
+	IMAGE=$root/boot/vmlinuz-$KVER
+	[ "$(od -An -c -j56 -N4 "$IMAGE" | tr -d ' ')" = 'ARMd' ] || die "$IMAGE is not an uncompressed arm64 Image"
+	MAKEARGS=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	# pauth-impdef=on: QEMU's cheap pointer-authentication hash; with the
+	# architected QARMA one, boot is about 4x slower
+	QEMU=(qemu-system-aarch64 -M 'virt,gic-version=3' -accel tcg -cpu 'max,pauth-impdef=on')
+	CONSOLE=ttyAMA0
+	# virtio-mmio (built into the board's device tree), not PCI: the PCI host
+	# driver is a module too
+	NINEP_MODULES=(9p 9pnet_virtio virtio_mmio)
+	NINEP_DEV=virtio-9p-device
+	CHROOT=0
+}
+
+case "$ARCH" in
+x86_64 | amd64) ARCH=x86_64; setup_x86_64 ;;
+arm64 | aarch64) ARCH=arm64; setup_arm64 ;;
+*) die "unknown --arch $ARCH (x86_64 or arm64)" ;;
+esac
 
 mkdir -p "$BUILD/$KVER/runs"
 BUILD=$(cd "$BUILD" && pwd)
@@ -93,14 +185,22 @@ flock 9
 mkdir -p "$KB/include"
 cp -p "$REPO"/kmod/Kbuild "$REPO"/kmod/Makefile "$REPO"/kmod/*.c "$REPO"/kmod/*.h "$KB/"
 cp -p "$REPO"/kmod/include/*.h "$KB/include/"
-if ! make -s -C "$KDIR" M="$KB" modules >"$KB/build.log" 2>&1; then
+if ! make -s -C "$KDIR" "${MAKEARGS[@]}" M="$KB" modules >"$KB/build.log" 2>&1; then
 	cat "$KB/build.log" >&2
 	die "building lcpi.ko failed"
 fi
-VMLINUX="$BUILD/$KVER/vmlinux"
-if [ ! -s "$VMLINUX" ] || [ "/boot/vmlinuz-$KVER" -nt "$VMLINUX" ]; then
-	python3 "$HERE/extract-vmlinux.py" "/boot/vmlinuz-$KVER" "$VMLINUX" ||
-		die "cannot extract vmlinux from /boot/vmlinuz-$KVER"
+# The module builds warning-free (compiler and modpost) on every kernel it
+# is tested on. (6.1's kbuild also says it skips BTF: not a warning.)
+if grep -qi warning "$KB/build.log"; then
+	cat "$KB/build.log" >&2
+	die "lcpi.ko built with warnings against $KVER"
+fi
+if [ "$ARCH" = x86_64 ]; then
+	IMAGE="$BUILD/$KVER/vmlinux"
+	if [ ! -s "$IMAGE" ] || [ "$VMLINUZ" -nt "$IMAGE" ]; then
+		python3 "$HERE/extract-vmlinux.py" "$VMLINUZ" "$IMAGE" ||
+			die "cannot extract vmlinux from $VMLINUZ"
+	fi
 fi
 flock -u 9
 
@@ -121,16 +221,26 @@ add_mod() {
 	done
 	ORDER+=("$rel")
 }
-for m in 9p 9pnet_virtio virtio_pci; do
-	rel=$(grep -o "^[^:]*/$m\.ko[.a-z]*:" "$MODDIR/modules.dep" | tr -d : | head -n1)
-	[ -n "$rel" ] || die "module $m not in $MODDIR/modules.dep"
+for m in "${NINEP_MODULES[@]}"; do
+	rel=$(grep -o "^[^:]*/$m\.ko[.a-z]*:" "$MODDIR/modules.dep" | tr -d : | head -n1 || true)
+	if [ -z "$rel" ]; then
+		# 6.12 builds virtio_pci in
+		grep -q "/$m\.ko\$" "$MODDIR/modules.builtin" ||
+			die "module $m neither in $MODDIR/modules.dep nor built in"
+		continue
+	fi
 	add_mod "$rel"
 done
 
 # The initramfs: busybox, those modules, and an init that mounts the host.
 IR="$RUN/initramfs"
 mkdir -p "$IR"/{bin,dev,proc,sys,host,lib/modules}
-cp /bin/busybox "$IR/bin/busybox"
+cp "$BUSYBOX" "$IR/bin/busybox"
+if [ "$CHROOT" = 0 ]; then
+	# the guest scripts' #!/bin/bash, in a guest without the host's bash
+	printf '#!/bin/busybox sh\nexec /bin/busybox sh "$@"\n' >"$IR/bin/bash"
+	chmod 755 "$IR/bin/bash"
+fi
 : >"$IR/modules.order"
 for rel in "${ORDER[@]}"; do
 	case "$rel" in
@@ -159,6 +269,9 @@ CWD=$(pwd)
 	echo "export HOME=/root TMPDIR=/run/tmp"
 	echo "mkdir -p /run/tmp"
 	echo "cd $(printf %q "$CWD") 2>/dev/null || cd /"
+	if [ "$ARCH" = arm64 ]; then
+		echo "echo 0 >/proc/sys/kernel/perf_cpu_time_max_percent"
+	fi
 	if [ "$LOAD" = 1 ]; then
 		# shellcheck disable=SC2016 # expanded in the guest
 		echo 'insmod "$LCPI_KO" || { echo "run-guest: insmod $LCPI_KO failed"; exit 99; }'
@@ -167,16 +280,35 @@ CWD=$(pwd)
 	printf ' %q' "$@"
 	echo
 } >"$SHARED/.guest-cmd.sh"
+# Without chroot, the host folders the guest mounts at their own paths.
+if [ "$CHROOT" = 0 ]; then
+	{
+		echo "$REPO"
+		echo "$BUILD"
+		echo "$CWD"
+		for a in "$@"; do
+			case "$a" in /*) [ -e "$a" ] && dirname "$a" ;; esac
+		done
+	} | sort -u >"$SHARED/.guest-binds"
+fi
 
-echo "run-guest: kernel $KVER, $SMP CPUs, timeout ${TIMEOUT}s: $*" >&2
+echo "run-guest: $ARCH kernel $KVER, $SMP CPUs, timeout ${TIMEOUT}s: $*" >&2
 set +e
-timeout -k 5 "$TIMEOUT" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp "$SMP" -m "$MEM" \
+if [ -z "$NINEP_DEV" ]; then
+	SHARES=(-virtfs 'local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap'
+		-virtfs "local,path=$SHARED,mount_tag=lcpishared,security_model=none")
+else
+	SHARES=(-fsdev 'local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap'
+		-device "$NINEP_DEV,fsdev=hostroot,mount_tag=hostroot"
+		-fsdev "local,id=lcpishared,path=$SHARED,security_model=none"
+		-device "$NINEP_DEV,fsdev=lcpishared,mount_tag=lcpishared")
+fi
+timeout -k 5 "$TIMEOUT" "${QEMU[@]}" \
+	-smp "$SMP" -m "$MEM" \
 	-nodefaults -display none -no-reboot -monitor none -serial stdio \
-	-kernel "$VMLINUX" -initrd "$RUN/initramfs.cpio" \
-	-append "console=ttyS0 quiet panic=-1 lcpi_shared=$SHARED lcpi_dmesg=$DMESG" \
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-virtfs "local,path=$SHARED,mount_tag=lcpishared,security_model=none" \
+	-kernel "$IMAGE" -initrd "$RUN/initramfs.cpio" \
+	-append "console=$CONSOLE quiet panic=-1 lcpi_shared=$SHARED lcpi_dmesg=$DMESG lcpi_chroot=$CHROOT" \
+	"${SHARES[@]}" \
 	</dev/null 2>&1 | sed -u 's/\r$//' | tee "$RUN/console.log"
 QRC=${PIPESTATUS[0]}
 set -e

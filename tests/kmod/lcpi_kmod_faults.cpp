@@ -22,6 +22,11 @@
 //       sample is accounted, STOP stops, and the rate stays under the
 //       floor's (100,000/s/CPU).
 //       Prints whether perf's throttle engaged and drops were counted.
+//   lcpi_kmod_faults max-rate --cycles [--seconds N]
+//       the same with PMU cycles (no fallback: a guest without a PMU fails)
+//       at their floor, LCPI_MIN_PERIOD_EVENTS (10,000 cycles; 1 is
+//       refused): an interrupt storm from the PMU itself, held under perf's
+//       perf_event_max_sample_rate (100,000/s/CPU by default).
 //   lcpi_kmod_faults hostile-ioctls [--seed S]
 //       every ioctl of the ABI with NULL, kernel-space, unmapped, page-end and
 //       random-byte arguments; every number in the 0xb7 magic range with
@@ -340,7 +345,15 @@ long ReadLong(const char* path) {
   return v;
 }
 
-int MaxRate(int seconds) {
+// One PMU cycles event at `period` cycles, with no fallback to cpu-clock.
+lcpi_config Cycles(uint64_t period) {
+  lcpi_config cfg = CpuClock(period);
+  cfg.events[0].type = PERF_TYPE_HARDWARE;
+  cfg.events[0].config = PERF_COUNT_HW_CPU_CYCLES;
+  return cfg;
+}
+
+int MaxRate(int seconds, bool cycles) {
   const char* kRate = "/proc/sys/kernel/perf_event_max_sample_rate";
   long rate0 = ReadLong(kRate);
   double base = ForkExecLoop(10);
@@ -348,15 +361,23 @@ int MaxRate(int seconds) {
 
   int fd = OpenDev(O_NONBLOCK);
   lcpi_info info = GetInfo(fd);
-  lcpi_config cfg = CpuClock(1);  // below the 10 us floor: refused
+  // below the floor (10 us, 10,000 cycles): refused
+  lcpi_config cfg = cycles ? Cycles(1) : CpuClock(1);
   cfg.events[0].jitter_pct = 0;
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == -1 && errno == EINVAL);
-  cfg.events[0].period = LCPI_MIN_PERIOD_CLOCK_NS;  // the floor itself
+  // the floor itself
+  cfg.events[0].period = cycles ? LCPI_MIN_PERIOD_EVENTS : LCPI_MIN_PERIOD_CLOCK_NS;
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+  const char* what = cycles ? "cycles at 10,000" : "cpu-clock at 10 us";
   std::vector<pid_t> load = {SpawnSpinner(), SpawnSpinner()};
   Totals before = Stats(fd, info.nr_cpus);
   auto t0 = Clock::now();
   CHECK(ioctl(fd, LCPI_IOC_START) == 0);
+  lcpi_info running = GetInfo(fd);
+  std::printf("sampling %s: event type %u config %llu period %llu\n", what, running.events[0].type,
+              (unsigned long long)running.events[0].config,
+              (unsigned long long)running.events[0].period);
+  CHECK(running.events[0].type == cfg.events[0].type);
   // no reader for the first half: the buffers fill and drops are counted;
   // then the responsiveness loop runs while a reader drains
   std::this_thread::sleep_for(std::chrono::seconds(seconds / 2));
@@ -379,9 +400,9 @@ int MaxRate(int seconds) {
   long rate1 = ReadLong(kRate);
   double per_cpu = (t.samples - before.samples) / took / info.nr_cpus;
   std::printf(
-      "at period 10 us for %.1f s: %.0f samples/s/CPU (floor rate 100000), "
+      "%s for %.1f s: %.0f samples/s/CPU (bound 100000), "
       "%llu dropped, %llu nested, %d buffers read\n",
-      took, per_cpu, (unsigned long long)(t.dropped - before.dropped),
+      what, took, per_cpu, (unsigned long long)(t.dropped - before.dropped),
       (unsigned long long)(t.nested - before.nested), buffers);
   std::printf(
       "under load: 10 fork+exec in %.2f s (baseline %.2f s); "
@@ -389,10 +410,12 @@ int MaxRate(int seconds) {
       busy, base, rate0, rate1);
   PrintStats("after", t);
   CHECK(t.samples == t.hits + t.misses + t.dropped);
+  CHECK(t.samples > before.samples);  // it sampled at all
   // responsive: a bound generous for TCG, far below a wedged guest
   CHECK(busy < 20 * base + 5);
   // held back: the 10 us floor holds (no more than 100,000 samples/s
-  // per CPU). Whether perf's throttle
+  // per CPU); for cycles, perf's perf_event_max_sample_rate (100,000 by
+  // default) does, whatever the CPU's clock. Whether perf's throttle
   // lowered its limit or the module dropped samples is printed: an
   // emulated CPU may be too slow to reach either.
   CHECK(per_cpu <= 110000);
@@ -555,7 +578,7 @@ int HostileIoctls(uint64_t seed) {
 int Usage() {
   std::fprintf(stderr,
                "usage: lcpi_kmod_faults kill-daemon LCPID | unload-open | "
-               "max-rate [--seconds N] | hostile-ioctls [--seed S]\n");
+               "max-rate [--cycles] [--seconds N] | hostile-ioctls [--seed S]\n");
   return 2;
 }
 
@@ -571,8 +594,18 @@ int main(int argc, char** argv) {
   } else if (mode == "unload-open") {
     rc = UnloadOpen();
   } else if (mode == "max-rate") {
-    int seconds = (argc == 4 && std::string(argv[2]) == "--seconds") ? std::atoi(argv[3]) : 10;
-    rc = MaxRate(seconds < 2 ? 2 : seconds);
+    int seconds = 10;
+    bool cycles = false;
+    for (int i = 2; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--cycles")
+        cycles = true;
+      else if (a == "--seconds" && i + 1 < argc)
+        seconds = std::atoi(argv[++i]);
+      else
+        return Usage();
+    }
+    rc = MaxRate(seconds < 2 ? 2 : seconds, cycles);
   } else if (mode == "hostile-ioctls") {
     uint64_t seed = (argc == 4 && std::string(argv[2]) == "--seed")
                         ? std::strtoull(argv[3], nullptr, 0)

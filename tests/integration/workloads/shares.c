@@ -1,15 +1,27 @@
 /* shares.c - a workload with known shares of work: work60, work30 and work10
- * run the same loop for 60, 30 and 10 units of every 100, for argv[1] seconds. */
+ * run the same loop for 60, 30 and 10 units of every 100, for argv[1] seconds.
+ * Built with SHARES_ALT, the same shares with other names (alt60, alt30,
+ * alt10) and other code (names alone live outside the loaded segments,
+ * which an identity without build-id hashes): a different program. */
 #include <stdlib.h>
 #include <time.h>
 
+#ifdef SHARES_ALT
+#define work60 alt60
+#define work30 alt30
+#define work10 alt10
+#define FACTOR 37
+#else
+#define FACTOR 31
+#endif
+
 static volatile unsigned long sink;
 
-#define WORK(name)                                         \
-	__attribute__((noinline)) void name(long n)        \
-	{                                                  \
-		for (long i = 0; i < n; i++)               \
-			sink = sink * 31 + (unsigned long)i; \
+#define WORK(name)                                               \
+	__attribute__((noinline)) void name(long n)              \
+	{                                                        \
+		for (long i = 0; i < n; i++)                     \
+			sink = sink * FACTOR + (unsigned long)i; \
 	}
 
 WORK(work60)

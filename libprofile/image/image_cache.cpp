@@ -1,0 +1,37 @@
+// image_cache.cpp - naming and finding cached images.
+#include "libprofile/image/image_cache.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace lcpi {
+
+std::string ImageCacheDir(const std::string& db_path) {
+  std::filesystem::path dir = std::filesystem::path(db_path).parent_path();
+  return (dir.empty() ? std::filesystem::path(".") : dir).string() + "/images";
+}
+
+std::string CachedImageName(const std::string& identity) {
+  std::string kind, hex;
+  for (const char* k : {"build-id:", "content-hash:"}) {
+    if (identity.rfind(k, 0) == 0) {
+      kind = std::string(k, std::char_traits<char>::length(k) - 1);
+      hex = identity.substr(kind.size() + 1);
+    }
+  }
+  if (kind.empty() || hex.empty() || hex.size() > 128) return "";
+  for (char c : hex)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+  return kind + "-" + hex;
+}
+
+std::string FindCachedImage(const std::string& db_path, const std::string& identity) {
+  std::string name = CachedImageName(identity);
+  if (name.empty()) return "";
+  std::string path = ImageCacheDir(db_path) + "/" + name;
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? path : "";
+}
+
+}  // namespace lcpi

@@ -1,0 +1,77 @@
+# kmod_arm64.cmake - lcpi.ko on a real PMU: tests in an arm64 QEMU guest
+# (labels kmod, integration, slow; names kmod.arm64.*), through
+# `run-guest.sh --arch arm64` with kmod.cmake's lcpi_kmod_test() (CMake
+# includes the integration files in name order, kmod.cmake first). QEMU
+# emulates an Arm PMUv3 there, so hardware cycles really overflow and
+# interrupt; no x86 guest here has a PMU. The guest cannot run this host's
+# x86 programs: what it runs is built here, static, for arm64, with
+# aarch64-linux-gnu-g++ (the checkers need only kmod/include). A host
+# without the cross compiler or qemu-system-aarch64 skips (exit 77);
+# run-guest.sh fetches the kernel into ${LCPI_CACHE:-~/.cache/lcpi} once.
+
+find_program(LCPI_AARCH64_CXX aarch64-linux-gnu-g++)
+find_program(LCPI_AARCH64_CC aarch64-linux-gnu-gcc)
+find_program(LCPI_AARCH64_NM aarch64-linux-gnu-nm)
+set(LCPI_ARM64_DIR ${CMAKE_BINARY_DIR}/arm64)
+
+# The shares checker also builds for this host (so -Werror covers it).
+add_executable(lcpi_kmod_shares ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_kmod_shares.cpp)
+target_include_directories(lcpi_kmod_shares PRIVATE ${CMAKE_SOURCE_DIR}/kmod/include)
+
+if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
+  set(arm64_warnings -Wall -Wextra)
+  if(LCPI_WERROR)
+    list(APPEND arm64_warnings -Werror)
+  endif()
+  set(arm64_checkers lcpi_kmod_check lcpi_kmod_faults lcpi_kmod_shares)
+  set(arm64_outputs)
+  foreach(c ${arm64_checkers})
+    add_custom_command(OUTPUT ${LCPI_ARM64_DIR}/${c}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${LCPI_ARM64_DIR}
+      COMMAND ${LCPI_AARCH64_CXX} -std=c++20 -O2 -static ${arm64_warnings}
+              -I${CMAKE_SOURCE_DIR}/kmod/include -o ${LCPI_ARM64_DIR}/${c}
+              ${CMAKE_SOURCE_DIR}/tests/kmod/${c}.cpp
+      DEPENDS ${CMAKE_SOURCE_DIR}/tests/kmod/${c}.cpp ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_device.h
+              ${CMAKE_SOURCE_DIR}/kmod/include/lcpi_abi.h
+      COMMENT "Building ${c} for the arm64 guest (static)"
+      VERBATIM)
+    list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/${c})
+  endforeach()
+  # The known-shares workload, static and non-PIE so the addresses nm
+  # prints here are the ones the guest samples; -O1 keeps the three loops
+  # apart (noinline) and the same code.
+  add_custom_command(OUTPUT ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${LCPI_ARM64_DIR}
+    COMMAND ${LCPI_AARCH64_CC} -O1 -static -no-pie ${arm64_warnings}
+            -o ${LCPI_ARM64_DIR}/shares ${CMAKE_SOURCE_DIR}/tests/integration/workloads/shares.c
+    COMMAND sh -c "\"$0\" -S --defined-only \"$1\" >\"$2\""
+            ${LCPI_AARCH64_NM} ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm
+    DEPENDS ${CMAKE_SOURCE_DIR}/tests/integration/workloads/shares.c
+    COMMENT "Building the shares workload for the arm64 guest (static)"
+    VERBATIM)
+  list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
+  add_custom_target(lcpi_arm64_guest ALL DEPENDS ${arm64_outputs})
+
+  # (a) the shares workload sampled by hardware cycles (no cpu-clock
+  # fallback) lands within 2 points of its known shares
+  lcpi_kmod_test(arm64.shares 150 --arch arm64
+    -- ${CMAKE_SOURCE_DIR}/tests/kmod/shares.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
+       ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
+  # (b) the x86 guest's scripts with the arm64 checkers, where a PMU event
+  # (cycles) samples beside cpu-clock: load/sample/hotplug/unload rounds
+  # (10, not 50: TCG emulates a whole ISA here), rmmod while open, and the
+  # highest rate, here of PMU cycles (cpu-clock's is kmod.faults.max_rate)
+  lcpi_kmod_test(arm64.stress 200 --no-load --arch arm64
+    -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh ${LCPI_ARM64_DIR}/lcpi_kmod_check 10)
+  lcpi_kmod_test(arm64.faults.unload_open 120 --arch arm64
+    -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-unload-open.sh ${LCPI_ARM64_DIR}/lcpi_kmod_faults)
+  lcpi_kmod_test(arm64.faults.max_rate_cycles 170 --arch arm64
+    -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-max-rate.sh ${LCPI_ARM64_DIR}/lcpi_kmod_faults
+       --cycles)
+else()
+  foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles)
+    add_test(NAME kmod.${t} COMMAND sh -c
+      "echo 'no aarch64-linux-gnu-g++/gcc/nm (g++-aarch64-linux-gnu): scripts/setup.sh installs it' >&2; exit 77")
+    set_tests_properties(kmod.${t} PROPERTIES LABELS "kmod;integration;slow" SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
