@@ -123,11 +123,13 @@ Expected<void> Daemon::Start() {
     spdlog::warn("kernel symbols unavailable ({}): kernel samples go to one [kernel] image",
                  kernel.error().message());
   }
-  aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr);
+  aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr,
+                                             &jit_, &kernel_reload_);
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
+  sideband_->set_jit(&jit_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
   size_t procs = ScanProc(tracker_, images_);
   ReturnFreedMemory();
@@ -198,6 +200,8 @@ Expected<void> Daemon::DrainAndMerge() {
     return merged;
   }
   aggregator_->Commit();
+  // Only now: the JIT names the committed counts needed are stored.
+  if (drained) jit_.Reap(reap_before);
   stored_stats_ = now;
   flushes_++;
   last_flush_error_.clear();
@@ -248,6 +252,18 @@ std::string Daemon::Status() {
   o << "sideband_lost " << sideband_->lost() << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
   o << "images " << images_.size() << "\n";
+  o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
+  o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";
+  if (!kernel_reload_.last_error().empty())
+    o << "kernel_symbol_reload_error " << kernel_reload_.last_error() << "\n";
+  const JitStats& jit = jit_.stats();
+  o << "jit_processes_watched " << jit_.watched() << "\n";
+  o << "jit_map_reads " << jit.reads << "\n";
+  o << "jit_map_errors " << jit.errors << "\n";
+  o << "jit_map_bad_lines " << jit.bad_lines << "\n";
+  o << "jit_map_truncated " << jit.truncated << "\n";
+  o << "jit_symbols " << jit.symbols << "\n";
+  o << "jit_refused " << jit.refused << "\n";
   if (image_cache_) {
     ImageCacheStats c = image_cache_->stats();
     o << "image_cache_hits " << c.hits << "\n";

@@ -16,6 +16,7 @@
 #include "libprofile/aggregate/aggregator.h"
 #include "libprofile/attribute/image_cache_writer.h"
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/collect/source.h"
@@ -57,6 +58,8 @@ class Daemon {
   ImageTable images_;
   std::unique_ptr<ImageCacheWriter> image_cache_;  // null with --image-cache-size 0
   std::optional<KernelSymbols> kernel_;
+  JitMaps jit_{images_};
+  KernelSymbolsReloader kernel_reload_;
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;
   ControlServer control_;

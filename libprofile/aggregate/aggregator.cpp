@@ -15,11 +15,18 @@ namespace {
 // Enough to tell code regions apart.
 uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
 
+bool IsVdso(const ImageEntry& e) { return e.identity.rfind("vdso:", 0) == 0; }
+
 }  // namespace
 
-Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker,
-                       const KernelSymbols* kernel)
-    : images_(images), tracker_(tracker), kernel_(kernel) {}
+Aggregator::Aggregator(ImageTable& images, const ProcessTracker& tracker, KernelSymbols* kernel,
+                       JitMaps* jit, KernelSymbolsReloader* reload)
+    : images_(images), tracker_(tracker), kernel_(kernel), jit_(jit), reload_(reload) {
+  // The tools cannot read the vDSO (it has no file): its names are stored
+  // like the kernel's. Without them its samples are still counted, as ranges.
+  if (Expected<std::vector<VdsoSymbol>> vdso = ReadOwnVdsoSymbols())
+    vdso_symbols_ = std::move(*vdso);
+}
 
 int32_t Aggregator::KernelImage(const KernelLocation& r) {
   if (r.kind == KernelImageKind::kKernel) {
@@ -55,6 +62,13 @@ void Aggregator::Add(const RecordBuffer& buffer) {
     bool unresolved_kernel = false;
     if (kernel) {
       std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
+      if (!r && kernel_ && reload_ && reload_->OnUnresolved(*kernel_, h.t_last)) {
+        // A module or BPF program loaded since the last read. Modules'
+        // symbols are stored again (the store keeps those it has): one that
+        // was unloaded and loaded again may hold new ones.
+        for (const auto& [name, image] : module_images_) symbols_stored_.erase(image);
+        r = kernel_->Locate(rec.pc);
+      }
       if (r) {
         image = KernelImage(*r);
         offset = r->offset;
@@ -73,6 +87,11 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       if (r.mapped && r.image != kNoImage) {
         image = r.image;
         offset = r.offset;
+      } else if (jit_) {
+        if (std::optional<JitLocation> j = jit_->Resolve(rec.pid, comm, rec.pc, h.t_last)) {
+          image = j->image;
+          offset = j->offset;
+        }
       }
     }
     if (rec.pid == 0 && comm.empty()) comm = "swapper";
@@ -121,6 +140,19 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
       b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
   }
   for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
+  for (const auto& [image, img] : index) {
+    if (!IsVdso(images_.at(image)) || symbols_stored_.count(image)) continue;
+    for (const VdsoSymbol& s : vdso_symbols_) b.symbols.push_back({img, s.offset, s.size, s.name});
+  }
+  // Nor a JIT map once its process is gone: store the names of the JIT
+  // code this batch has samples in.
+  if (jit_) {
+    for (const auto& [image, offsets] : JitOffsets()) {
+      uint32_t img = index.at(image);
+      for (const PerfMapSymbol* s : jit_->Unstored(image, offsets))
+        b.symbols.push_back({img, s->start, s->size, s->name});
+    }
+  }
   // The tools cannot read kallsyms of this boot later: store kernel symbols once.
   if (kernel_) {
     for (const auto& [image, img] : index) {
@@ -153,11 +185,24 @@ void Aggregator::Commit() {
   for (const auto& [key, offsets] : counts_) {
     int32_t image = static_cast<int32_t>(key >> 32);
     const ImageEntry& e = images_.at(image);
-    if (IsKernelSide(e.kind)) symbols_stored_.insert(image);
+    if (IsKernelSide(e.kind) || IsVdso(e)) symbols_stored_.insert(image);
   }
+  if (jit_)
+    for (const auto& [image, offsets] : JitOffsets()) jit_->MarkStored(image, offsets);
   counts_.clear();
   processes_.clear();
   stats_.clear();
+}
+
+std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {
+  std::map<int32_t, std::vector<uint64_t>> out;
+  for (const auto& [key, offsets] : counts_) {
+    int32_t image = static_cast<int32_t>(key >> 32);
+    if (images_.at(image).kind != ImageKind::kJit) continue;
+    std::vector<uint64_t>& v = out[image];
+    for (const auto& [offset, count] : offsets) v.push_back(offset);
+  }
+  return out;
 }
 
 size_t Aggregator::entries() const {

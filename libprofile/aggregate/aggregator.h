@@ -1,8 +1,9 @@
 // aggregator.h - resolves each overflow record to (image, offset) and adds it
 // to the in-memory counts of the current epoch: per image, per event, per
 // offset, plus per-process totals. Kernel addresses go to the kernel or a
-// module image; anything unresolvable goes to the unknown image of its
-// process name: counted, never dropped. The counts stay until a merge into
+// module image; user pcs in anonymous memory that a JIT map names go to the
+// process's JIT image (jit_maps.h); anything unresolvable goes to the
+// unknown image of its process name: counted, never dropped. The counts stay until a merge into
 // the database has committed (Commit()), so a failed merge loses nothing and
 // a retry counts nothing twice.
 #ifndef LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
@@ -18,10 +19,13 @@
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/collect/source.h"
+#include "libprofile/image/kernel_reload.h"
 #include "libprofile/image/kernel_symbols.h"
+#include "libprofile/image/vdso_symbols.h"
 #include "libprofile/store/profile_db.h"
 
 namespace lcpi {
@@ -40,8 +44,13 @@ struct AggregateTotals {
 class Aggregator {
  public:
   // kernel may be null (kallsyms unreadable): kernel samples then go to
-  // one "[kernel]" image with raw addresses as offsets.
-  Aggregator(ImageTable& images, const ProcessTracker& tracker, const KernelSymbols* kernel);
+  // one "[kernel]" image with raw addresses as offsets. reload may be null:
+  // kernel pcs outside what `kernel` held at start then stay unresolved;
+  // else they make it re-read kallsyms (rate-limited) and replace *kernel.
+  // jit may be null: pcs in anonymous memory then all go to the process's
+  // unknown image.
+  Aggregator(ImageTable& images, const ProcessTracker& tracker, KernelSymbols* kernel,
+             JitMaps* jit = nullptr, KernelSymbolsReloader* reload = nullptr);
 
   void Add(const RecordBuffer& buffer);
   // Adds to a statistic stored with the next merge.
@@ -58,13 +67,18 @@ class Aggregator {
 
  private:
   int32_t KernelImage(const KernelLocation& r);
+  // The sampled offsets of each JIT image pending.
+  std::map<int32_t, std::vector<uint64_t>> JitOffsets() const;
 
   ImageTable& images_;
   const ProcessTracker& tracker_;
-  const KernelSymbols* kernel_;
+  KernelSymbols* kernel_;
+  JitMaps* jit_;
+  KernelSymbolsReloader* reload_;
   std::optional<int32_t> kernel_image_;
   std::map<std::string, int32_t, std::less<>> module_images_;
-  std::set<int32_t> symbols_stored_;  // kernel images whose symbols are in the database
+  std::set<int32_t> symbols_stored_;  // kernel and vDSO images whose symbols are in the database
+  std::vector<VdsoSymbol> vdso_symbols_;  // lcpid's own vDSO: every 64-bit process maps it
 
   // A pair of 32-bit keys as one hashable key.
   static uint64_t Key(uint32_t high, uint32_t low) { return (uint64_t{high} << 32) | low; }

@@ -162,6 +162,7 @@ void Sideband::Apply(Event& e) {
                     : anonymous      ? kNoImage
                                      : images_.ForFile(e.file);
       tracker_.OnMmap(e.pid, e.map, e.time);
+      if (jit_ && anonymous && path != "[vdso]") jit_->Watch(e.pid);
       break;
     }
     case PERF_RECORD_COMM:
@@ -172,6 +173,7 @@ void Sideband::Apply(Event& e) {
       break;
     case PERF_RECORD_EXIT:
       tracker_.OnExit(e.pid, e.time);
+      if (jit_) jit_->OnExit(e.pid, e.time);
       break;
   }
   newest_ = std::max(newest_, e.time);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/base/error.h"
 #include "libprofile/collect/perf_ring.h"
@@ -19,6 +20,10 @@ namespace lcpi {
 class Sideband {
  public:
   Sideband(ProcessTracker& tracker, ImageTable& images) : tracker_(tracker), images_(images) {}
+
+  // Processes that map anonymous executable memory are watched for JIT
+  // maps, and read a last time at their exit; null (the default): none.
+  void set_jit(JitMaps* jit) { jit_ = jit; }
 
   // Opens the dummy event on every online CPU.
   Expected<void> Start();
@@ -43,6 +48,7 @@ class Sideband {
 
   ProcessTracker& tracker_;
   ImageTable& images_;
+  JitMaps* jit_ = nullptr;
   std::vector<std::unique_ptr<PerfRing>> rings_;
   uint64_t lost_ = 0;
   uint64_t newest_ = 0;

@@ -13,13 +13,15 @@ const char* ImageKindName(ImageKind kind) {
       return "module";
     case ImageKind::kUnknown:
       return "unknown";
+    case ImageKind::kJit:
+      return "jit";
   }
   return "unknown";
 }
 
 std::optional<ImageKind> ParseImageKind(std::string_view name) {
-  for (ImageKind k :
-       {ImageKind::kUser, ImageKind::kKernel, ImageKind::kModule, ImageKind::kUnknown})
+  for (ImageKind k : {ImageKind::kUser, ImageKind::kKernel, ImageKind::kModule, ImageKind::kUnknown,
+                      ImageKind::kJit})
     if (name == ImageKindName(k)) return k;
   return std::nullopt;
 }

@@ -2,7 +2,9 @@
 #include "libprofile/base/regular_file.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +33,24 @@ Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st) 
     return Error(Errc::kBadElf, name + ": not a regular file");
   }
   return fd;
+}
+
+Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size,
+                                    uint32_t* owner) {
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  // glibc 2.36 has no openat2() wrapper.
+  int fd = static_cast<int>(syscall(SYS_openat2, root_fd, path.c_str(), &how, sizeof how));
+  if (fd < 0) {
+    if (errno == ENOSYS) return Error(Errc::kUnsupported, path + ": openat2 is not available");
+    return ErrnoError(path, errno);
+  }
+  struct stat st;
+  Expected<int> kept = KeepRegularFile(fd, path, &st);
+  if (kept && size) *size = static_cast<uint64_t>(st.st_size);
+  if (kept && owner) *owner = st.st_uid;
+  return kept;
 }
 
 }  // namespace lcpi

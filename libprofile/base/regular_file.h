@@ -22,6 +22,18 @@ namespace lcpi {
 // size from the same fstat that checked it.
 Expected<int> OpenRegularFile(const std::string& path, uint64_t* size = nullptr);
 
+// The same for `path` inside another process's view of the file system:
+// root_fd is a directory descriptor of its root (/proc/PID/root), which
+// stays usable after the process has exited. The path is resolved as if
+// root_fd were "/" (absolute symlinks and ".." cannot leave it), magic
+// links such as /proc/self/fd/N are refused, and so is a symlink as the
+// last component (a link planted at the path would otherwise open whatever
+// file it names with the caller's privileges). With `owner`, the file's
+// owner uid. Errors as OpenRegularFile's; kUnsupported on kernels without
+// openat2 (before 5.6).
+Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size = nullptr,
+                                    uint32_t* owner = nullptr);
+
 // The check OpenRegularFile makes, for a descriptor the caller opened some
 // other way (O_NONBLOCK | O_NOCTTY, e.g. relative to a process's root): fd
 // back if it is a regular file, with its fstat in *st; else fd is closed and

@@ -29,7 +29,7 @@ uint64_t StoredEnd(const std::vector<SymbolInfo>& stored, size_t i) {
 ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
                                       std::vector<std::string>* warnings) {
   ImageSymbolizer s;
-  if (IsKernelSide(image.kind)) {
+  if (HasStoredSymbols(image.kind)) {
     auto stored = db.Symbols(image.id);
     if (stored) s.stored_ = std::move(*stored);
     if (s.stored_.empty() && warnings) {
@@ -39,7 +39,13 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     return s;
   }
   if (image.kind != ImageKind::kUser) return s;  // unknown: raw pcs, nothing to look up
-  if (image.path.rfind("[", 0) == 0) return s;   // [vdso]: no file on disk
+  if (image.path.rfind("[", 0) == 0) {
+    // No file on disk: lcpid stored the vDSO's names ([unreadable PATH] has none).
+    auto stored = db.Symbols(image.id);
+    if (stored) s.stored_ = std::move(*stored);
+    s.trusted_ = true;
+    return s;
+  }
   // lcpid's copy first: it is the profiled file even when the path now holds
   // another, or nothing, or was only ever visible in a container.
   std::string cached = FindCachedImage(db.path(), image.identity);

@@ -1,6 +1,6 @@
 // report_symbols.h - procedures of one profiled image for the reports: from
 // the ELF file at the image's path (user images) or from the symbols lcpid
-// stored (kernel, modules), always in FILE OFFSETS, the unit of the counts.
+// stored (kernel, modules, JIT code, the vDSO), always in FILE OFFSETS, the unit of the counts.
 // Internal to the report code.
 #ifndef LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
 #define LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
@@ -44,7 +44,7 @@ class ImageSymbolizer {
  private:
   std::shared_ptr<ElfImage> elf_;
   bool trusted_ = false;
-  std::vector<SymbolInfo> stored_;  // kernel and modules, ascending offsets
+  std::vector<SymbolInfo> stored_;  // kernel, modules, JIT code, vDSO: ascending offsets
 };
 
 // Samples no symbol covers are grouped into one range row while they lie

@@ -298,9 +298,27 @@ Expected<void> ProfileDb::Migrate() {
   auto version = read_version();
   if (!version) return version.error();
   if (*version >= latest) return {};
+  // A migration that rebuilds a table (the only way SQLite changes a CHECK)
+  // drops the old one, which foreign keys would refuse while rows refer to
+  // it; the pragma is ignored inside a transaction, so it is set around it.
+  if (auto ok = Exec("PRAGMA foreign_keys = OFF", "cannot disable foreign keys"); !ok) return ok;
+  Expected<void> migrated = MigrateLocked(latest);
+  if (auto ok = Exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"); !ok) return ok;
+  return migrated;
+}
+
+Expected<void> ProfileDb::MigrateLocked(int latest) {
+  auto read_version = [this]() -> Expected<int64_t> {
+    auto stmt = Prepare("PRAGMA user_version");
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    int rc = sqlite3_step(*stmt);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema version");
+    return sqlite3_column_int64(*stmt, 0);
+  };
   if (auto ok = BeginWrite("cannot start the schema migration"); !ok) return ok;
   // Another process may have migrated between our check and our lock.
-  version = read_version();
+  auto version = read_version();
   if (!version) {
     Rollback();
     return version.error();
@@ -313,6 +331,25 @@ Expected<void> ProfileDb::Migrate() {
     sqlite3_free(msg);  // the same text is in sqlite3_errmsg, which SqlError reads
     if (rc != SQLITE_OK) {
       Error e = SqlError(rc, std::string("schema migration ") + m.name + " failed");
+      Rollback();
+      return e;
+    }
+  }
+  // A rebuilt table must still hold only rows that refer to existing ones.
+  {
+    auto check = Prepare("PRAGMA foreign_key_check");
+    if (!check) {
+      Rollback();
+      return check.error();
+    }
+    sql::Reset reset(*check);
+    int rc = sqlite3_step(*check);
+    if (rc != SQLITE_DONE) {
+      Error e =
+          rc == SQLITE_ROW
+              ? Error(Errc::kCorrupt, path_ + ": schema migration left rows of " +
+                                          sql::ColumnText(*check, 0) + " referring to missing ones")
+              : SqlError(rc, "foreign key check failed");
       Rollback();
       return e;
     }

@@ -239,6 +239,7 @@ class ProfileDb {
   Expected<void> Validate();
   Expected<void> Configure();
   Expected<void> Migrate();
+  Expected<void> MigrateLocked(int latest);  // in one transaction, foreign keys off
   Expected<void> Exec(const char* sql, const char* what);
   Expected<sqlite3_stmt*> Prepare(const char* sql);
   // Runs a query: bind(stmt) sets its parameters, row(stmt) takes each row.

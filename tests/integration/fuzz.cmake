@@ -19,7 +19,7 @@ set(LCPI_FUZZ_ENV
   "ASAN_OPTIONS=string_append::suppressions=${CMAKE_SOURCE_DIR}/fuzz/asan.supp")
 file(GLOB LCPI_FUZZ_CORPORA LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/fuzz/corpus/*)
 
-foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_profile_db)
+foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_perf_map fuzz_profile_db)
   add_test(NAME fuzz.${target}.replay
     COMMAND $<TARGET_FILE:${target}> -runs=0 ${LCPI_FUZZ_CORPORA})
   set_tests_properties(fuzz.${target}.replay PROPERTIES LABELS "unit;fuzz" TIMEOUT 120

@@ -5,6 +5,7 @@
 #include "libprofile/aggregate/aggregator.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "test_files.h"
 
@@ -96,4 +97,41 @@ TEST_CASE("without kallsyms kernel samples still merge") {
   Aggregator agg(images, tracker, nullptr);
   agg.Add(KernelRecords());
   CheckKernelSide(agg, dir);
+}
+
+TEST_CASE("a module loaded after start is named once kallsyms is read again") {
+  TempDir dir;
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule\n");
+  auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "modules");
+  REQUIRE(kernel);
+  // Loaded since: its code holds kNoModule.
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule\n"
+            "ffffffffc0ffe000 t late_spin\t[late]\n");
+  WriteFile(dir / "modules", "late 16384 0 - Live 0xffffffffc0ffe000\n");
+  lcpi::KernelSymbolsReloader reload(dir / "kallsyms", dir / "modules");
+  ImageTable images;
+  ProcessTracker tracker;
+  tracker.OnComm(42, "app", true, 0);
+  Aggregator agg(images, tracker, &*kernel, nullptr, &reload);
+  agg.Add(KernelRecords());
+  CHECK(agg.totals().unknown == 0);
+  CHECK(reload.reloads() == 1);
+
+  MergeBatch batch = agg.Batch(1, Cycles());
+  std::map<std::string, uint64_t> by_path;
+  for (const lcpi::CountRow& c : batch.counts) by_path[batch.images[c.image].path] += c.count;
+  CHECK(by_path["[late]"] == 3);
+  CHECK(by_path["[kernel.kallsyms]"] == 3);
+  bool named = false;
+  for (const lcpi::SymbolRow& s : batch.symbols)
+    named |= batch.images[s.image].path == "[late]" && s.name == "late_spin" && s.offset == 0;
+  CHECK(named);
+  auto db = lcpi::ProfileDb::Open(dir / "profiles.db", lcpi::DbMode::kReadWrite);
+  REQUIRE(db);
+  REQUIRE((*db)->CurrentEpoch());
+  CHECK((*db)->Merge(batch));
 }

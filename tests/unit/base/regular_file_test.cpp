@@ -3,6 +3,7 @@
 // file is opened.
 #include "libprofile/base/regular_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,4 +49,37 @@ TEST_CASE("directories and devices are refused, regular files opened") {
   char buf[8] = {};
   CHECK(read(*fd, buf, sizeof buf) == 7);
   close(*fd);
+}
+
+TEST_CASE("inside another root: paths stay in it, links and FIFOs are refused") {
+  // A process's root as /proc/PID/root gives it: absolute paths and
+  // absolute symlinks resolve inside it, never in the caller's tree.
+  TempDir outer;
+  const std::string root = outer / "root";
+  REQUIRE(mkdir(root.c_str(), 0755) == 0);
+  REQUIRE(mkdir((root + "/real").c_str(), 0755) == 0);
+  REQUIRE(symlink("/real", (root + "/tmp").c_str()) == 0);
+  WriteFile(root + "/real/map", "inside");
+  WriteFile(outer / "secret", "outside");
+  REQUIRE(symlink((outer / "secret").c_str(), (root + "/real/link").c_str()) == 0);
+  REQUIRE(mkfifo((root + "/real/fifo").c_str(), 0644) == 0);
+  int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(root_fd >= 0);
+
+  uint64_t size = 0;
+  uint32_t owner = 12345;
+  auto fd = lcpi::OpenRegularFileInRoot(root_fd, "/tmp/map", &size, &owner);
+  REQUIRE(fd);
+  CHECK(size == 6);
+  CHECK(owner == getuid());
+  close(*fd);
+
+  CHECK_FALSE(lcpi::OpenRegularFileInRoot(root_fd, "/tmp/link"));   // a link at the end
+  CHECK_FALSE(lcpi::OpenRegularFileInRoot(root_fd, "/../secret"));  // ".." stops at the root
+  int status = ExitStatusWithin(10, [&] {
+    auto fifo = lcpi::OpenRegularFileInRoot(root_fd, "/tmp/fifo");
+    return !fifo && fifo.error().code() == Errc::kBadElf ? 0 : 1;
+  });
+  CHECK(status == 0);
+  close(root_fd);
 }

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -706,4 +707,51 @@ TEST_CASE("a writer killed mid-merge leaves whole merges only", "[profile_db][cr
     }
   }
   CHECK(last_k >= 4);  // every even round committed at least once
+}
+
+TEST_CASE("a version 1 database migrates: rows kept, JIT images and their names stored",
+          "[profile_db]") {
+  // Written as lcpi's first release wrote it: schema 001 only.
+  TempDir dir;
+  const std::string path = dir.File("v1.db");
+  std::ifstream in(std::string(LCPI_SOURCE_DIR) + "/schema/001_initial.sql");
+  std::stringstream v1;
+  v1 << in.rdbuf();
+  REQUIRE_FALSE(v1.str().empty());
+  RawExec(path, v1.str() +
+                    "INSERT INTO epochs VALUES (1, NULL, 1, NULL);"
+                    "INSERT INTO images VALUES (1, 'build-id:ab', '/bin/prog', 'user', 1);"
+                    "INSERT INTO images VALUES (2, 'kernel:cd', '[kernel.kallsyms]', 'kernel', 1);"
+                    "INSERT INTO events VALUES (1, 'cycles', 'cpu-clock', 1000);"
+                    "INSERT INTO counts VALUES (1, 1, 1, 16, 5), (1, 2, 1, 32, 7);"
+                    "INSERT INTO symbols VALUES (2, 0, 'start_kernel', 64);"
+                    "PRAGMA user_version = 1; PRAGMA application_id = 1279479881;");
+
+  auto db = OpenOk(path);
+  CHECK(RawInt(path, "PRAGMA user_version") == ProfileDb::LatestSchemaVersion());
+  auto images = db->ListImages();
+  REQUIRE(images);
+  REQUIRE(images->size() == 2);
+  CHECK((*images)[0].identity == "build-id:ab");
+  CHECK((*images)[1].kind == lcpi::ImageKind::kKernel);
+  CHECK(db->ImageTotals(1)->size() == 2);
+  REQUIRE(db->Symbols(2)->size() == 1);
+
+  lcpi::MergeBatch b;
+  b.epoch = 1;
+  b.images = {{"jit:boot:42:7", "[jit node 42]", lcpi::ImageKind::kJit}};
+  b.events = {{"cycles", "cpu-clock", 1000}};
+  b.counts = {{0, 0, 0x7f0000001010, 9}};
+  b.symbols = {{0, 0x7f0000001000, 0x100, "JS:*hot app.js:1"}};
+  INFO(Why(db->Merge(b)));
+  REQUIRE(db->Merge(b));
+  images = db->ListImages();
+  REQUIRE(images->size() == 3);
+  CHECK((*images)[2].kind == lcpi::ImageKind::kJit);
+  auto syms = db->Symbols((*images)[2].id);
+  REQUIRE(syms->size() == 1);
+  CHECK((*syms)[0].name == "JS:*hot app.js:1");
+  CHECK(db->CheckIntegrity());
+  // The rebuilt table left no row referring to a missing image.
+  CHECK(RawInt(path, "SELECT COUNT(*) FROM pragma_foreign_key_check") == 0);
 }

@@ -1,0 +1,154 @@
+// jit_maps_test.cpp - JitMaps (libprofile/attribute/jit_maps.h) on a /proc
+// laid out in a temporary directory: a pc a map names goes to the process's
+// JIT image, one not named stays unresolved, misses re-read the map at most
+// once per second, the exit read goes through the root held while the
+// process lived, and names reach the store once.
+#include "libprofile/attribute/jit_maps.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "test_files.h"
+
+using lcpi::ImageKind;
+using lcpi::ImageTable;
+using lcpi::JitMaps;
+using lcpi::testing::TempDir;
+using lcpi::testing::WriteFile;
+
+namespace {
+
+constexpr uint64_t kSecond = 1000000000ull;
+
+// /proc/PID with stat and root (a link to a directory of its own, as the
+// kernel's magic link leads to the process's root), plus the boot id.
+struct FakeProc {
+  TempDir dir;
+  FakeProc() {
+    std::filesystem::create_directories(dir / "proc/sys/kernel/random");
+    WriteFile(dir / "proc/sys/kernel/random/boot_id", "boot-1\n");
+  }
+  std::string proc() const { return dir / "proc"; }
+  std::string Rootfs(uint32_t pid) const { return dir / ("rootfs-" + std::to_string(pid)); }
+  std::string Map(uint32_t pid) const {
+    return Rootfs(pid) + "/tmp/perf-" + std::to_string(pid) + ".map";
+  }
+  void AddProcess(uint32_t pid, uint64_t start_ticks) {
+    std::string base = proc() + "/" + std::to_string(pid);
+    std::filesystem::create_directories(base);
+    std::filesystem::create_directories(Rootfs(pid) + "/tmp");
+    // Field 22 is the start time; the name holds blanks and a ')'.
+    WriteFile(base + "/stat", std::to_string(pid) +
+                                  " (we ird) name) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " +
+                                  std::to_string(start_ticks) + " 0 0\n");
+    REQUIRE(symlink(Rootfs(pid).c_str(), (base + "/root").c_str()) == 0);
+  }
+  void Append(uint32_t pid, const std::string& lines) {
+    std::ofstream out(Map(pid), std::ios::app);
+    out << lines;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a pc named by the map goes to the process's JIT image") {
+  FakeProc f;
+  f.AddProcess(100, 777);
+  f.Append(100, "7f0000001000 100 JS:*hot app.js:1\n7f0000001100 40 JS:~cold app.js:9\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(100);
+
+  auto hit = jit.Resolve(100, "node", 0x7f0000001010, kSecond);
+  REQUIRE(hit);
+  CHECK(hit->offset == 0x7f0000001010);  // the process's address
+  const auto& image = images.at(hit->image);
+  CHECK(image.kind == ImageKind::kJit);
+  CHECK(image.identity == "jit:boot-1:100:777");
+  CHECK(image.path == "[jit node 100]");
+  CHECK_FALSE(jit.Resolve(100, "node", 0x7f0000001140, kSecond));  // past the last end
+  CHECK_FALSE(jit.Resolve(100, "node", 0x7f0000000fff, kSecond));  // before the first
+  CHECK(jit.stats().reads == 1);
+
+  // Only names of sampled code go to the store.
+  auto unstored = jit.Unstored(hit->image, {0x7f0000001010, 0x7f0000001020});
+  REQUIRE(unstored.size() == 1);
+  CHECK(unstored[0]->name == "JS:*hot app.js:1");
+}
+
+TEST_CASE("a miss re-reads the map at most once a second") {
+  FakeProc f;
+  f.AddProcess(200, 1);
+  f.Append(200, "1000 10 first\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(200);
+  REQUIRE(jit.Resolve(200, "java", 0x1000, 10 * kSecond));
+  f.Append(200, "2000 10 later\n");
+  CHECK_FALSE(jit.Resolve(200, "java", 0x2000, 10 * kSecond + kSecond / 2));  // too soon
+  CHECK_FALSE(jit.Resolve(200, "java", 0x2000, 9 * kSecond));  // an older buffer: not due either
+  CHECK(jit.stats().reads == 1);
+  auto hit = jit.Resolve(200, "java", 0x2004, 11 * kSecond);
+  REQUIRE(hit);
+  CHECK(hit->offset == 0x2004);
+  CHECK(jit.stats().reads == 2);
+  CHECK(jit.stats().symbols == 2);  // "first" was not taken twice
+}
+
+TEST_CASE("the exit read goes through the root held while the process lived") {
+  FakeProc f;
+  f.AddProcess(300, 5);
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(300);
+  CHECK(jit.watched() == 1);
+  // The process is gone from /proc; its map gained the code it ran last.
+  std::filesystem::remove_all(f.proc() + "/300");
+  f.Append(300, "4000 20 last-words\n");
+  jit.OnExit(300, 50 * kSecond);
+  CHECK(jit.watched() == 0);
+  auto hit = jit.Resolve(300, "node", 0x4008, 50 * kSecond);
+  REQUIRE(hit);
+  CHECK(images.at(hit->image).identity == "jit:boot-1:300:5");
+}
+
+TEST_CASE("a process with no map, and one that is gone, resolve nothing") {
+  FakeProc f;
+  f.AddProcess(400, 9);
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  CHECK_FALSE(jit.Resolve(400, "qemu", 0x1000, kSecond));  // watched on first use, no map
+  CHECK(jit.stats().missing == 1);
+  CHECK_FALSE(jit.Resolve(401, "gone", 0x1000, kSecond));
+  CHECK(images.size() == 0);
+}
+
+TEST_CASE("names reach the store once, and exited processes are reaped") {
+  FakeProc f;
+  f.AddProcess(500, 3);
+  f.Append(500, "1000 10 a\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(500);
+  auto hit = jit.Resolve(500, "node", 0x1000, kSecond);
+  REQUIRE(hit);
+  CHECK(jit.Unstored(hit->image, {0x1000, 0x1004}).size() == 1);
+  jit.MarkStored(hit->image, {0x1000, 0x1004});
+  CHECK(jit.Unstored(hit->image, {0x1000}).empty());
+
+  f.Append(500, "2000 10 b\n");
+  REQUIRE(jit.Resolve(500, "node", 0x2000, 3 * kSecond));
+  auto fresh = jit.Unstored(hit->image, {0x1000, 0x2000});
+  REQUIRE(fresh.size() == 1);
+  CHECK(fresh[0]->name == "b");
+
+  jit.OnExit(500, 4 * kSecond);
+  jit.Reap(4 * kSecond);  // exited at, not before: kept
+  CHECK(jit.Resolve(500, "node", 0x2000, 5 * kSecond));
+  jit.Reap(5 * kSecond);
+  CHECK(jit.Unstored(hit->image, {0x2000}).empty());  // forgotten
+}
