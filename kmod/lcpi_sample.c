@@ -362,7 +362,8 @@ static void lcpi_flush_cpu(void *info)
  * first, or a table was in use by a handler the flush interrupted: the
  * reader drains the buffers and calls again. Under cpus_read_lock() and
  * lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
- * counters, so its table is flushed from here.
+ * counters, so its table, if it still has one, is flushed from here, and
+ * freed once drained.
  */
 int lcpi_sample_flush(void)
 {
@@ -379,8 +380,10 @@ int lcpi_sample_flush(void)
 			ret = smp_call_function_single(cpu, lcpi_flush_cpu, &a, 1);
 			if (ret)
 				return ret;
-		} else {
+		} else if (a.c->mem) {
+			/* an offline CPU's counts not drained yet */
 			lcpi_flush_cpu(&a);
+			lcpi_cpu_mem_trim(a.c);
 		}
 		again |= a.again;
 		wake |= a.wake;

@@ -171,31 +171,45 @@ static inline __u64 lcpi_ht_mem_size(const struct lcpi_ht_config *cfg)
 }
 
 /*
- * Sets up @ht over @mem (lcpi_ht_mem_size() bytes, 8-byte aligned).
+ * Points @ht at @mem (lcpi_ht_mem_size() bytes, 8-byte aligned), zeroed:
+ * an empty table and two free, empty buffers. The statistics, sequence
+ * numbers and drop counts in @ht itself carry on, so a table can be given
+ * new memory (the module's, when its CPU comes back online) without the
+ * reader seeing a gap. Only while no writer or reader uses the old memory.
+ */
+static inline void lcpi_ht_attach(struct lcpi_ht *ht, void *mem)
+{
+	__u8 *p = (__u8 *)mem;
+	__u64 nentries = (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
+	int b;
+
+	lcpi_ht_zero(mem, lcpi_ht_mem_size(&ht->cfg));
+	ht->entries = (struct lcpi_record *)p;
+	p += nentries * sizeof(struct lcpi_record);
+	for (b = 0; b < 2; b++) {
+		ht->buf[b].records = (struct lcpi_record *)p;
+		ht->buf[b].hdr.nr_records = 0;
+		p += (__u64)ht->cfg.buffer_records * sizeof(struct lcpi_record);
+	}
+	ht->rr_next = p;
+}
+
+/*
+ * Sets up @ht over @mem (lcpi_ht_mem_size() bytes, 8-byte aligned), or
+ * with no memory yet if @mem is NULL (lcpi_ht_attach() gives it some).
  * Returns 0, or -1 if the configuration is invalid.
  */
 static inline int lcpi_ht_init(struct lcpi_ht *ht,
 			       const struct lcpi_ht_config *cfg, void *mem,
 			       __u32 cpu)
 {
-	__u8 *p = (__u8 *)mem;
-	__u64 nentries;
-	int b;
-
 	if (lcpi_ht_config_check(cfg))
 		return -1;
 	lcpi_ht_zero(ht, sizeof(*ht));
-	lcpi_ht_zero(mem, lcpi_ht_mem_size(cfg));
 	ht->cfg = *cfg;
 	ht->cpu = cpu;
-	nentries = (__u64)lcpi_ht_sets(cfg) * cfg->ways;
-	ht->entries = (struct lcpi_record *)p;
-	p += nentries * sizeof(struct lcpi_record);
-	for (b = 0; b < 2; b++) {
-		ht->buf[b].records = (struct lcpi_record *)p;
-		p += (__u64)cfg->buffer_records * sizeof(struct lcpi_record);
-	}
-	ht->rr_next = p;
+	if (mem)
+		lcpi_ht_attach(ht, mem);
 	return 0;
 }
 
@@ -453,6 +467,23 @@ static inline __u64 lcpi_ht_pending(const struct lcpi_ht *ht)
 	for (i = 0; i < n; i++)
 		sum += ht->entries[i].count;
 	return sum;
+}
+
+/*
+ * 1 if @ht holds no counts: its table is empty and neither buffer is being
+ * filled or waits for the reader. A buffer the reader has released (C,
+ * matches D) is no longer being copied, so the memory may then be freed
+ * if no writer can run.
+ */
+static inline int lcpi_ht_drained(const struct lcpi_ht *ht)
+{
+	int b;
+
+	for (b = 0; b < 2; b++)
+		if (lcpi_load_acquire(&ht->buf[b].state) != LCPI_BUF_FREE ||
+		    ht->buf[b].hdr.nr_records)
+			return 0;
+	return lcpi_ht_pending(ht) == 0;
 }
 
 #endif /* LCPI_HASHTABLE_H */
