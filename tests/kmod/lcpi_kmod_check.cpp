@@ -17,7 +17,8 @@
 //       CPU it is missing, and then every CPU samples cpu-clock; any other
 //       error (EBUSY, ENOMEM) fails START.
 //   lcpi_kmod_check memory
-//       in a guest with possible CPUs > online ones (QEMU -smp 2,maxcpus=4):
+//       in a guest with possible CPUs > online ones (QEMU -smp 2,maxcpus=4,
+//       where the kernel counts the absent ones as possible; 6.1 does):
 //       the module's table memory (its areas in /proc/vmallocinfo) follows
 //       the online CPUs: allocated when a CPU comes up, freed when it goes,
 //       but kept while an offline CPU's table or buffers still hold counts,
@@ -652,7 +653,11 @@ int Memory() {
   int online = OnlineCpus();
   std::printf("possible CPUs %d, online %d\n", possible, online);
   CHECK(online >= 2);
-  CHECK(possible > online);  // boot with QEMU -smp N,maxcpus=M, M > N
+  // QEMU -smp N,maxcpus=M lists M - N absent CPUs in the ACPI tables: 6.1
+  // counts them as possible, 6.12 ("Allowing 2 present CPUs plus 0 hotplug
+  // CPUs") does not, and then only CPUs going offline show the difference
+  if (possible <= online)
+    std::printf("note: this kernel has no possible CPUs beyond the %d present ones\n", online);
   int fd = OpenDev(O_NONBLOCK);
   lcpi_config cfg = CpuClockConfig(100000);  // 10 kHz per CPU
   CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
