@@ -49,6 +49,8 @@ struct lcpi_cpu {
 	u64 handler_ns_hit;
 	u64 handler_ns_miss;
 	u64 rnd;			/* xorshift64 state for period jitter */
+	/* the longest flush step on this CPU (interrupts off), under lcpi_mutex */
+	u64 flush_irqoff_ns_max;
 	/* written by the reader only, under lcpi_read_mutex */
 	u64 buffers_read;
 	/* under lcpi_mutex */

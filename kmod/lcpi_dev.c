@@ -301,6 +301,7 @@ static long lcpi_ioc_get_stats(void __user *uarg)
 	st.handler_ns_hit = READ_ONCE(c->handler_ns_hit);
 	st.handler_ns_miss = READ_ONCE(c->handler_ns_miss);
 	st.buffers_read = READ_ONCE(c->buffers_read);
+	st.flush_irqoff_ns_max = min_t(u64, c->flush_irqoff_ns_max, U32_MAX);
 	lcpi_sample_times(c, st.time_enabled, st.time_running);
 	mutex_unlock(&lcpi_mutex);
 	cpus_read_unlock();

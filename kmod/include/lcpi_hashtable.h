@@ -400,25 +400,38 @@ lcpi_ht_add(struct lcpi_ht *ht, __u32 pid, __u64 pc, __u32 event, __u32 flags,
 	return LCPI_HT_MISS;
 }
 
-/*
- * Writes every entry of the table out to the buffers and seals the active
- * one, so the reader sees every count. Returns 0 when the table is empty;
- * LCPI_HT_FLUSH_FULL if the buffers filled first: release them and call
- * again (entries already written are gone from the table, so nothing is
- * written twice); LCPI_HT_FLUSH_BUSY, touching nothing, if it interrupted
- * a writer inside the table (lcpi_ht_enter()): call again once that writer
- * has left. Filling and sealing the buffer such a writer was about to
- * append to would send its store past the buffer's end.
- */
-static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
+/* Entries in the table: lcpi_ht_flush_range()'s ranges lie below this. */
+static inline __u64 lcpi_ht_entries(const struct lcpi_ht *ht)
 {
-	__u64 n = (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
+	return (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
+}
+
+/*
+ * Writes the entries [@first, @first + @n) of the table out to the buffers
+ * and, with @seal, then seals the active one, so the reader sees every
+ * count: the last range of a flush seals. A flush in ranges bounds how
+ * long each step runs (the module's run with interrupts off); samples
+ * that arrive between steps stay in the table, counted once, for the
+ * next flush. Returns 0 when the range is empty; LCPI_HT_FLUSH_FULL if
+ * the buffers filled first: release them and call again (entries already
+ * written are gone from the table, so nothing is written twice);
+ * LCPI_HT_FLUSH_BUSY, touching nothing, if it interrupted a writer inside
+ * the table (lcpi_ht_enter()): call again once that writer has left.
+ * Filling and sealing the buffer such a writer was about to append to
+ * would send its store past the buffer's end.
+ */
+static inline int lcpi_ht_flush_range(struct lcpi_ht *ht, __u64 first,
+				      __u64 n, int seal, __u64 now, int *wake)
+{
+	__u64 end = lcpi_ht_entries(ht);
 	__u64 i;
 	int ret = 0;
 
+	if (first < end && n < end - first)
+		end = first + n;
 	if (!lcpi_ht_enter(ht))
 		return LCPI_HT_FLUSH_BUSY;
-	for (i = 0; i < n; i++) {
+	for (i = first; i < end; i++) {
 		if (ht->entries[i].count == 0)
 			continue;
 		if (lcpi_ht_emit(ht, &ht->entries[i], now, wake)) {
@@ -428,10 +441,16 @@ static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
 		ht->stats.flushed++;
 		ht->entries[i].count = 0;
 	}
-	if (!ret)
+	if (!ret && seal)
 		*wake |= lcpi_ht_seal(ht, now);
 	lcpi_ht_leave(ht);
 	return ret;
+}
+
+/* The whole table in one step: lcpi_ht_flush_range() of every entry. */
+static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
+{
+	return lcpi_ht_flush_range(ht, 0, lcpi_ht_entries(ht), 1, now, wake);
 }
 
 /*

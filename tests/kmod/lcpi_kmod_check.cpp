@@ -5,7 +5,9 @@
 //       sample busy children for N ms (with --hotplug: take cpu1 offline and
 //       back meanwhile), stop, flush, drain; every buffer must be well formed
 //       and, per CPU, stats.samples == hits + misses + dropped ==
-//       sum of record counts read + dropped. Prints handler cost per sample.
+//       sum of record counts read + dropped. Prints handler cost per sample
+//       and, per CPU, the longest step of a flush with interrupts off, which
+//       must be reported (> 0) for every CPU up.
 //   lcpi_kmod_check badargs
 //       every malformed request fails with its documented errno.
 //   lcpi_kmod_check abandon
@@ -106,6 +108,17 @@ bool SetCpuOnline(int cpu, bool online) {
   bool ok = write(fd, online ? "1" : "0", 1) == 1;
   close(fd);
   return ok;
+}
+
+// Whether `cpu` is up (cpu0 may have no online file: it cannot go down).
+bool CpuOnline(uint32_t cpu) {
+  std::string path = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return cpu == 0;
+  char c = 0;
+  bool up = read(fd, &c, 1) == 1 && c == '1';
+  close(fd);
+  return up;
 }
 
 struct Totals {
@@ -278,6 +291,12 @@ int Reconcile(int ms, bool hotplug) {
         (unsigned long long)t.counts[cpu], (unsigned long long)st.time_enabled[0],
         (unsigned long long)st.time_running[0]);
     CHECK(st.online == 0);  // stopped
+    // every CPU up now was flushed, one interrupts-off step at a time
+    if (CpuOnline(cpu)) {
+      std::printf("cpu %u: longest interrupts-off flush step %u ns (%u entries a step)\n", cpu,
+                  st.flush_irqoff_ns_max, LCPI_FLUSH_STEP_ENTRIES);
+      CHECK(st.flush_irqoff_ns_max > 0);
+    }
     CHECK(s.samples == s.hits + s.misses + s.dropped);
     CHECK(s.samples == t.counts[cpu] + s.dropped);
     CHECK(t.hdr_dropped[cpu] <= s.dropped);
