@@ -2,10 +2,14 @@
 /*
  * lcpi.h - declarations shared by the files of lcpi.ko.
  *
- * Per-CPU state: one hash table with its two overflow buffers per possible
- * CPU (lcpi_hashtable.h), allocated at module load and freed at unload only,
- * so a sample handler, a hotplug callback or a reader can never touch freed
- * memory. The handler may run in NMI context: everything it writes lives in
+ * Per-CPU state: a struct lcpi_cpu per possible CPU, allocated at module
+ * load and freed at unload, holds the statistics and the buffers' states.
+ * The memory of its hash table and two overflow buffers (lcpi_hashtable.h,
+ * 'mem') exists while the CPU is up: it is allocated in the prepare stage
+ * of bringing the CPU up, before any counter can write to it, and freed
+ * once the CPU is dead and the table and buffers are drained (until then
+ * FLUSH and read() drain an offline CPU's table as any other).
+ * The handler may run in NMI context: everything it writes lives in
  * the per-CPU struct lcpi_cpu of the CPU it runs on, guarded against nesting
  * by the table's own guard (lcpi_ht_enter() in lcpi_hashtable.h).
  *
@@ -35,13 +39,18 @@ struct lcpi_evctx {
 
 struct lcpi_cpu {
 	struct lcpi_ht ht;
-	void *mem;			/* lcpi_ht_mem_size() bytes */
+	/* lcpi_ht_mem_size() bytes, or NULL; set and freed under lcpi_mutex
+	 * and the hotplug lock (lcpi_main.c)
+	 */
+	void *mem;
 	unsigned int id;
 	/* written by this CPU's handler only */
 	u64 nested;
 	u64 handler_ns_hit;
 	u64 handler_ns_miss;
 	u64 rnd;			/* xorshift64 state for period jitter */
+	/* the longest flush step on this CPU (interrupts off), under lcpi_mutex */
+	u64 flush_irqoff_ns_max;
 	/* written by the reader only, under lcpi_read_mutex */
 	u64 buffers_read;
 	/* under lcpi_mutex */
@@ -62,6 +71,9 @@ extern struct lcpi_ht_config lcpi_ht_cfg;
 extern struct lcpi_config lcpi_cfg;
 extern struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
 extern bool lcpi_running;
+
+/* lcpi_main.c */
+void lcpi_cpu_mem_trim(struct lcpi_cpu *c);
 
 /* lcpi_sample.c */
 void lcpi_sample_init(void);

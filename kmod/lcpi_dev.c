@@ -82,6 +82,20 @@ static int lcpi_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * The last buffer of an offline CPU may just have been read: its memory can
+ * go (lcpi_cpu_mem_trim() checks again under the locks it needs, taken in
+ * their order; lcpi_read_mutex is not held).
+ */
+static void lcpi_trim_offline(struct lcpi_cpu *c)
+{
+	cpus_read_lock();
+	mutex_lock(&lcpi_mutex);
+	lcpi_cpu_mem_trim(c);
+	mutex_unlock(&lcpi_mutex);
+	cpus_read_unlock();
+}
+
 static ssize_t lcpi_read(struct file *file, char __user *ubuf, size_t len,
 			 loff_t *ppos)
 {
@@ -123,6 +137,8 @@ static ssize_t lcpi_read(struct file *file, char __user *ubuf, size_t len,
 	ret = hsize + rsize;
 out:
 	mutex_unlock(&lcpi_read_mutex);
+	if (ret > 0 && !cpu_online(c->id))
+		lcpi_trim_offline(c);
 	return ret;
 }
 
@@ -285,6 +301,7 @@ static long lcpi_ioc_get_stats(void __user *uarg)
 	st.handler_ns_hit = READ_ONCE(c->handler_ns_hit);
 	st.handler_ns_miss = READ_ONCE(c->handler_ns_miss);
 	st.buffers_read = READ_ONCE(c->buffers_read);
+	st.flush_irqoff_ns_max = min_t(u64, c->flush_irqoff_ns_max, U32_MAX);
 	lcpi_sample_times(c, st.time_enabled, st.time_running);
 	mutex_unlock(&lcpi_mutex);
 	cpus_read_unlock();

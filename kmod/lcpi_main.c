@@ -3,11 +3,14 @@
  * lcpi_main.c - module load and unload for lcpi.ko, the sampling half of
  * lcpi (Linux Continuous Profiling Infrastructure).
  *
- * Load allocates one hash table and two overflow buffers per possible CPU
- * (512 KB with the defaults of lcpi_hashtable.h), registers the hotplug
- * callbacks that create and release a CPU's perf counters while sampling,
- * and then /dev/lcpi. Unload undoes this in reverse order; the per-CPU
- * memory is freed last, after every counter that could write to it is gone.
+ * Load allocates a small state struct per possible CPU, and registers two
+ * hotplug states: a prepare-stage one that gives each CPU coming up its
+ * hash table and two overflow buffers (512 KB with the defaults of
+ * lcpi_hashtable.h) and frees them once it is dead and they are drained,
+ * and an online one that creates and releases a CPU's perf counters while
+ * sampling; then /dev/lcpi. Unload undoes this in reverse order; the
+ * per-CPU memory is freed last, after every counter that could write to it
+ * is gone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,6 +20,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
+#include <linux/vmalloc.h>
 
 #include "lcpi.h"
 
@@ -34,6 +38,52 @@ struct lcpi_ht_config lcpi_ht_cfg = {
 };
 
 static enum cpuhp_state lcpi_hp_state;
+static enum cpuhp_state lcpi_prep_state;
+
+/*
+ * Gives @c's table and buffers memory, unless it still has the memory of
+ * an earlier time online (an offline CPU whose counts were not drained
+ * yet). vmalloc: exactly the pages it needs (kmalloc would round 522,240
+ * bytes up to 1 MiB), on the CPU's node. Process context, from the
+ * prepare-stage hotplug callback or module load: it may sleep.
+ */
+static int lcpi_cpu_mem_get(struct lcpi_cpu *c)
+{
+	void *mem;
+
+	if (c->mem)
+		return 0;
+	mem = vmalloc_node(lcpi_ht_mem_size(&lcpi_ht_cfg), cpu_to_node(c->id));
+	if (!mem)
+		return -ENOMEM;
+	lcpi_ht_attach(&c->ht, mem);
+	c->mem = mem;
+	return 0;
+}
+
+/*
+ * Frees the memory of @c's table and buffers if its CPU is offline and
+ * they hold no counts; otherwise they stay, for FLUSH and read() to drain
+ * (lcpi_sample_flush() and lcpi_read() call this again afterwards). No
+ * writer can run: an offline CPU has no counters, and a flush of it runs
+ * under lcpi_mutex. The reader copies a buffer only while it is sealed,
+ * and lcpi_ht_drained() sees both released. Under the hotplug lock (read
+ * or write) and lcpi_mutex.
+ */
+void lcpi_cpu_mem_trim(struct lcpi_cpu *c)
+{
+	void *mem = c->mem;
+	int b;
+
+	if (!mem || cpu_online(c->id) || !lcpi_ht_drained(&c->ht))
+		return;
+	c->ht.entries = NULL;
+	c->ht.rr_next = NULL;
+	for (b = 0; b < 2; b++)
+		c->ht.buf[b].records = NULL;
+	c->mem = NULL;
+	vfree(mem);
+}
 
 static void lcpi_cpu_free(unsigned int cpu)
 {
@@ -42,27 +92,20 @@ static void lcpi_cpu_free(unsigned int cpu)
 	if (!c)
 		return;
 	irq_work_sync(&c->wake_work);
-	kvfree(c->mem);
+	vfree(c->mem);
 	kfree(c);
 	lcpi_cpus[cpu] = NULL;
 }
 
+/* The small per-CPU state, for every possible CPU: it keeps the statistics. */
 static int lcpi_cpu_alloc(unsigned int cpu)
 {
-	int node = cpu_to_node(cpu);
 	struct lcpi_cpu *c;
 
-	c = kzalloc_node(sizeof(*c), GFP_KERNEL, node);
+	c = kzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
 	if (!c)
 		return -ENOMEM;
-	c->mem = kvzalloc_node(lcpi_ht_mem_size(&lcpi_ht_cfg), GFP_KERNEL,
-			       node);
-	if (!c->mem) {
-		kfree(c);
-		return -ENOMEM;
-	}
-	if (lcpi_ht_init(&c->ht, &lcpi_ht_cfg, c->mem, cpu)) {
-		kvfree(c->mem);
+	if (lcpi_ht_init(&c->ht, &lcpi_ht_cfg, NULL, cpu)) {
 		kfree(c);
 		return -EINVAL;
 	}
@@ -70,6 +113,32 @@ static int lcpi_cpu_alloc(unsigned int cpu)
 	c->rnd = get_random_u64() | 1;	/* xorshift state must not be 0 */
 	init_irq_work(&c->wake_work, lcpi_wake_func);
 	lcpi_cpus[cpu] = c;
+	return 0;
+}
+
+/*
+ * CPUHP_BP_PREPARE_DYN: runs on a control CPU, in process context, before
+ * @cpu boots (failing cancels the bring-up) and after it is dead; the
+ * hotplug lock is held for writing. Allocating here rather than in the
+ * online callback means the memory is there before any counter of the CPU
+ * exists (the online state comes later going up and is torn down first
+ * going down), and the allocation may sleep.
+ */
+static int lcpi_hp_prepare(unsigned int cpu)
+{
+	int ret;
+
+	mutex_lock(&lcpi_mutex);
+	ret = lcpi_cpu_mem_get(lcpi_cpus[cpu]);
+	mutex_unlock(&lcpi_mutex);
+	return ret;
+}
+
+static int lcpi_hp_dead(unsigned int cpu)
+{
+	mutex_lock(&lcpi_mutex);
+	lcpi_cpu_mem_trim(lcpi_cpus[cpu]);
+	mutex_unlock(&lcpi_mutex);
 	return 0;
 }
 
@@ -111,21 +180,29 @@ static int __init lcpi_init(void)
 		if (ret)
 			goto err_free;
 	}
+	/* memory for every CPU already up, then for each that comes up */
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "lcpi:prepare",
+				lcpi_hp_prepare, lcpi_hp_dead);
+	if (ret < 0)
+		goto err_free;
+	lcpi_prep_state = ret;
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "lcpi:online",
 				lcpi_hp_online, lcpi_hp_offline);
 	if (ret < 0)
-		goto err_free;
+		goto err_prep;
 	lcpi_hp_state = ret;
 	ret = lcpi_dev_register();
 	if (ret)
 		goto err_hp;
-	pr_info("loaded: %u-way x %u sets, 2 x %u records, %llu bytes per CPU\n",
+	pr_info("loaded: %u-way x %u sets, 2 x %u records, %llu bytes per online CPU\n",
 		lcpi_ht_cfg.ways, lcpi_ht_sets(&lcpi_ht_cfg),
 		lcpi_ht_cfg.buffer_records, lcpi_ht_mem_size(&lcpi_ht_cfg));
 	return 0;
 
 err_hp:
 	cpuhp_remove_state(lcpi_hp_state);
+err_prep:
+	cpuhp_remove_state_nocalls(lcpi_prep_state);
 err_free:
 	for_each_possible_cpu(cpu)
 		lcpi_cpu_free(cpu);
@@ -145,6 +222,8 @@ static void __exit lcpi_exit(void)
 	lcpi_sample_stop();
 	mutex_unlock(&lcpi_mutex);
 	cpus_read_unlock();
+	/* no counters are left: every table is freed below, drained or not */
+	cpuhp_remove_state_nocalls(lcpi_prep_state);
 	for_each_possible_cpu(cpu)
 		lcpi_cpu_free(cpu);
 	kfree(lcpi_cpus);

@@ -13,7 +13,7 @@
  * directly: a sealed buffer is announced through irq_work. Everything it
  * writes belongs to the CPU it runs on (per-CPU tables: an NMI cannot
  * synchronise with anyone, a shared table would contend at high rates).
- * The only writers of a table are this handler and lcpi_flush_cpu(), which
+ * The only writers of a table are this handler and lcpi_flush_step(), which
  * runs on the table's CPU with interrupts off. Each takes the table with
  * lcpi_ht_enter(): a handler (an NMI) that arrives while either is inside
  * counts itself in 'nested' and leaves; a flush IPI that arrives while a
@@ -340,21 +340,73 @@ void lcpi_sample_cpu_offline(unsigned int cpu)
 
 struct lcpi_flush_arg {
 	struct lcpi_cpu *c;
+	u64 first;		/* the step: entries [first, first + n) */
+	u64 n;
+	int seal;		/* the last step: seal the active buffer */
 	int again;
 	int wake;
 };
 
 /*
- * On the table's CPU with interrupts off, or for an offline CPU anywhere.
- * lcpi_ht_flush() takes the table as the handler does (NMIs now stay out),
- * or leaves it alone if this IPI interrupted a handler inside it.
+ * One step of a flush, on the table's CPU with interrupts off, or for an
+ * offline CPU anywhere. lcpi_ht_flush_range() takes the table as the
+ * handler does (NMIs now stay out), or leaves it alone if this IPI
+ * interrupted a handler inside it.
  */
-static void lcpi_flush_cpu(void *info)
+static void lcpi_flush_step(void *info)
 {
 	struct lcpi_flush_arg *a = info;
 
-	if (lcpi_ht_flush(&a->c->ht, local_clock(), &a->wake))
+	if (lcpi_ht_flush_range(&a->c->ht, a->first, a->n, a->seal,
+				local_clock(), &a->wake))
 		a->again = 1;
+}
+
+/* The IPI: one step, timed (interrupts are off for all of it). */
+static void lcpi_flush_step_ipi(void *info)
+{
+	struct lcpi_flush_arg *a = info;
+	u64 t0 = local_clock();
+	u64 ns;
+
+	lcpi_flush_step(info);
+	ns = local_clock() - t0;
+	if (ns > a->c->flush_irqoff_ns_max)
+		a->c->flush_irqoff_ns_max = ns;
+}
+
+/*
+ * Writes @c's table out in steps of LCPI_FLUSH_STEP_ENTRIES, each a
+ * separate IPI, so interrupts are never off for a whole table (16,384
+ * entries by default) on a sampled CPU. A sample that arrives between two
+ * steps is counted in the table as any other, for the next flush. Returns
+ * -EAGAIN when the buffers filled or a handler was inside the table (the
+ * reader drains and calls again), another errno if the IPI failed, else 0;
+ * sets *@wake when a buffer was sealed.
+ */
+static int lcpi_flush_table(struct lcpi_cpu *c, bool online, bool *wake)
+{
+	u64 entries = lcpi_ht_entries(&c->ht);
+	struct lcpi_flush_arg a = { .c = c };
+	int ret;
+
+	for (a.first = 0; a.first < entries; a.first += a.n) {
+		a.n = min_t(u64, LCPI_FLUSH_STEP_ENTRIES, entries - a.first);
+		a.seal = a.first + a.n == entries;
+		a.wake = 0;
+		if (online) {
+			ret = smp_call_function_single(c->id, lcpi_flush_step_ipi,
+						       &a, 1);
+			if (ret)
+				return ret;
+		} else {
+			lcpi_flush_step(&a);
+		}
+		*wake |= a.wake;
+		if (a.again)
+			return -EAGAIN;
+	}
+	return 0;
 }
 
 /*
@@ -362,28 +414,31 @@ static void lcpi_flush_cpu(void *info)
  * first, or a table was in use by a handler the flush interrupted: the
  * reader drains the buffers and calls again. Under cpus_read_lock() and
  * lcpi_mutex, so no CPU comes or goes meanwhile; an offline CPU has no
- * counters, so its table is flushed from here.
+ * counters, so its table, if it still has one, is flushed from here, and
+ * freed once drained.
  */
 int lcpi_sample_flush(void)
 {
-	struct lcpi_flush_arg a;
+	struct lcpi_cpu *c;
 	unsigned int cpu;
 	bool again = false, wake = false;
 	int ret;
 
 	for_each_possible_cpu(cpu) {
-		a.c = lcpi_cpus[cpu];
-		a.again = 0;
-		a.wake = 0;
+		c = lcpi_cpus[cpu];
 		if (cpu_online(cpu)) {
-			ret = smp_call_function_single(cpu, lcpi_flush_cpu, &a, 1);
-			if (ret)
-				return ret;
+			ret = lcpi_flush_table(c, true, &wake);
+		} else if (c->mem) {
+			/* an offline CPU's counts not drained yet */
+			ret = lcpi_flush_table(c, false, &wake);
+			lcpi_cpu_mem_trim(c);
 		} else {
-			lcpi_flush_cpu(&a);
+			continue;
 		}
-		again |= a.again;
-		wake |= a.wake;
+		if (ret == -EAGAIN)
+			again = true;
+		else if (ret)
+			return ret;
 	}
 	if (wake)
 		wake_up_interruptible(&lcpi_wait);

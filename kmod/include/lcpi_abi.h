@@ -155,7 +155,12 @@ struct lcpi_cpu_stats {
 	__u32 size;		/* in: sizeof(struct lcpi_cpu_stats) */
 	__u32 cpu;		/* in: which CPU */
 	__u32 online;		/* out: 1 if the CPU is sampling */
-	__u32 reserved;
+	/*
+	 * out: the longest one step of FLUSH ran with interrupts off on this
+	 * CPU, in ns, since load (saturates at ~0u; 0: no flush yet). A flush
+	 * writes a table out in steps of LCPI_FLUSH_STEP_ENTRIES entries.
+	 */
+	__u32 flush_irqoff_ns_max;
 	struct lcpi_table_stats table;
 	__u64 nested;		/* samples dropped: the table was in use */
 	__u64 handler_ns_hit;	/* total handler time for hits */
@@ -167,13 +172,19 @@ struct lcpi_cpu_stats {
 
 #define LCPI_CPU_STATS_SIZE_VER1 176
 
+/* Table entries one interrupts-off step of FLUSH writes out (1/16 table). */
+#define LCPI_FLUSH_STEP_ENTRIES 1024
+
 #define LCPI_IOC_MAGIC 0xb7
 
 #define LCPI_IOC_GET_VERSION	_IOR(LCPI_IOC_MAGIC, 0x00, __u32)
 #define LCPI_IOC_SET_CONFIG	_IOW(LCPI_IOC_MAGIC, 0x01, struct lcpi_config)
 #define LCPI_IOC_START		_IO(LCPI_IOC_MAGIC, 0x02)
 #define LCPI_IOC_STOP		_IO(LCPI_IOC_MAGIC, 0x03)
-/* Drain every CPU's table into its buffers (runs on each CPU). */
+/*
+ * Drain every CPU's table into its buffers (runs on each CPU, with
+ * interrupts off for at most LCPI_FLUSH_STEP_ENTRIES entries at a time).
+ */
 #define LCPI_IOC_FLUSH		_IO(LCPI_IOC_MAGIC, 0x04)
 #define LCPI_IOC_GET_INFO	_IOWR(LCPI_IOC_MAGIC, 0x05, struct lcpi_info)
 #define LCPI_IOC_GET_STATS	_IOWR(LCPI_IOC_MAGIC, 0x06, struct lcpi_cpu_stats)

@@ -171,31 +171,45 @@ static inline __u64 lcpi_ht_mem_size(const struct lcpi_ht_config *cfg)
 }
 
 /*
- * Sets up @ht over @mem (lcpi_ht_mem_size() bytes, 8-byte aligned).
+ * Points @ht at @mem (lcpi_ht_mem_size() bytes, 8-byte aligned), zeroed:
+ * an empty table and two free, empty buffers. The statistics, sequence
+ * numbers and drop counts in @ht itself carry on, so a table can be given
+ * new memory (the module's, when its CPU comes back online) without the
+ * reader seeing a gap. Only while no writer or reader uses the old memory.
+ */
+static inline void lcpi_ht_attach(struct lcpi_ht *ht, void *mem)
+{
+	__u8 *p = (__u8 *)mem;
+	__u64 nentries = (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
+	int b;
+
+	lcpi_ht_zero(mem, lcpi_ht_mem_size(&ht->cfg));
+	ht->entries = (struct lcpi_record *)p;
+	p += nentries * sizeof(struct lcpi_record);
+	for (b = 0; b < 2; b++) {
+		ht->buf[b].records = (struct lcpi_record *)p;
+		ht->buf[b].hdr.nr_records = 0;
+		p += (__u64)ht->cfg.buffer_records * sizeof(struct lcpi_record);
+	}
+	ht->rr_next = p;
+}
+
+/*
+ * Sets up @ht over @mem (lcpi_ht_mem_size() bytes, 8-byte aligned), or
+ * with no memory yet if @mem is NULL (lcpi_ht_attach() gives it some).
  * Returns 0, or -1 if the configuration is invalid.
  */
 static inline int lcpi_ht_init(struct lcpi_ht *ht,
 			       const struct lcpi_ht_config *cfg, void *mem,
 			       __u32 cpu)
 {
-	__u8 *p = (__u8 *)mem;
-	__u64 nentries;
-	int b;
-
 	if (lcpi_ht_config_check(cfg))
 		return -1;
 	lcpi_ht_zero(ht, sizeof(*ht));
-	lcpi_ht_zero(mem, lcpi_ht_mem_size(cfg));
 	ht->cfg = *cfg;
 	ht->cpu = cpu;
-	nentries = (__u64)lcpi_ht_sets(cfg) * cfg->ways;
-	ht->entries = (struct lcpi_record *)p;
-	p += nentries * sizeof(struct lcpi_record);
-	for (b = 0; b < 2; b++) {
-		ht->buf[b].records = (struct lcpi_record *)p;
-		p += (__u64)cfg->buffer_records * sizeof(struct lcpi_record);
-	}
-	ht->rr_next = p;
+	if (mem)
+		lcpi_ht_attach(ht, mem);
 	return 0;
 }
 
@@ -386,25 +400,38 @@ lcpi_ht_add(struct lcpi_ht *ht, __u32 pid, __u64 pc, __u32 event, __u32 flags,
 	return LCPI_HT_MISS;
 }
 
-/*
- * Writes every entry of the table out to the buffers and seals the active
- * one, so the reader sees every count. Returns 0 when the table is empty;
- * LCPI_HT_FLUSH_FULL if the buffers filled first: release them and call
- * again (entries already written are gone from the table, so nothing is
- * written twice); LCPI_HT_FLUSH_BUSY, touching nothing, if it interrupted
- * a writer inside the table (lcpi_ht_enter()): call again once that writer
- * has left. Filling and sealing the buffer such a writer was about to
- * append to would send its store past the buffer's end.
- */
-static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
+/* Entries in the table: lcpi_ht_flush_range()'s ranges lie below this. */
+static inline __u64 lcpi_ht_entries(const struct lcpi_ht *ht)
 {
-	__u64 n = (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
+	return (__u64)lcpi_ht_sets(&ht->cfg) * ht->cfg.ways;
+}
+
+/*
+ * Writes the entries [@first, @first + @n) of the table out to the buffers
+ * and, with @seal, then seals the active one, so the reader sees every
+ * count: the last range of a flush seals. A flush in ranges bounds how
+ * long each step runs (the module's run with interrupts off); samples
+ * that arrive between steps stay in the table, counted once, for the
+ * next flush. Returns 0 when the range is empty; LCPI_HT_FLUSH_FULL if
+ * the buffers filled first: release them and call again (entries already
+ * written are gone from the table, so nothing is written twice);
+ * LCPI_HT_FLUSH_BUSY, touching nothing, if it interrupted a writer inside
+ * the table (lcpi_ht_enter()): call again once that writer has left.
+ * Filling and sealing the buffer such a writer was about to append to
+ * would send its store past the buffer's end.
+ */
+static inline int lcpi_ht_flush_range(struct lcpi_ht *ht, __u64 first,
+				      __u64 n, int seal, __u64 now, int *wake)
+{
+	__u64 end = lcpi_ht_entries(ht);
 	__u64 i;
 	int ret = 0;
 
+	if (first < end && n < end - first)
+		end = first + n;
 	if (!lcpi_ht_enter(ht))
 		return LCPI_HT_FLUSH_BUSY;
-	for (i = 0; i < n; i++) {
+	for (i = first; i < end; i++) {
 		if (ht->entries[i].count == 0)
 			continue;
 		if (lcpi_ht_emit(ht, &ht->entries[i], now, wake)) {
@@ -414,10 +441,16 @@ static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
 		ht->stats.flushed++;
 		ht->entries[i].count = 0;
 	}
-	if (!ret)
+	if (!ret && seal)
 		*wake |= lcpi_ht_seal(ht, now);
 	lcpi_ht_leave(ht);
 	return ret;
+}
+
+/* The whole table in one step: lcpi_ht_flush_range() of every entry. */
+static inline int lcpi_ht_flush(struct lcpi_ht *ht, __u64 now, int *wake)
+{
+	return lcpi_ht_flush_range(ht, 0, lcpi_ht_entries(ht), 1, now, wake);
 }
 
 /*
@@ -453,6 +486,23 @@ static inline __u64 lcpi_ht_pending(const struct lcpi_ht *ht)
 	for (i = 0; i < n; i++)
 		sum += ht->entries[i].count;
 	return sum;
+}
+
+/*
+ * 1 if @ht holds no counts: its table is empty and neither buffer is being
+ * filled or waits for the reader. A buffer the reader has released (C,
+ * matches D) is no longer being copied, so the memory may then be freed
+ * if no writer can run.
+ */
+static inline int lcpi_ht_drained(const struct lcpi_ht *ht)
+{
+	int b;
+
+	for (b = 0; b < 2; b++)
+		if (lcpi_load_acquire(&ht->buf[b].state) != LCPI_BUF_FREE ||
+		    ht->buf[b].hdr.nr_records)
+			return 0;
+	return lcpi_ht_pending(ht) == 0;
 }
 
 #endif /* LCPI_HASHTABLE_H */

@@ -51,6 +51,11 @@ lcpi_kmod_test(fallback 120
 lcpi_kmod_test(stress 300 --no-load
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)
 
+# (c2) per-CPU memory follows the online CPUs (2 online of 4 possible) and
+# an offline CPU's counts still reconcile
+lcpi_kmod_test(memory 150 --smp 2,maxcpus=4
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/memory.sh $<TARGET_FILE:lcpi_kmod_check>)
+
 # KmodSource (libprofile) against the real module: every counted sample
 # reaches the sink
 add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source_check.cpp)
