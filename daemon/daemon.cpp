@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "lcpi_hashtable.h"
+#include "libprofile/base/time_spec.h"
 #include "libprofile/collect/kmod_source.h"
 #include "libprofile/collect/perf_source.h"
 
@@ -100,6 +102,17 @@ Expected<void> Daemon::Start() {
   Expected<int64_t> epoch = db_->CurrentEpoch();
   if (!epoch) return epoch.error();
   epoch_ = *epoch;
+  // A window left open by an earlier run ends here: the new samples are not
+  // the old window's, however long the daemon was down.
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  Expected<std::vector<EpochInfo>> epochs = db_->ListEpochs();
+  if (!epochs) return epochs.error();
+  if (!epochs->empty() && epochs->back().started < WindowEnd(now) - options_.window) {
+    Expected<int64_t> window = db_->NewEpoch(std::nullopt, EpochKind::kWindow, now);
+    if (!window) return window.error();
+    epoch_ = *window;
+  }
+  window_end_ = WindowEnd(now);
 
   Expected<KernelSymbols> kernel = KernelSymbols::Load();
   if (kernel) {
@@ -190,6 +203,21 @@ Expected<void> Daemon::DrainAndMerge() {
   return {};
 }
 
+int64_t Daemon::WindowEnd(int64_t now) const {
+  return (now / options_.window + 1) * options_.window;
+}
+
+Expected<void> Daemon::CloseWindow() {
+  if (Expected<void> e = Flush(); !e) return e;
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  Expected<int64_t> id = db_->NewEpoch(std::nullopt, EpochKind::kWindow, now);
+  if (!id) return id.error();
+  spdlog::debug("window {} closed, window {} started", epoch_, *id);
+  epoch_ = *id;
+  window_end_ = WindowEnd(now);
+  return {};
+}
+
 std::string Daemon::Status() {
   SourceStats s = source_->Stats();
   const AggregateTotals& t = aggregator_->totals();
@@ -209,6 +237,8 @@ std::string Daemon::Status() {
   o << "readers " << (access_.group_found ? "root and group " + access_.group : "root only")
     << "\n";
   o << "epoch " << epoch_ << "\n";
+  o << "window " << FormatDuration(options_.window) << "\n";
+  o << "window_ends " << FormatUtc(window_end_) << "\n";
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";
   o << "samples_per_s " << static_cast<uint64_t>(secs > 0 ? all / secs : 0) << "\n";
@@ -262,6 +292,7 @@ std::string Daemon::Handle(const std::string& request) {
     Expected<int64_t> id = db_->NewEpoch(tag);
     if (!id) return "error " + id.error().ToString() + "\n\n";
     epoch_ = *id;
+    window_end_ = WindowEnd(static_cast<int64_t>(std::time(nullptr)));
     spdlog::info("new epoch {}{}", epoch_, tag ? " (" + *tag + ")" : "");
     return "ok\nepoch " + std::to_string(epoch_) + "\n\n";
   }
@@ -287,6 +318,13 @@ int Daemon::Run() {
         spdlog::info("signal {}: flushing and stopping", si.ssi_signo);
         stop_ = true;
       }
+    }
+    if (std::time(nullptr) >= window_end_) {
+      if (Expected<void> e = CloseWindow(); !e) {
+        spdlog::error("closing the window: {}", e.error().message());
+        window_end_ = std::time(nullptr) + 1;  // retried, as a flush is
+      }
+      next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
     }
     if (Clock::now() >= next_flush_) {
       Expected<void> e = Flush();

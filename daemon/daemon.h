@@ -44,6 +44,11 @@ class Daemon {
   // the batch's memory back to the system.
   Expected<void> Flush();
   Expected<void> DrainAndMerge();
+  // Flushes into the current window, then starts the next one; retried by
+  // the loop when the flush fails.
+  Expected<void> CloseWindow();
+  // When the current window ends: the next multiple of --window (UTC).
+  int64_t WindowEnd(int64_t now) const;
   std::string Handle(const std::string& request);
   std::string Status();
 
@@ -64,6 +69,7 @@ class Daemon {
 
   Clock::time_point started_;
   Clock::time_point next_flush_;
+  int64_t window_end_ = 0;    // unix seconds: CloseWindow is due
   SourceStats stored_stats_;  // source statistics already merged into the database
   uint64_t flushes_ = 0;
   uint64_t failed_flushes_ = 0;

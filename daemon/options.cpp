@@ -5,11 +5,14 @@
 
 #include <iostream>
 
+#include "libprofile/base/time_spec.h"
+
 namespace lcpi {
 
 int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   DaemonOptions o;
   std::string events = "cycles";
+  std::string window = FormatDuration(o.window);
   CLI::App app{
       "lcpid - the lcpi daemon: samples every CPU continuously and keeps per-image\n"
       "profiles in an SQLite database. Needs root (perf events for the whole\n"
@@ -42,6 +45,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   app.add_option("--flush-interval", o.flush_interval, "seconds between merges into the database")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  app.add_option("--window", window,
+                 "close a time window this often (30s, 10m, 1h, 1d; aligned to the clock in "
+                 "UTC): each window is an epoch the tools select by time (--since/--until)")
+      ->capture_default_str();
   app.add_flag("--foreground,-f", o.foreground, "stay in the foreground, log to stderr");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -66,6 +73,12 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     return 2;
   }
   o.events = *parsed;
+  Expected<int64_t> w = ParseDuration(window);
+  if (!w) {
+    std::cerr << "lcpid: --window: " << w.error().message() << "\n";
+    return 2;
+  }
+  o.window = *w;
   *out = o;
   return -1;
 }

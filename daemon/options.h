@@ -21,6 +21,7 @@ struct DaemonOptions {
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
   int flush_interval = 300;  // seconds
+  int64_t window = 3600;     // seconds: each time window is one epoch row
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog
