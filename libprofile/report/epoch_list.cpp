@@ -53,7 +53,7 @@ Document EpochListDocument(const EpochList& list) {
       " bytes on disk; approx_bytes shares it out by rows (a guide, not a measurement)");
   doc.facts_before.push_back({"view", CellType::kText, std::string("epochs")});
   Table t;
-  t.key = "epochs";
+  t.key = "rows";  // "epochs" is the header's
   t.columns = {Column("id", CellType::kInteger),
                Column("kind", CellType::kText),
                Column("tag", CellType::kText),
