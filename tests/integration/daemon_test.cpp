@@ -11,6 +11,7 @@
 
 #include "daemon_fixture.h"
 #include "libprofile/image/elf_symbols.h"
+#include "libprofile/report/report.h"
 
 using lcpi::testing::Capture;
 using lcpi::testing::DaemonFixture;
@@ -27,12 +28,17 @@ T Must(lcpi::Expected<T> e) {
   return std::move(*e);
 }
 
-// Total count per image path in the newest epoch.
+// Each test has a database of its own, so its samples are all of it: summed
+// over every epoch, since lcpid's clock-aligned time window (--window) may
+// close in the middle of a test.
+const int64_t kWholeRun = lcpi::kAllEpochs;
+
+// Total count per image path.
 std::map<std::string, uint64_t> PerImage(lcpi::ProfileDb& db, const std::string& kind = "") {
   std::map<int64_t, lcpi::ImageInfo> images;
   for (const lcpi::ImageInfo& i : Must(db.ListImages())) images[i.id] = i;
   std::map<std::string, uint64_t> out;
-  for (const lcpi::ImageTotal& t : Must(db.ImageTotals(*db.CurrentEpoch())))
+  for (const lcpi::ImageTotal& t : Must(db.ImageTotals(kWholeRun)))
     if (kind.empty() || lcpi::ImageKindName(images[t.image_id].kind) == kind)
       out[images[t.image_id].path] += t.count;
   return out;
@@ -51,7 +57,7 @@ std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string
   if (id < 0) return out;
   auto elf = lcpi::ElfImage::Open(path);
   REQUIRE(elf);
-  int64_t epoch = *db.CurrentEpoch();
+  int64_t epoch = kWholeRun;
   for (const lcpi::EventInfo& ev : Must(db.ListEvents()))
     for (const lcpi::OffsetCount& oc :
          Must(db.OffsetCounts(epoch, id, ev.id, 0, UINT64_MAX >> 1))) {
@@ -62,7 +68,7 @@ std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string
 }
 
 uint64_t Stat(lcpi::ProfileDb& db, const std::string& name) {
-  auto stats = db.Stats(*db.CurrentEpoch());
+  auto stats = db.Stats(kWholeRun);
   REQUIRE(stats);
   auto it = stats->find(name);
   return it == stats->end() ? 0 : static_cast<uint64_t>(it->second);
@@ -129,7 +135,7 @@ TEST_CASE("a process that execs another program has samples on both images") {
   CHECK(s2.count("first_work") == 0);
   // one pid, both images
   std::map<uint32_t, std::set<int64_t>> images_of_pid;
-  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch())))
+  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(kWholeRun)))
     if (p.image_id == ImageId(*db, first) || p.image_id == ImageId(*db, second))
       images_of_pid[p.pid].insert(p.image_id);
   bool both = false;
@@ -147,7 +153,7 @@ TEST_CASE("samples in the kernel land on the kernel image") {
   uint64_t kernel = 0, syscalls_total = 0;
   std::map<int64_t, std::string> kind;
   for (const lcpi::ImageInfo& i : Must(db->ListImages())) kind[i.id] = lcpi::ImageKindName(i.kind);
-  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch()))) {
+  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(kWholeRun))) {
     if (p.comm != "syscalls") continue;
     syscalls_total += p.count;
     if (kind[p.image_id] == "kernel") kernel += p.count;
@@ -216,4 +222,67 @@ TEST_CASE("SIGKILL loses at most the unflushed interval and a restart continues"
   uint64_t final_total = 0;
   for (const auto& [path, n] : PerImage(*db)) final_total += n;
   CHECK(final_total > after_kill + 1000);
+}
+
+TEST_CASE("lcpid --window 1s closes windows and a time range sums exactly its windows") {
+  DaemonFixture d({"--window", "1s"});
+  REQUIRE(d.running());
+  CHECK(d.Status()["window"] == "1s");
+  REQUIRE(Run({kWorkloads + "/shares", "2"}) == 0);
+  // A tag in the middle names its epoch and the windows after it.
+  REQUIRE(d.Ctl("epoch --tag midway").find("epoch") != std::string::npos);
+  REQUIRE(Run({kWorkloads + "/shares", "2"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  size_t windows = 0;
+  for (const lcpi::EpochInfo& e : epochs) windows += e.kind == lcpi::EpochKind::kWindow;
+  INFO(epochs.size() << " epochs, " << windows << " windows");
+  REQUIRE(windows >= 3);  // 4 s of work, a window a second
+  // One after the other, no gap, no overlap.
+  for (size_t i = 0; i + 1 < epochs.size(); ++i) {
+    REQUIRE(epochs[i].ended);
+    CHECK(*epochs[i].ended == epochs[i + 1].started);
+  }
+  auto samples = [&](const lcpi::EpochSet& set) {
+    uint64_t n = 0;
+    for (const lcpi::ImageTotal& t : Must(db->ImageTotals(set))) n += t.count;
+    return n;
+  };
+  std::vector<uint64_t> per_epoch;
+  uint64_t sum = 0;
+  for (const lcpi::EpochInfo& e : epochs)
+    sum += per_epoch.emplace_back(samples(lcpi::EpochSet::From(e.id)));
+  CHECK(sum == samples(lcpi::EpochSet::All()));
+  CHECK(sum > 1000);
+  // From the second epoch's start to the end of the one before last: exactly
+  // the epochs in between, summed.
+  REQUIRE(epochs.size() >= 4);
+  const size_t first = 1, last = epochs.size() - 2;
+  lcpi::report::ProfOptions opts;
+  opts.range.since = epochs[first].started;
+  opts.range.until = *epochs[last].ended;
+  auto profile = lcpi::report::BuildProfile(*db, opts);
+  REQUIRE(profile);
+  uint64_t expected = 0;
+  std::vector<int64_t> expected_ids, got_ids;
+  for (size_t i = first; i <= last; ++i) {
+    expected += per_epoch[i];
+    expected_ids.push_back(epochs[i].id);
+  }
+  for (const lcpi::EpochInfo& e : profile->header.epochs) got_ids.push_back(e.id);
+  CHECK(got_ids == expected_ids);
+  uint64_t reported = 0;
+  for (uint64_t t : profile->header.totals) reported += t;
+  CHECK(reported == expected);
+  // The tag's span: its epoch and the windows after it, to the end.
+  lcpi::report::ProfOptions tagged;
+  tagged.epoch = "midway";
+  auto span = lcpi::report::BuildProfile(*db, tagged);
+  REQUIRE(span);
+  REQUIRE(span->header.epochs.size() >= 2);
+  CHECK(*span->header.epochs.front().tag == "midway");
+  CHECK(span->header.epochs.back().id == epochs.back().id);
 }
