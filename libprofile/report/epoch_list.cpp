@@ -5,6 +5,7 @@
 
 #include "libprofile/base/time_spec.h"
 #include "libprofile/report/table.h"
+#include "libprofile/store/retention.h"
 
 namespace lcpi::report {
 
@@ -20,13 +21,13 @@ Expected<EpochList> BuildEpochList(ProfileDb& db) {
   if (::stat(db.path().c_str(), &st) == 0) list.file_bytes = static_cast<uint64_t>(st.st_size);
   uint64_t total_rows = 0;
   for (const EpochSize& s : *sizes) total_rows += s.rows;
-  std::optional<std::string> span;
+  const auto spans = SpanTags(list.header.epochs);
   auto size = sizes->begin();
-  for (const EpochInfo& e : list.header.epochs) {
+  for (size_t i = 0; i < list.header.epochs.size(); ++i) {
+    const EpochInfo& e = list.header.epochs[i];
     EpochListRow row;
     row.epoch = e;
-    if (e.kind == EpochKind::kEpoch) span = e.tag;  // a new span, tagged or not
-    row.span = span;
+    row.span = spans[i];
     while (size != sizes->end() && size->epoch_id < e.id) ++size;
     if (size != sizes->end() && size->epoch_id == e.id) {
       row.samples = size->samples;

@@ -255,6 +255,20 @@ Expected<void> ProfileDb::Validate() {
 
 // Connection settings of a writer, then the pending migrations.
 Expected<void> ProfileDb::Configure() {
+  // A new database returns freed pages to the file system (retention drops
+  // old windows): auto_vacuum can be chosen freely only before the first
+  // table exists. Older databases switch with EnableIncrementalVacuum.
+  {
+    auto objects = Prepare("SELECT count(*) FROM sqlite_schema");
+    if (!objects) return objects.error();
+    sql::Reset reset(*objects);
+    int rc = sqlite3_step(*objects);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema");
+    if (sqlite3_column_int64(*objects, 0) == 0) {
+      if (auto ok = Exec("PRAGMA auto_vacuum = INCREMENTAL", "cannot set auto_vacuum"); !ok)
+        return ok;
+    }
+  }
   // WAL: readers never block the daemon and the daemon never blocks readers.
   // journal_mode is stored in the file, so change it only when needed: the
   // change needs an exclusive lock.

@@ -288,6 +288,36 @@ class ProfileDb {
   // PRAGMA integrity_check: kCorrupt with SQLite's first findings if it fails.
   Expected<void> CheckIntegrity();
 
+  // ----- Retention (profile_db_retention.cpp; which epochs: retention.h)
+
+  // Deletes the epochs (their counts, process counts, statistics and event
+  // facts, then the rows) in one transaction, then gives the freed pages back
+  // to the file system (PRAGMA incremental_vacuum) and checkpoints the WAL, so
+  // the file shrinks. A reader inside a snapshot keeps seeing the old data
+  // until it ends the snapshot (WAL); the file shrinks at the first
+  // checkpoint after the last such reader. kInvalidArgument for the current
+  // (newest, open) epoch; ids that do not exist are ignored. Images and
+  // symbols stay (they are shared, and small).
+  Expected<void> DropEpochs(const std::vector<int64_t>& ids);
+
+  // The database file's size as SQLite sees it (page_count * page_size), and
+  // how much of it is free pages.
+  struct FileSize {
+    uint64_t bytes = 0;
+    uint64_t free_bytes = 0;
+  };
+  Expected<FileSize> DatabaseSize();
+
+  // Whether freed pages go back to the file system (auto_vacuum INCREMENTAL):
+  // true for databases this version created; older ones need
+  // EnableIncrementalVacuum.
+  Expected<bool> IncrementalVacuumOn();
+
+  // Switches an older database to auto_vacuum INCREMENTAL: SQLite can do that
+  // only with a full VACUUM, which rewrites the file (needing as much free
+  // disk again) and holds the write lock while it runs.
+  Expected<void> EnableIncrementalVacuum();
+
  private:
   ProfileDb(sqlite3* db, std::string path, DbMode mode);
 
