@@ -113,6 +113,16 @@ Expected<void> Daemon::Start() {
     epoch_ = *window;
   }
   window_end_ = WindowEnd(now);
+  // Retention shrinks the file only with incremental vacuum; a database made
+  // before it needs one full VACUUM to switch.
+  if (Expected<bool> on = db_->IncrementalVacuumOn(); on && !*on) {
+    spdlog::warn("{}: switching to incremental vacuum (one VACUUM, rewrites the file)",
+                 options_.db);
+    if (Expected<void> e = db_->EnableIncrementalVacuum(); !e)
+      spdlog::warn("cannot switch: dropped windows' space stays in the file: {}",
+                   e.error().message());
+  }
+  ApplyRetention();
 
   Expected<KernelSymbols> kernel = KernelSymbols::Load();
   if (kernel) {
@@ -215,7 +225,45 @@ Expected<void> Daemon::CloseWindow() {
   spdlog::debug("window {} closed, window {} started", epoch_, *id);
   epoch_ = *id;
   window_end_ = WindowEnd(now);
+  ApplyRetention();
   return {};
+}
+
+void Daemon::ApplyRetention() {
+  const RetentionPolicy& policy = options_.retention;
+  auto drop = [this](const std::vector<int64_t>& ids) {
+    Expected<void> e = db_->DropEpochs(ids);
+    if (!e) {
+      last_retention_error_ = e.error().ToString();
+      spdlog::error("retention: {}", last_retention_error_);
+      return false;
+    }
+    dropped_epochs_ += ids.size();
+    spdlog::info("retention: dropped {} epochs (oldest {})", ids.size(), ids.front());
+    return true;
+  };
+  Expected<std::vector<EpochInfo>> epochs = db_->ListEpochs();
+  if (!epochs) return;
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  std::vector<int64_t> expired = ExpiredEpochs(*epochs, policy, now);
+  if (!expired.empty() && !drop(expired)) return;
+  if (policy.max_bytes == 0) return;
+  // Over the cap: the oldest go first, one at a time, until under it. A pass
+  // drops at most 64, so the loop goes back to the rings soon; the next
+  // window continues.
+  for (int pass = 0; pass < 64; ++pass) {
+    Expected<ProfileDb::FileSize> size = db_->DatabaseSize();
+    if (!size || size->bytes - size->free_bytes <= policy.max_bytes) return;
+    epochs = db_->ListEpochs();
+    if (!epochs) return;
+    std::optional<int64_t> oldest = NextOverCap(*epochs);
+    if (!oldest) {
+      spdlog::warn("retention: {} bytes, over the cap of {}, with only the current window left",
+                   size->bytes, policy.max_bytes);
+      return;
+    }
+    if (!drop({*oldest})) return;
+  }
 }
 
 std::string Daemon::Status() {
@@ -239,6 +287,13 @@ std::string Daemon::Status() {
   o << "epoch " << epoch_ << "\n";
   o << "window " << FormatDuration(options_.window) << "\n";
   o << "window_ends " << FormatUtc(window_end_) << "\n";
+  o << "retain " << FormatDuration(options_.retention.retain) << "\n";
+  o << "retain_tagged " << FormatDuration(options_.retention.retain_tagged) << "\n";
+  o << "max_db_size " << FormatSize(options_.retention.max_bytes) << "\n";
+  if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size)
+    o << "db_bytes " << size->bytes << "\n";
+  o << "dropped_epochs " << dropped_epochs_ << "\n";
+  if (!last_retention_error_.empty()) o << "last_retention_error " << last_retention_error_ << "\n";
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";
   o << "samples_per_s " << static_cast<uint64_t>(secs > 0 ? all / secs : 0) << "\n";

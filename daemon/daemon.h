@@ -49,6 +49,8 @@ class Daemon {
   Expected<void> CloseWindow();
   // When the current window ends: the next multiple of --window (UTC).
   int64_t WindowEnd(int64_t now) const;
+  // Drops what --retain, --retain-tagged and --max-db-size say must go.
+  void ApplyRetention();
   std::string Handle(const std::string& request);
   std::string Status();
 
@@ -69,7 +71,9 @@ class Daemon {
 
   Clock::time_point started_;
   Clock::time_point next_flush_;
-  int64_t window_end_ = 0;    // unix seconds: CloseWindow is due
+  int64_t window_end_ = 0;       // unix seconds: CloseWindow is due
+  uint64_t dropped_epochs_ = 0;  // by retention, since start
+  std::string last_retention_error_;
   SourceStats stored_stats_;  // source statistics already merged into the database
   uint64_t flushes_ = 0;
   uint64_t failed_flushes_ = 0;

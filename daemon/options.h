@@ -9,6 +9,7 @@
 
 #include "libprofile/base/control_protocol.h"
 #include "libprofile/collect/event_spec.h"
+#include "libprofile/store/retention.h"
 
 namespace lcpi {
 
@@ -20,8 +21,9 @@ struct DaemonOptions {
   uint64_t period = 0;
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
-  int flush_interval = 300;  // seconds
-  int64_t window = 3600;     // seconds: each time window is one epoch row
+  int flush_interval = 300;   // seconds
+  int64_t window = 3600;      // seconds: each time window is one epoch row
+  RetentionPolicy retention;  // --retain, --retain-tagged, --max-db-size
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <ctime>
 #include <map>
 #include <set>
 #include <string>
@@ -285,4 +286,48 @@ TEST_CASE("lcpid --window 1s closes windows and a time range sums exactly its wi
   REQUIRE(span->header.epochs.size() >= 2);
   CHECK(*span->header.epochs.front().tag == "midway");
   CHECK(span->header.epochs.back().id == epochs.back().id);
+}
+
+TEST_CASE("lcpid --retain drops old windows and says so in its status") {
+  DaemonFixture d({"--window", "1s", "--retain", "2s"});
+  REQUIRE(d.running());
+  auto st = d.Status();
+  CHECK(st["retain"] == "2s");
+  CHECK(st["max_db_size"] == "2G");  // the production default
+  const int64_t began = static_cast<int64_t>(std::time(nullptr));
+  REQUIRE(Run({kWorkloads + "/shares", "5"}) == 0);
+  st = d.Status();
+  INFO("dropped " << st["dropped_epochs"]);
+  CHECK(std::stoull(st["dropped_epochs"]) >= 2);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  REQUIRE(!epochs.empty());
+  INFO(epochs.size() << " epochs left, the first from " << epochs.front().started << ", began "
+                     << began);
+  CHECK(epochs.front().id > 1);  // the first windows are gone
+  CHECK(epochs.front().started > began);
+  CHECK(epochs.size() <= 6);  // 2 s of windows, the current one, and seconds of slack
+}
+
+TEST_CASE("lcpid --max-db-size drops the oldest windows first") {
+  // 4K: less than the kernel's symbols alone, so every window but the
+  // current one must go.
+  DaemonFixture d({"--window", "1s", "--max-db-size", "4K"});
+  REQUIRE(d.running());
+  CHECK(d.Status()["max_db_size"] == "4K");
+  REQUIRE(Run({kWorkloads + "/shares", "3"}) == 0);
+  auto st = d.Status();
+  INFO("dropped " << st["dropped_epochs"]);
+  CHECK(std::stoull(st["dropped_epochs"]) >= 2);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  INFO(epochs.size() << " epochs left");
+  CHECK(epochs.size() <= 2);  // the current window (and one closed since the last pass)
+  CHECK(epochs.back().id >= 3);
 }
