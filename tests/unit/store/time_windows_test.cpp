@@ -140,7 +140,7 @@ TEST_CASE("a schema 1 database opens, migrates, and keeps its data", "[windows]"
   CHECK(Ok(reader->ListEpochs()).size() == 2);
 }
 
-TEST_CASE("windows continue a tag's span; a new epoch ends it", "[windows]") {
+TEST_CASE("windows continue a tag's span and a new epoch ends it", "[windows]") {
   TempDir dir;
   auto db = OpenOk(dir.File("p.db"));
   const int64_t first = Ok(db->CurrentEpoch());
