@@ -3,9 +3,11 @@
 // samples, SIGTERM and SIGKILL, and a status whose figures add up.
 #include <catch2/catch.hpp>
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -330,4 +332,45 @@ TEST_CASE("lcpid --max-db-size drops the oldest windows first") {
   INFO(epochs.size() << " epochs left");
   CHECK(epochs.size() <= 2);  // the current window (and one closed since the last pass)
   CHECK(epochs.back().id >= 3);
+}
+
+TEST_CASE("lcpid opens a database of schema 1, migrates it and switches it to incremental vacuum") {
+  lcpi::testing::TempDir dir("lcpi-daemon-test");
+  const std::string path = dir.path + "/profiles.db";
+  {  // schema 1 as an older lcpi wrote it (auto_vacuum NONE), with one epoch of data
+    std::ifstream in(LCPI_SOURCE_DIR "/schema/001_initial.sql");
+    std::stringstream sql;
+    sql << in.rdbuf()
+        << "PRAGMA user_version = 1; PRAGMA application_id = 1279479881;"
+           "INSERT INTO epochs (id, tag, started, ended) VALUES (1, 'old', 100, 200);"
+           "INSERT INTO epochs (id, tag, started) VALUES (2, NULL, 200);"
+           "INSERT INTO images VALUES (1, 'build-id:aa', '/bin/prog', 'user', 100);"
+           "INSERT INTO events VALUES (1, 'cycles', 'cpu-clock', 250000);"
+           "INSERT INTO counts VALUES (1, 1, 1, 16, 7), (2, 1, 1, 16, 5);";
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    int rc = sqlite3_exec(raw, sql.str().c_str(), nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    REQUIRE(rc == SQLITE_OK);
+  }
+  // Old data, ended long ago, kept: the default retention is 30 days, but
+  // these epochs ended in 1970. Keep them with a retention of 100 years.
+  lcpi::testing::Lcpid d(dir.path, 600, {"--retain", "36500d", "--retain-tagged", "36500d"});
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();  // read-only: only the newest schema opens so
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  CHECK(Must(db->IncrementalVacuumOn()));
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  REQUIRE(epochs.size() == 3);  // the two old ones, and the window lcpid started
+  CHECK(*epochs[0].tag == "old");
+  CHECK(epochs[2].kind == lcpi::EpochKind::kWindow);
+  uint64_t old = 0, fresh = 0;
+  for (const lcpi::ImageTotal& t : Must(db->ImageTotals(lcpi::EpochSet::Of({1, 2}))))
+    old += t.count;
+  for (const lcpi::ImageTotal& t : Must(db->ImageTotals(epochs[2].id))) fresh += t.count;
+  CHECK(old == 12);
+  CHECK(fresh > 1000);
 }
