@@ -112,7 +112,13 @@ std::string SourceLines(const Header& h) {
     const EventInfo& ev = h.events[e];
     out += std::string(e ? "; " : " ") + ev.name;
     if (ev.used != ev.name) out += " (sampled as " + ev.used + ")";
-    out += " every " + std::to_string(ev.period) + ": " + std::to_string(h.totals[e]) + " samples";
+    out += " every " + std::to_string(ev.period);
+    if (e < h.periods.size() && !h.periods[e].empty()) {
+      std::string all;
+      for (uint64_t p : h.periods[e]) all += (all.empty() ? "" : ", ") + std::to_string(p);
+      out += " (the newest epoch's; these epochs used " + all + ")";
+    }
+    out += ": " + std::to_string(h.totals[e]) + " samples";
   }
   out += "\n# unknown:  " + Fixed(h.unknown_percent, 2) + "%, lost: " + Fixed(h.lost_percent, 2) +
          "% (of the daemon's samples)\n";

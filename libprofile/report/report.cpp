@@ -289,12 +289,16 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   auto facts = db.EpochEvents(QueryEpoch(h));
   if (!facts) return facts.error();
   for (EventInfo& e : h.events) {
+    std::set<uint64_t> seen;
     for (const EpochEvent& f : *facts) {  // oldest epoch first: the newest wins
       if (f.event_id == e.id) {
         e.used = f.used;
         e.period = f.period;
+        seen.insert(f.period);
       }
     }
+    h.periods.push_back(seen.size() > 1 ? std::vector<uint64_t>(seen.begin(), seen.end())
+                                        : std::vector<uint64_t>{});
   }
   auto stats = db.Stats(QueryEpoch(h));
   if (!stats) return stats.error();

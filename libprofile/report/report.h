@@ -46,12 +46,16 @@ struct TimeRange {
 
 // What every report states about where its numbers come from.
 struct Header {
-  std::string database;                  // the path given to Open
-  bool all_epochs = false;               // --epoch all, no time range
-  std::vector<EpochInfo> epochs;         // the epochs read, summed, oldest first
-  TimeRange range;                       // --since/--until, as given
-  std::vector<EventInfo> events;         // the event columns, in order
-  std::vector<uint64_t> totals;          // samples per event column (all images)
+  std::string database;           // the path given to Open
+  bool all_epochs = false;        // --epoch all, no time range
+  std::vector<EpochInfo> epochs;  // the epochs read, summed, oldest first
+  TimeRange range;                // --since/--until, as given
+  std::vector<EventInfo> events;  // the event columns, in order
+  std::vector<uint64_t> totals;   // samples per event column (all images)
+  // Per event column: the distinct periods of the epochs read, ascending,
+  // when there is more than one (the configuration changed between them);
+  // else empty. events[i].period is the newest epoch's.
+  std::vector<std::vector<uint64_t>> periods;
   std::map<std::string, int64_t> stats;  // ProfileDb::Stats of the epoch(s)
   // Shares in percent of the daemon's samples: unknown / (attributed +
   // unknown); lost = (lost + dropped) / (attributed + unknown + lost +

@@ -197,3 +197,8 @@ lcpi_tools_test(epochs-with-since TOOL lcpiprof ARGS "${_win}|--epochs|--since|1
   STDERR "--epochs lists everything stored")
 lcpi_tools_test(no-epoch-hint TOOL lcpiprof ARGS "${_win}|--epoch|nosuch" RC 1
   STDERR "no such epoch: nosuch \\(lcpiprof --epochs lists them\\)")
+# Over windows whose periods differ, the report says so.
+lcpi_tools_test(window-periods-mixed TOOL lcpiprof ARGS "${_win}|--epoch|all|--format|json"
+  JSON "events.0.period=2000|events.0.periods.0=1000|events.0.periods.1=2000")
+lcpi_tools_test(window-periods-mixed-text TOOL lcpiprof ARGS "${_win}|--since|2026-01-01T10:30Z|--until|2026-01-01T12:30Z"
+  STDOUT "every 2000 \\(the newest epoch's; these epochs used 1000, 2000\\): 770 samples")
