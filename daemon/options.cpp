@@ -73,6 +73,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
       "Examples:\n"
       "  lcpid                                  daemon, all defaults\n"
       "  lcpid -f --db /tmp/p.db --flush-interval 10 --events cycles,imiss\n"
+      "  lcpid --window 10m --retain 7d --max-db-size 500M\n"
       "  lcpictl status                         what the daemon is doing\n"
       "  lcpiprof                               per-image report of the newest epoch");
   try {
