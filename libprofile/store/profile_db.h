@@ -300,6 +300,15 @@ class ProfileDb {
   // symbols stay (they are shared, and small).
   Expected<void> DropEpochs(const std::vector<int64_t>& ids);
 
+  // Merges the epochs ids[1..] into ids[0] (a rollup of fine windows into a
+  // coarser one): their counts, process counts and statistics are added to
+  // ids[0]'s, ids[0] then ends where the last of them ended, and they are
+  // deleted; ids[0] keeps its kind, tag and event facts (the caller merges
+  // only epochs whose facts agree: retention.h RollupGroups). One
+  // transaction, then the freed pages go back as in DropEpochs.
+  // kInvalidArgument for the current epoch or an id that does not exist.
+  Expected<void> MergeEpochs(const std::vector<int64_t>& ids);
+
   // The database file's size as SQLite sees it (page_count * page_size), and
   // how much of it is free pages.
   struct FileSize {

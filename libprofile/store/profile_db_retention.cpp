@@ -75,6 +75,93 @@ Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
   return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
 }
 
+namespace {
+
+// ?1: the target epoch, ?2: the others as a JSON array. "WHERE true" keeps
+// SQLite from reading ON CONFLICT as a join constraint.
+constexpr const char* kSqlRollup[] = {
+    "INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
+    "SELECT ?1, image_id, event_id, image_offset, sum(count) FROM counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+    "GROUP BY image_id, event_id, image_offset "
+    "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
+    "DO UPDATE SET count = count + excluded.count",
+    "INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
+    "SELECT ?1, pid, comm, image_id, event_id, sum(count) FROM process_counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+    "GROUP BY pid, comm, image_id, event_id "
+    "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+    "DO UPDATE SET count = count + excluded.count",
+    "INSERT INTO stats (epoch_id, name, value) "
+    "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+    "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value",
+    "UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
+    "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1",
+};
+constexpr const char kSqlEpochCount[] =
+    "SELECT count(*) FROM epochs WHERE id IN (SELECT value FROM json_each(?1))";
+
+std::string JsonArray(const std::vector<int64_t>& ids, size_t from) {
+  std::string json = "[";
+  for (size_t i = from; i < ids.size(); ++i) json += (i > from ? "," : "") + std::to_string(ids[i]);
+  return json + "]";
+}
+
+}  // namespace
+
+Expected<void> ProfileDb::MergeEpochs(const std::vector<int64_t>& ids) {
+  if (ids.size() < 2) return {};
+  const std::string all = JsonArray(ids, 0), others = JsonArray(ids, 1);
+  if (auto ok = BeginWrite("cannot start a rollup"); !ok) return ok;
+  auto body = [&]() -> Expected<void> {
+    auto count = Prepare(kSqlEpochCount);
+    if (!count) return count.error();
+    {
+      sql::Reset reset(*count);
+      sql::Bind(*count, 1, std::string_view(all));
+      int rc = sqlite3_step(*count);
+      if (rc != SQLITE_ROW) return SqlError(rc, "cannot read epochs");
+      if (sqlite3_column_int64(*count, 0) != static_cast<int64_t>(ids.size()))
+        return Error(Errc::kInvalidArgument, path_ + ": rollup: an epoch does not exist");
+    }
+    auto newest = Prepare(kSqlNewestOpen);
+    if (!newest) return newest.error();
+    {
+      sql::Reset reset(*newest);
+      int rc = sqlite3_step(*newest);
+      if (rc != SQLITE_ROW) return SqlError(rc, "cannot read epochs");
+      for (int64_t id : ids) {
+        if (id == sqlite3_column_int64(*newest, 0))
+          return Error(Errc::kInvalidArgument,
+                       path_ + ": rollup: epoch " + std::to_string(id) + " is current");
+      }
+    }
+    for (const char* text : kSqlRollup) {
+      auto stmt = Prepare(text);
+      if (!stmt) return stmt.error();
+      sql::Reset reset(*stmt);
+      sql::Bind(*stmt, 1, ids.front());
+      sql::Bind(*stmt, 2, std::string_view(others));
+      if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "rollup");
+    }
+    for (const char* text : kSqlDrop) {
+      auto stmt = Prepare(text);
+      if (!stmt) return stmt.error();
+      sql::Reset reset(*stmt);
+      sql::Bind(*stmt, 1, std::string_view(others));
+      if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "rollup");
+    }
+    return {};
+  };
+  if (auto ok = body(); !ok) {
+    Rollback();
+    return ok;
+  }
+  if (auto ok = Commit("cannot commit the rollup"); !ok) return ok;
+  if (auto ok = Exec("PRAGMA incremental_vacuum", "cannot return the freed pages"); !ok) return ok;
+  return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
+}
+
 Expected<ProfileDb::FileSize> ProfileDb::DatabaseSize() {
   int64_t values[3] = {0, 0, 0};
   const char* pragmas[3] = {"PRAGMA page_count", "PRAGMA page_size", "PRAGMA freelist_count"};

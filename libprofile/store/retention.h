@@ -18,6 +18,7 @@ struct RetentionPolicy {
   int64_t retain = 30 * 86400;             // seconds an epoch is kept after it ended
   int64_t retain_tagged = 365 * 86400;     // the same for the epochs of a tagged span
   uint64_t max_bytes = uint64_t{2} << 30;  // the database file's cap; 0: none
+  int64_t rollup_after = 86400;  // seconds after which a day's windows become one epoch; 0: never
 };
 
 // The tag of the span each epoch is in (its own, or that of the epoch of kind
@@ -28,6 +29,16 @@ std::vector<std::optional<std::string>> SpanTags(const std::vector<EpochInfo>& e
 // current epoch (not ended) is never among them.
 std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
                                    const RetentionPolicy& policy, int64_t now);
+
+// Groups of epochs to merge into their first (ProfileDb::MergeEpochs):
+// runs of two or more epochs that ended more than policy.rollup_after ago,
+// each run within one span (every member after the first is a window),
+// one UTC day (by start) and one set of event facts (`facts`:
+// ProfileDb::EpochEvents, so a rolled-up epoch keeps the period it was
+// sampled at). Oldest first; none when rollup_after is 0.
+std::vector<std::vector<int64_t>> RollupGroups(const std::vector<EpochInfo>& epochs,
+                                               const std::vector<EpochEvent>& facts,
+                                               const RetentionPolicy& policy, int64_t now);
 
 // The epoch to drop next while over the size cap: the oldest outside a
 // tagged span, else the oldest tagged one; never the current epoch. nullopt

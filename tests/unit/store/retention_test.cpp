@@ -207,3 +207,62 @@ TEST_CASE("a reader keeps its snapshot while epochs are dropped", "[retention]")
   OkVoid(writer->DropEpochs({ids[2]}));
   CHECK(FileBytes(path) < before);
 }
+
+TEST_CASE("rollup groups: old windows of one span, one day and one period", "[retention]") {
+  const int64_t day = 86400, t0 = 10 * day;  // a day boundary
+  auto at = [&](int64_t id, int64_t start, std::optional<int64_t> end,
+                EpochKind kind = EpochKind::kWindow, std::optional<std::string> tag = {}) {
+    EpochInfo e = Epoch(id, end, kind, tag);
+    e.started = start;
+    return e;
+  };
+  std::vector<EpochInfo> e = {
+      at(1, t0, t0 + 3600, EpochKind::kEpoch),  // day 10: 1, 2, 3 (one span)
+      at(2, t0 + 3600, t0 + 7200),
+      at(3, t0 + 7200, t0 + day),
+      at(4, t0 + day, t0 + day + 3600),  // day 11: 4, 5; then a tagged span: 6, 7
+      at(5, t0 + day + 3600, t0 + day + 7200),
+      at(6, t0 + day + 7200, t0 + day + 10800, EpochKind::kEpoch, "release"),
+      at(7, t0 + day + 10800, t0 + day + 14400),
+      at(8, t0 + day + 14400, t0 + day + 18000),  // sampled at another period
+      at(9, t0 + day + 18000, t0 + 3 * day),      // recent
+      at(10, t0 + 3 * day, std::nullopt)};        // current
+  std::vector<EpochEvent> facts;
+  for (int64_t id = 1; id <= 9; ++id)
+    facts.push_back({id, 1, "cpu-clock", id == 8 ? 2000u : 1000u});
+  RetentionPolicy p;
+  p.rollup_after = day;
+  const int64_t now = t0 + 3 * day + 60;  // 9 ended 60 s ago
+  using G = std::vector<std::vector<int64_t>>;
+  CHECK(RollupGroups(e, facts, p, now) == G{{1, 2, 3}, {4, 5}, {6, 7}});
+  p.rollup_after = 0;
+  CHECK(RollupGroups(e, facts, p, now).empty());
+}
+
+TEST_CASE("a rollup keeps every sample in fewer epochs", "[retention]") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  auto db = OpenOk(path);
+  std::vector<int64_t> ids = FourWindows(*db, 20000);  // the same offsets in each
+  const uint64_t total = Samples(*db, EpochSet::All());
+  auto before = Ok(db->ListEpochs());
+  const uint64_t bytes = FileBytes(path);
+  OkVoid(db->MergeEpochs({ids[0], ids[1], ids[2]}));
+  auto after = Ok(db->ListEpochs());
+  REQUIRE(after.size() == 2);
+  CHECK(after[0].id == ids[0]);
+  CHECK(after[0].started == before[0].started);
+  CHECK(*after[0].ended == *before[2].ended);
+  CHECK(Samples(*db, EpochSet::All()) == total);
+  CHECK(Samples(*db, EpochSet::Of({ids[0]})) == 3 * 20000);
+  auto offsets = Ok(db->OffsetCounts(ids[0], 1, 1, 0, UINT64_MAX >> 1));
+  REQUIRE(offsets.size() == 20000);  // summed per offset, not stacked
+  CHECK(offsets[0].count == 3);
+  CHECK(Ok(db->EpochEvents(EpochSet::Of({ids[1]}))).empty());
+  INFO("bytes before " << bytes << ", after " << FileBytes(path));
+  CHECK(FileBytes(path) < bytes * 2 / 3);
+  OkVoid(db->CheckIntegrity());
+  // Not the current epoch, not an id that does not exist.
+  CHECK_FALSE(db->MergeEpochs({ids[0], ids[3]}));
+  CHECK_FALSE(db->MergeEpochs({ids[0], 999}));
+}
