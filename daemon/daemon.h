@@ -71,8 +71,9 @@ class Daemon {
 
   Clock::time_point started_;
   Clock::time_point next_flush_;
-  int64_t window_end_ = 0;       // unix seconds: CloseWindow is due
-  uint64_t dropped_epochs_ = 0;  // by retention, since start
+  int64_t window_end_ = 0;         // unix seconds: CloseWindow is due
+  uint64_t dropped_epochs_ = 0;    // by retention, since start
+  uint64_t rolled_up_epochs_ = 0;  // merged into coarser ones, since start
   std::string last_retention_error_;
   SourceStats stored_stats_;  // source statistics already merged into the database
   uint64_t flushes_ = 0;

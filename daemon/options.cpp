@@ -13,6 +13,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   DaemonOptions o;
   std::string events = "cycles";
   std::string window = FormatDuration(o.window);
+  std::string rollup = FormatDuration(o.retention.rollup_after);
   std::string retain = FormatDuration(o.retention.retain);
   std::string retain_tagged = FormatDuration(o.retention.retain_tagged);
   std::string max_size = FormatSize(o.retention.max_bytes);
@@ -51,6 +52,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   app.add_option("--window", window,
                  "close a time window this often (30s, 10m, 1h, 1d; aligned to the clock in "
                  "UTC): each window is an epoch the tools select by time (--since/--until)")
+      ->capture_default_str();
+  app.add_option("--rollup-after", rollup,
+                 "merge the windows of a day into one epoch this long after they ended "
+                 "(0: never); windows of different spans or periods are not merged")
       ->capture_default_str();
   app.add_option("--retain", retain,
                  "drop windows and epochs this long after they ended (e.g. 30d, 12h)")
@@ -94,16 +99,18 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   }
   o.window = *w;
   Expected<int64_t> r = ParseDuration(retain), rt = ParseDuration(retain_tagged);
+  Expected<int64_t> ru = rollup == "0" ? Expected<int64_t>(0) : ParseDuration(rollup);
   Expected<uint64_t> cap = max_size == "0" ? Expected<uint64_t>(0) : ParseSize(max_size);
   for (auto [flag, error] : {std::pair{"--retain", r ? nullptr : &r.error()},
                              std::pair{"--retain-tagged", rt ? nullptr : &rt.error()},
-                             std::pair{"--max-db-size", cap ? nullptr : &cap.error()}}) {
+                             std::pair{"--max-db-size", cap ? nullptr : &cap.error()},
+                             std::pair{"--rollup-after", ru ? nullptr : &ru.error()}}) {
     if (error) {
       std::cerr << "lcpid: " << flag << ": " << error->message() << "\n";
       return 2;
     }
   }
-  o.retention = {*r, *rt, *cap};
+  o.retention = {*r, *rt, *cap, *ru};
   *out = o;
   return -1;
 }

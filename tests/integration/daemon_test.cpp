@@ -374,3 +374,26 @@ TEST_CASE("lcpid opens a database of schema 1, migrates it and switches it to in
   CHECK(old == 12);
   CHECK(fresh > 1000);
 }
+
+TEST_CASE("lcpid --rollup-after merges old windows and keeps every sample") {
+  DaemonFixture d({"--window", "1s", "--rollup-after", "1s"});
+  REQUIRE(d.running());
+  CHECK(d.Status()["rollup_after"] == "1s");
+  REQUIRE(Run({kWorkloads + "/shares", "4"}) == 0);
+  auto st = d.Status();
+  INFO("rolled up " << st["rolled_up_epochs"]);
+  CHECK(std::stoull(st["rolled_up_epochs"]) >= 2);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  INFO(epochs.size() << " epochs left");
+  CHECK(epochs.size() <= 5);  // one per day rolled up, the recent windows, the current
+  // Every sample taken is still on disk, counted once.
+  uint64_t on_disk = 0;
+  for (const auto& [path, n] : PerImage(*db)) on_disk += n;
+  CHECK(on_disk > 1000);
+  CHECK(on_disk == Stat(*db, "attributed") + Stat(*db, "unknown"));
+  CHECK(Stat(*db, "samples") == on_disk + Stat(*db, "lost") + Stat(*db, "dropped"));
+}
