@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "lcpi_hashtable.h"
+#include "libprofile/base/time_spec.h"
 #include "libprofile/collect/kmod_source.h"
 #include "libprofile/collect/perf_source.h"
 #include "libprofile/image/image_cache.h"
@@ -101,6 +103,27 @@ Expected<void> Daemon::Start() {
   Expected<int64_t> epoch = db_->CurrentEpoch();
   if (!epoch) return epoch.error();
   epoch_ = *epoch;
+  // A window left open by an earlier run ends here: the new samples are not
+  // the old window's, however long the daemon was down.
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  Expected<std::vector<EpochInfo>> epochs = db_->ListEpochs();
+  if (!epochs) return epochs.error();
+  if (!epochs->empty() && epochs->back().started < WindowEnd(now) - options_.window) {
+    Expected<int64_t> window = db_->NewEpoch(std::nullopt, EpochKind::kWindow, now);
+    if (!window) return window.error();
+    epoch_ = *window;
+  }
+  window_end_ = WindowEnd(now);
+  // Retention shrinks the file only with incremental vacuum; a database made
+  // before it needs one full VACUUM to switch.
+  if (Expected<bool> on = db_->IncrementalVacuumOn(); on && !*on) {
+    spdlog::warn("{}: switching to incremental vacuum (one VACUUM, rewrites the file)",
+                 options_.db);
+    if (Expected<void> e = db_->EnableIncrementalVacuum(); !e)
+      spdlog::warn("cannot switch: dropped windows' space stays in the file: {}",
+                   e.error().message());
+  }
+  ApplyRetention();
 
   if (options_.image_cache_mb > 0) {
     // Readable by whoever may read the database: the same modes and group.
@@ -209,6 +232,72 @@ Expected<void> Daemon::DrainAndMerge() {
   return {};
 }
 
+int64_t Daemon::WindowEnd(int64_t now) const {
+  return (now / options_.window + 1) * options_.window;
+}
+
+Expected<void> Daemon::CloseWindow() {
+  if (Expected<void> e = Flush(); !e) return e;
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  Expected<int64_t> id = db_->NewEpoch(std::nullopt, EpochKind::kWindow, now);
+  if (!id) return id.error();
+  spdlog::debug("window {} closed, window {} started", epoch_, *id);
+  epoch_ = *id;
+  window_end_ = WindowEnd(now);
+  ApplyRetention();
+  return {};
+}
+
+void Daemon::ApplyRetention() {
+  const RetentionPolicy& policy = options_.retention;
+  auto drop = [this](const std::vector<int64_t>& ids) {
+    Expected<void> e = db_->DropEpochs(ids);
+    if (!e) {
+      last_retention_error_ = e.error().ToString();
+      spdlog::error("retention: {}", last_retention_error_);
+      return false;
+    }
+    dropped_epochs_ += ids.size();
+    spdlog::info("retention: dropped {} epochs (oldest {})", ids.size(), ids.front());
+    return true;
+  };
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  // Old windows of a day become one epoch first (at most 16 days a pass).
+  Expected<std::vector<EpochInfo>> epochs = db_->ListEpochs();
+  Expected<std::vector<EpochEvent>> facts = db_->EpochEvents(EpochSet::All());
+  if (!epochs || !facts) return;
+  std::vector<std::vector<int64_t>> groups = RollupGroups(*epochs, *facts, policy, now);
+  for (size_t g = 0; g < groups.size() && g < 16; ++g) {
+    if (Expected<void> e = db_->MergeEpochs(groups[g]); !e) {
+      last_retention_error_ = e.error().ToString();
+      spdlog::error("retention: rollup: {}", last_retention_error_);
+      return;
+    }
+    rolled_up_epochs_ += groups[g].size() - 1;
+  }
+  if (!groups.empty()) epochs = db_->ListEpochs();
+  if (!epochs) return;
+  std::vector<int64_t> expired = ExpiredEpochs(*epochs, policy, now);
+  if (!expired.empty() && !drop(expired)) return;
+  if (policy.max_bytes == 0) return;
+  // Over the cap: the oldest go first, one at a time, until under it. A pass
+  // drops at most 64, so the loop goes back to the rings soon; the next
+  // window continues.
+  for (int pass = 0; pass < 64; ++pass) {
+    Expected<ProfileDb::FileSize> size = db_->DatabaseSize();
+    if (!size || size->bytes - size->free_bytes <= policy.max_bytes) return;
+    epochs = db_->ListEpochs();
+    if (!epochs) return;
+    std::optional<int64_t> oldest = NextOverCap(*epochs);
+    if (!oldest) {
+      spdlog::warn("retention: {} bytes, over the cap of {}, with only the current window left",
+                   size->bytes, policy.max_bytes);
+      return;
+    }
+    if (!drop({*oldest})) return;
+  }
+}
+
 std::string Daemon::Status() {
   SourceStats s = source_->Stats();
   const AggregateTotals& t = aggregator_->totals();
@@ -228,6 +317,20 @@ std::string Daemon::Status() {
   o << "readers " << (access_.group_found ? "root and group " + access_.group : "root only")
     << "\n";
   o << "epoch " << epoch_ << "\n";
+  o << "window " << FormatDuration(options_.window) << "\n";
+  o << "window_ends " << FormatUtc(window_end_) << "\n";
+  o << "retain " << FormatDuration(options_.retention.retain) << "\n";
+  o << "retain_tagged " << FormatDuration(options_.retention.retain_tagged) << "\n";
+  o << "max_db_size " << FormatSize(options_.retention.max_bytes) << "\n";
+  if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size)
+    o << "db_bytes " << size->bytes << "\n";
+  o << "rollup_after "
+    << (options_.retention.rollup_after > 0 ? FormatDuration(options_.retention.rollup_after)
+                                            : std::string("never"))
+    << "\n";
+  o << "dropped_epochs " << dropped_epochs_ << "\n";
+  o << "rolled_up_epochs " << rolled_up_epochs_ << "\n";
+  if (!last_retention_error_.empty()) o << "last_retention_error " << last_retention_error_ << "\n";
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";
   o << "samples_per_s " << static_cast<uint64_t>(secs > 0 ? all / secs : 0) << "\n";
@@ -304,6 +407,7 @@ std::string Daemon::Handle(const std::string& request) {
     Expected<int64_t> id = db_->NewEpoch(tag);
     if (!id) return "error " + id.error().ToString() + "\n\n";
     epoch_ = *id;
+    window_end_ = WindowEnd(static_cast<int64_t>(std::time(nullptr)));
     spdlog::info("new epoch {}{}", epoch_, tag ? " (" + *tag + ")" : "");
     return "ok\nepoch " + std::to_string(epoch_) + "\n\n";
   }
@@ -329,6 +433,13 @@ int Daemon::Run() {
         spdlog::info("signal {}: flushing and stopping", si.ssi_signo);
         stop_ = true;
       }
+    }
+    if (std::time(nullptr) >= window_end_) {
+      if (Expected<void> e = CloseWindow(); !e) {
+        spdlog::error("closing the window: {}", e.error().message());
+        window_end_ = std::time(nullptr) + 1;  // retried, as a flush is
+      }
+      next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
     }
     if (Clock::now() >= next_flush_) {
       Expected<void> e = Flush();

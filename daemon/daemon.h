@@ -46,6 +46,13 @@ class Daemon {
   // the batch's memory back to the system.
   Expected<void> Flush();
   Expected<void> DrainAndMerge();
+  // Flushes into the current window, then starts the next one; retried by
+  // the loop when the flush fails.
+  Expected<void> CloseWindow();
+  // When the current window ends: the next multiple of --window (UTC).
+  int64_t WindowEnd(int64_t now) const;
+  // Drops what --retain, --retain-tagged and --max-db-size say must go.
+  void ApplyRetention();
   std::string Handle(const std::string& request);
   std::string Status();
 
@@ -69,6 +76,10 @@ class Daemon {
 
   Clock::time_point started_;
   Clock::time_point next_flush_;
+  int64_t window_end_ = 0;         // unix seconds: CloseWindow is due
+  uint64_t dropped_epochs_ = 0;    // by retention, since start
+  uint64_t rolled_up_epochs_ = 0;  // merged into coarser ones, since start
+  std::string last_retention_error_;
   SourceStats stored_stats_;  // source statistics already merged into the database
   uint64_t flushes_ = 0;
   uint64_t failed_flushes_ = 0;

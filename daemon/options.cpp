@@ -5,11 +5,18 @@
 
 #include <iostream>
 
+#include "libprofile/base/time_spec.h"
+
 namespace lcpi {
 
 int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   DaemonOptions o;
   std::string events = "cycles";
+  std::string window = FormatDuration(o.window);
+  std::string rollup = FormatDuration(o.retention.rollup_after);
+  std::string retain = FormatDuration(o.retention.retain);
+  std::string retain_tagged = FormatDuration(o.retention.retain_tagged);
+  std::string max_size = FormatSize(o.retention.max_bytes);
   CLI::App app{
       "lcpid - the lcpi daemon: samples every CPU continuously and keeps per-image\n"
       "profiles in an SQLite database. Needs root (perf events for the whole\n"
@@ -48,6 +55,24 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "or gone with their container; least recently used go first; 0: no copies")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
       ->capture_default_str();
+  app.add_option("--window", window,
+                 "close a time window this often (30s, 10m, 1h, 1d; aligned to the clock in "
+                 "UTC): each window is an epoch the tools select by time (--since/--until)")
+      ->capture_default_str();
+  app.add_option("--rollup-after", rollup,
+                 "merge the windows of a day into one epoch this long after they ended "
+                 "(0: never); windows of different spans or periods are not merged")
+      ->capture_default_str();
+  app.add_option("--retain", retain,
+                 "drop windows and epochs this long after they ended (e.g. 30d, 12h)")
+      ->capture_default_str();
+  app.add_option("--retain-tagged", retain_tagged,
+                 "the same for the epochs of a tagged span (lcpictl epoch --tag)")
+      ->capture_default_str();
+  app.add_option("--max-db-size", max_size,
+                 "cap on the database file (e.g. 2G, 500M; 0: none): over it, the oldest "
+                 "windows are dropped first (untagged before tagged) and the file shrinks")
+      ->capture_default_str();
   app.add_flag("--foreground,-f", o.foreground, "stay in the foreground, log to stderr");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
@@ -59,6 +84,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
       "Examples:\n"
       "  lcpid                                  daemon, all defaults\n"
       "  lcpid -f --db /tmp/p.db --flush-interval 10 --events cycles,imiss\n"
+      "  lcpid --window 10m --retain 7d --max-db-size 500M\n"
       "  lcpictl status                         what the daemon is doing\n"
       "  lcpiprof                               per-image report of the newest epoch");
   try {
@@ -72,6 +98,25 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     return 2;
   }
   o.events = *parsed;
+  Expected<int64_t> w = ParseDuration(window);
+  if (!w) {
+    std::cerr << "lcpid: --window: " << w.error().message() << "\n";
+    return 2;
+  }
+  o.window = *w;
+  Expected<int64_t> r = ParseDuration(retain), rt = ParseDuration(retain_tagged);
+  Expected<int64_t> ru = rollup == "0" ? Expected<int64_t>(0) : ParseDuration(rollup);
+  Expected<uint64_t> cap = max_size == "0" ? Expected<uint64_t>(0) : ParseSize(max_size);
+  for (auto [flag, error] : {std::pair{"--retain", r ? nullptr : &r.error()},
+                             std::pair{"--retain-tagged", rt ? nullptr : &rt.error()},
+                             std::pair{"--max-db-size", cap ? nullptr : &cap.error()},
+                             std::pair{"--rollup-after", ru ? nullptr : &ru.error()}}) {
+    if (error) {
+      std::cerr << "lcpid: " << flag << ": " << error->message() << "\n";
+      return 2;
+    }
+  }
+  o.retention = {*r, *rt, *cap, *ru};
   *out = o;
   return -1;
 }

@@ -9,6 +9,7 @@
 
 #include "libprofile/base/control_protocol.h"
 #include "libprofile/collect/event_spec.h"
+#include "libprofile/store/retention.h"
 
 namespace lcpi {
 
@@ -22,6 +23,8 @@ struct DaemonOptions {
   uint32_t jitter_pct = 10;
   int flush_interval = 300;        // seconds
   uint64_t image_cache_mb = 1024;  // copies of profiled images; 0: none
+  int64_t window = 3600;           // seconds: each time window is one epoch row
+  RetentionPolicy retention;       // --retain, --retain-tagged, --max-db-size
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog

@@ -65,8 +65,12 @@ int main(int argc, char** argv) {
                      "unknown share, daemon CPU per sample, memory");
   app.add_subcommand("flush", "merge everything sampled so far into the database now");
   std::string tag;
-  auto* epoch = app.add_subcommand("epoch", "flush, then start a new epoch");
-  epoch->add_option("--tag", tag, "a name for the new epoch (unique)");
+  auto* epoch = app.add_subcommand(
+      "epoch",
+      "flush, then start a new epoch; it and the time windows lcpid closes after it form a "
+      "span, up to the next epoch");
+  epoch->add_option("--tag", tag,
+                    "a name for the new epoch's span (unique): lcpiprof --epoch TAG sums it");
   app.add_subcommand("stop", "flush and stop the daemon");
   app.footer(
       "Examples:\n"

@@ -15,12 +15,14 @@ int main(int argc, char** argv) {
   bool procedures = false;
   tools::OutputFlags out;
   bool no_debuginfod = false;
+  tools::TimeFlags time;
   app.add_option("--db", dbs,
                  "database; once for both sides, or twice: A then B "
                  "(default: $LCPI_DB, else /var/lib/lcpi/profiles.db)");
   app.add_option("--epoch", epochs,
                  "epoch id, tag or 'all'; twice: A then B (default: the newest of each "
                  "database, or with one database the two newest epochs)");
+  tools::AddTimeOptions(app, &time, /*twice=*/true);
   app.add_option("-e,--event", opts.event, "the event compared (default: the first in both)");
   app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
   app.add_option("-i,--image", opts.images, "with -p: only these images (path part or identity)");
@@ -32,14 +34,25 @@ int main(int argc, char** argv) {
   app.footer(std::string(tools::kSymbolSourcesHelp) +
              tools::Footer({"lcpidiff --epoch before-upgrade --epoch after-upgrade",
                             "lcpidiff -p --top 20 --epoch 3 --epoch 4",
-                            "lcpidiff --db old.db --db new.db -p -i myprog"},
+                            "lcpidiff --db old.db --db new.db -p -i myprog",
+                            "lcpidiff --since 2d --until 1d --since 1d    yesterday against today"},
                            tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   tools::ConfigureDebuginfo(no_debuginfod);
-  if (dbs.size() > 2 || epochs.size() > 2) {
-    std::fprintf(stderr, "%s: error: at most two --db and two --epoch\n", tool.c_str());
+  if (dbs.size() > 2 || epochs.size() > 2 || time.since.size() > 2 || time.until.size() > 2) {
+    std::fprintf(stderr, "%s: error: at most two --db, --epoch, --since and --until\n",
+                 tool.c_str());
     return 2;
   }
+  if (!tools::ParseTimeFlags(tool, time, 0, &opts.range_a) ||
+      !tools::ParseTimeFlags(tool, time, 1, &opts.range_b)) {
+    return 2;
+  }
+  // A second --since or --until sets B's alone: "--since 2d --until 1d
+  // --since 1d" is A = two days ago to one day ago, B = the last day.
+  if (time.until.size() == 1 && time.since.size() == 2) opts.range_b.until.reset();
+  if (time.since.size() == 1 && time.until.size() == 2) opts.range_b.since.reset();
+  const bool by_time = !opts.range_a.empty() || !opts.range_b.empty();
   if (dbs.empty()) dbs.push_back(tools::DefaultDb());
   opts.view = procedures ? report::View::kProcedures : report::View::kImages;
   report::RenderOptions ro;
@@ -57,7 +70,7 @@ int main(int argc, char** argv) {
     opts.epoch_b = epochs[1];
   } else if (epochs.size() == 1) {
     opts.epoch_a = opts.epoch_b = epochs[0];
-  } else if (!db_b_owned) {
+  } else if (!db_b_owned && !by_time) {
     // One database, no epochs: the two newest.
     auto list = db_a->ListEpochs();
     if (!list) return tools::Fail(tool, list.error());
@@ -69,7 +82,8 @@ int main(int argc, char** argv) {
     opts.epoch_a = std::to_string((*list)[list->size() - 2].id);
     opts.epoch_b = std::to_string(list->back().id);
   }
-  if (dbs.size() == 1 && opts.epoch_a == opts.epoch_b) {
+  if (dbs.size() == 1 && opts.epoch_a == opts.epoch_b && opts.range_a.since == opts.range_b.since &&
+      opts.range_a.until == opts.range_b.until) {
     std::fprintf(stderr, "%s: warning: comparing epoch %s with itself\n", tool.c_str(),
                  opts.epoch_a.empty() ? "(newest)" : opts.epoch_a.c_str());
   }

@@ -15,10 +15,11 @@ int main(int argc, char** argv) {
   report::ListOptions opts;
   tools::OutputFlags out;
   bool no_debuginfod = false;
+  tools::TimeFlags time;
   app.add_option("procedure", opts.procedure, "the procedure (function symbol) to list");
   app.add_option("image", opts.image,
                  "the image holding it: a part of its path, or its identity (default: any)");
-  tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events);
+  tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events, &time);
   app.add_option("--range", range,
                  "IMAGE:START-END instead of a procedure (hex addresses as listed)");
   app.add_flag("--source", opts.source, "interleave the source lines (needs -g)");
@@ -31,12 +32,14 @@ int main(int argc, char** argv) {
           {"lcpilist hot_loop                     the procedure in whichever image has it",
            "lcpilist memcpy libc.so --source      with source lines interleaved",
            "lcpilist main /usr/bin/myprog --lines samples per source line",
-           "lcpilist --range /usr/bin/myprog:0x1130-0x1190"},
+           "lcpilist --range /usr/bin/myprog:0x1130-0x1190",
+           "lcpilist hot_loop --since 2h           over the windows of the last two hours"},
           "Exit status: 0 on success (warnings, e.g. an image rebuilt since it was profiled,\n"
           "go to stderr), 1 on an error (no database, not a database, no such epoch, image\n"
           "or procedure), 2 on a bad command line."));
   CLI11_PARSE(app, argc, argv);
   tools::ConfigureDebuginfo(no_debuginfod);
+  if (!tools::ParseTimeFlags(tool, time, 0, &opts.range)) return 2;
   if (!range.empty()) {
     if (!opts.procedure.empty()) {
       std::fprintf(stderr, "%s: error: give a procedure or --range, not both\n", tool.c_str());

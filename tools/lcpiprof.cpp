@@ -17,7 +17,13 @@ int main(int argc, char** argv) {
   bool procedures = false, processes = false;
   tools::OutputFlags out;
   bool no_debuginfod = false;
-  tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events);
+  tools::TimeFlags time;
+  bool list_epochs = false;
+  tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events, &time);
+  auto* epochs_flag = app.add_flag(
+      "--epochs", list_epochs,
+      "list what is stored instead: each epoch and window, its kind, tag, span, times, "
+      "samples and stored rows (text, csv, json or html)");
   app.add_option("--sort", opts.sort, "sort by this event (default: the first)");
   app.add_option("--keep", opts.keep_percent,
                  "only rows with at least this percent of the sort event")
@@ -26,6 +32,7 @@ int main(int argc, char** argv) {
   auto* p = app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
   auto* P = app.add_flag("-P,--processes", processes, "per process (command and pid)");
   p->excludes(P);
+  epochs_flag->excludes(p)->excludes(P);
   app.add_option("-i,--image", opts.images,
                  "with -p or --format pprof: only images whose path contains this, or with "
                  "this identity (repeatable)");
@@ -43,12 +50,16 @@ int main(int argc, char** argv) {
            "lcpiprof -p --top 20              the 20 hottest procedures",
            "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
            "lcpiprof -P --epoch all           per process, over every epoch",
+           "lcpiprof --epochs                 the epochs and windows stored, with their times",
+           "lcpiprof --since 2h               the windows of the last two hours, summed",
+           "lcpiprof --since 2026-11-23T14:00 --until 2026-11-23T15:00Z",
            "lcpiprof --epoch before-upgrade --sort imiss --format json",
            "lcpiprof --epoch all --format pprof -o lcpi.pb.gz && go tool pprof -top lcpi.pb.gz",
            "lcpiprof --epoch all --format html -o profile.html   one page to open in a browser"},
           tools::kExitStatus));
   CLI11_PARSE(app, argc, argv);
   tools::ConfigureDebuginfo(no_debuginfod);
+  if (!tools::ParseTimeFlags(tool, time, 0, &opts.range)) return 2;
   const bool pprof = out.format == "pprof";
   if (pprof && processes) {
     std::fprintf(stderr, "%s: error: --format pprof has no per-process view (-P)\n", tool.c_str());
@@ -63,10 +74,26 @@ int main(int argc, char** argv) {
                           : report::View::kImages;
   report::RenderOptions ro;
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
+  if (list_epochs && (pprof || !opts.epoch.empty() || !opts.range.empty())) {
+    std::fprintf(stderr,
+                 "%s: error: --epochs lists everything stored; it takes no --epoch, "
+                 "--since, --until or --format pprof\n",
+                 tool.c_str());
+    return 2;
+  }
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
+  if (list_epochs) {
+    return tools::PrintReport(tool, report::BuildEpochList(*db), report::RenderEpochList, ro,
+                              out.output);
+  }
   if (pprof) {
-    auto profile = report::BuildPprof(*db, {opts.epoch, opts.events, opts.images});
+    report::PprofOptions po;
+    po.epoch = opts.epoch;
+    po.events = opts.events;
+    po.images = opts.images;
+    po.range = opts.range;
+    auto profile = report::BuildPprof(*db, po);
     if (!profile) return tools::Fail(tool, profile.error());
     tools::PrintWarnings(tool, profile->warnings);
     auto bytes = report::PprofBytes(profile->profile);

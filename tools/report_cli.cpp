@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "libprofile/base/text.h"
+#include "libprofile/base/time_spec.h"
 
 namespace lcpi::tools {
 
@@ -19,11 +21,49 @@ std::string DefaultDb() {
 }
 
 void AddSourceOptions(CLI::App& app, std::string* db, std::string* epoch,
-                      std::vector<std::string>* events) {
+                      std::vector<std::string>* events, TimeFlags* time) {
   app.add_option("--db", *db, "profile database ($LCPI_DB, else /var/lib/lcpi/profiles.db)")
       ->capture_default_str();
-  app.add_option("--epoch", *epoch, "epoch id, tag, or 'all' (default: the newest)");
+  app.add_option("--epoch", *epoch,
+                 "epoch or window id, tag (its epoch and the windows after it), or 'all' "
+                 "(default: the newest; with --since/--until, every one)");
+  AddTimeOptions(app, time);
   app.add_option("-e,--event", *events, "only these events (repeatable; default: all present)");
+}
+
+void AddTimeOptions(CLI::App& app, TimeFlags* time, bool twice) {
+  const std::string again = twice ? " (twice: A, then B)" : "";
+  auto* since = app.add_option(
+      "--since", time->since,
+      "only the windows and epochs that end after TIME, summed" + again +
+          ": 2h (two hours ago), 30m, 1d, 2026-11-23T14:00 (local), 2026-11-23T14:00Z (UTC), "
+          "2026-11-23 14:00+01:00, @UNIXSECONDS or now");
+  auto* until = app.add_option(
+      "--until", time->until,
+      "only the windows and epochs that start before TIME" + again + " (same forms as --since)");
+  since->expected(1)->multi_option_policy(twice ? CLI::MultiOptionPolicy::TakeAll
+                                                : CLI::MultiOptionPolicy::TakeLast);
+  until->expected(1)->multi_option_policy(twice ? CLI::MultiOptionPolicy::TakeAll
+                                                : CLI::MultiOptionPolicy::TakeLast);
+}
+
+bool ParseTimeFlags(const std::string& tool, const TimeFlags& time, size_t index,
+                    report::TimeRange* out) {
+  const int64_t now = static_cast<int64_t>(std::time(nullptr));
+  auto one = [&](const char* flag, const std::vector<std::string>& given,
+                 std::optional<int64_t>* value) {
+    if (given.empty()) return true;
+    const std::string& text = given[std::min(index, given.size() - 1)];
+    auto t = ParseTimeSpec(text, now);
+    if (!t) {
+      std::fprintf(stderr, "%s: error: %s: %s\n", tool.c_str(), flag,
+                   Printable(t.error().message()).c_str());
+      return false;
+    }
+    *value = *t;
+    return true;
+  };
+  return one("--since", time.since, &out->since) && one("--until", time.until, &out->until);
 }
 
 std::string Footer(const std::vector<std::string>& examples, const std::string& exit_status) {

@@ -20,10 +20,21 @@ namespace lcpi::tools {
 // Where lcpid writes by default (kDefaultDatabase); $LCPI_DB overrides it.
 std::string DefaultDb();
 
-// --db, --epoch and -e/--event, as lcpiprof and lcpilist take them (lcpidiff
-// takes up to two databases and epochs).
+// --since and --until as typed; ParseTimeFlags reads them.
+struct TimeFlags {
+  std::vector<std::string> since, until;
+};
+
+// --db, --epoch, --since, --until and -e/--event, as lcpiprof and lcpilist
+// take them (lcpidiff takes up to two databases, epochs and ranges).
 void AddSourceOptions(CLI::App& app, std::string* db, std::string* epoch,
-                      std::vector<std::string>* events);
+                      std::vector<std::string>* events, TimeFlags* time);
+// --since/--until alone; `twice`: each may be given twice (A, then B).
+void AddTimeOptions(CLI::App& app, TimeFlags* time, bool twice = false);
+// The `index`-th --since/--until (the last given when fewer) as unix
+// seconds, or false after printing "<tool>: error: --since: ..." (exit 2).
+bool ParseTimeFlags(const std::string& tool, const TimeFlags& time, size_t index,
+                    report::TimeRange* out);
 
 // The --help footer: "Examples:" with one command a line, then the exit
 // statuses (kExitStatus, or the tool's own).

@@ -163,6 +163,7 @@ Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options) 
     if (!row.symbol) continue;
     ListOptions list;
     list.epoch = options.prof.epoch;
+    list.range = options.prof.range;
     list.events = options.prof.events;
     list.procedure = row.name;
     list.image = row.identity;
@@ -187,6 +188,7 @@ Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options) 
       ProfOptions one;
       one.view = View::kImages;
       one.epoch = std::to_string(h.epochs[i].id);
+      one.range = {};
       one.events = {event};
       auto epoch = BuildProfile(db, one);
       if (!epoch) {

@@ -76,7 +76,7 @@ std::vector<std::string> Comments(const Header& h) {
 }  // namespace
 
 Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
-  auto header = BeginReport(db, options.epoch, options.events);
+  auto header = BeginReport(db, options.epoch, options.range, options.events);
   if (!header) return header.error();
   SnapshotGuard end(db);
   const Header& h = *header;

@@ -35,6 +35,7 @@ namespace lcpi::report {
 struct PprofOptions {
   std::string epoch;                // "" newest, "all", id or tag
   std::vector<std::string> events;  // empty: all present
+  TimeRange range;                  // --since/--until
   // Only images whose path contains one of these, or whose identity equals
   // one. kNotFound when one matches no image.
   std::vector<std::string> images;

@@ -37,6 +37,10 @@ std::string RenderListing(const Listing& listing, const RenderOptions& options) 
   return Render(ListingDocument(listing), options);
 }
 
+std::string RenderEpochList(const EpochList& list, const RenderOptions& options) {
+  return Render(EpochListDocument(list), options);
+}
+
 int OutputWidth(int requested, int fd) {
   if (requested > 0) return requested;
   struct winsize ws {};

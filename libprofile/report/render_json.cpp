@@ -42,12 +42,24 @@ std::string HeaderFields(const Header& h, const std::string& indent) {
            ", \"started\": " + std::to_string(e.started) +
            ", \"ended\": " + (e.ended ? std::to_string(*e.ended) : "null") + "}";
   }
-  out += "],\n" + indent + "\"events\": [";
+  out += "],\n";
+  // --since/--until, only when given: unix seconds, as "started" and "ended".
+  if (h.range.since) out += indent + "\"since\": " + std::to_string(*h.range.since) + ",\n";
+  if (h.range.until) out += indent + "\"until\": " + std::to_string(*h.range.until) + ",\n";
+  out += indent + "\"events\": [";
   for (size_t i = 0; i < h.events.size(); ++i) {
     const EventInfo& e = h.events[i];
     out += std::string(i ? ", " : "") + "{\"name\": " + JsonString(e.name) +
            ", \"used\": " + JsonString(e.used) + ", \"period\": " + std::to_string(e.period) +
-           ", \"samples\": " + std::to_string(i < h.totals.size() ? h.totals[i] : 0) + "}";
+           ", \"samples\": " + std::to_string(i < h.totals.size() ? h.totals[i] : 0);
+    // Only when the epochs read differ: every period they used.
+    if (i < h.periods.size() && !h.periods[i].empty()) {
+      out += ", \"periods\": [";
+      for (size_t p = 0; p < h.periods[i].size(); ++p)
+        out += (p ? ", " : "") + std::to_string(h.periods[i][p]);
+      out += "]";
+    }
+    out += "}";
   }
   out += "],\n" + indent + "\"stats\": {";
   bool first = true;

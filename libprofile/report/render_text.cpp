@@ -3,6 +3,7 @@
 // and fitted to a width, and a last "#" line for the rows --top/--keep cut.
 #include <algorithm>
 
+#include "libprofile/base/time_spec.h"
 #include "libprofile/report/cell_format.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/table.h"
@@ -83,6 +84,13 @@ std::string EpochText(const Header& h) {
     return "all (" + ids + ")";
   }
   if (h.epochs.empty()) return "none";
+  if (h.epochs.size() > 1) {  // a tag's span or a time range: summed
+    std::string ids;
+    for (const EpochInfo& e : h.epochs) ids += (ids.empty() ? "" : ", ") + std::to_string(e.id);
+    const EpochInfo& first = h.epochs.front();
+    return std::to_string(h.epochs.size()) + " summed (" + ids + ")" +
+           (first.tag ? ", from " + *first.tag : "") + (h.epochs.back().ended ? "" : ", current");
+  }
   const EpochInfo& e = h.epochs.front();
   return std::to_string(e.id) + (e.tag ? " (" + *e.tag + ")" : "") + (e.ended ? "" : ", current");
 }
@@ -91,12 +99,26 @@ std::string EpochText(const Header& h) {
 std::string SourceLines(const Header& h) {
   std::string out = "# database: " + h.database + "\n";
   out += "# epoch:    " + EpochText(h) + "\n";
+  if (!h.range.empty() && !h.epochs.empty()) {
+    // What the summed epochs cover: whole windows, so maybe more than asked.
+    const EpochInfo& last = h.epochs.back();
+    out += "# time:     " + FormatUtc(h.epochs.front().started) + " to " +
+           (last.ended ? FormatUtc(*last.ended) : std::string("now")) +
+           " (asked: " + (h.range.since ? FormatUtc(*h.range.since) : std::string("the start")) +
+           " to " + (h.range.until ? FormatUtc(*h.range.until) : std::string("now")) + ")\n";
+  }
   out += "# events:  ";
   for (size_t e = 0; e < h.events.size(); ++e) {
     const EventInfo& ev = h.events[e];
     out += std::string(e ? "; " : " ") + ev.name;
     if (ev.used != ev.name) out += " (sampled as " + ev.used + ")";
-    out += " every " + std::to_string(ev.period) + ": " + std::to_string(h.totals[e]) + " samples";
+    out += " every " + std::to_string(ev.period);
+    if (e < h.periods.size() && !h.periods[e].empty()) {
+      std::string all;
+      for (uint64_t p : h.periods[e]) all += (all.empty() ? "" : ", ") + std::to_string(p);
+      out += " (the newest epoch's; these epochs used " + all + ")";
+    }
+    out += ": " + std::to_string(h.totals[e]) + " samples";
   }
   out += "\n# unknown:  " + Fixed(h.unknown_percent, 2) + "%, lost: " + Fixed(h.lost_percent, 2) +
          "% (of the daemon's samples)\n";

@@ -5,18 +5,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <limits>
 #include <set>
 #include <tuple>
 
+#include "libprofile/base/time_spec.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/offset_counts.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/report_symbols.h"
+#include "libprofile/store/epoch_select.h"
 
 namespace lcpi::report {
 
 namespace {
+
+int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 
 int64_t Stat(const std::map<std::string, int64_t>& stats, const char* name) {
   auto it = stats.find(name);
@@ -206,31 +211,54 @@ Expected<Format> ParseFormat(const std::string& name) {
                "unknown format " + name + " (text, csv, json, html or pprof)");
 }
 
-int64_t QueryEpoch(const Header& header) {
-  if (header.all_epochs || header.epochs.empty()) return kAllEpochs;
-  return header.epochs.front().id;
+EpochSet QueryEpoch(const Header& header) {
+  if (header.all_epochs) return EpochSet::All();
+  return IdsOf(header.epochs);
 }
 
-Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
+Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeRange& range,
                             const std::vector<std::string>& events) {
   Header h;
   h.database = db.path();
+  h.range = range;
+  if (range.since && range.until && *range.since >= *range.until) {
+    return Error(Errc::kInvalidArgument, "--since " + FormatUtc(*range.since) +
+                                             " is not before --until " + FormatUtc(*range.until));
+  }
   auto epochs = db.ListEpochs();
   if (!epochs) return epochs.error();
-  if (epoch == "all") {
-    h.all_epochs = true;
+  if (epoch == "all" || (epoch.empty() && !range.empty())) {
+    h.all_epochs = range.empty();
     h.epochs = *epochs;
   } else {
     Expected<int64_t> id = epoch.empty() ? db.CurrentEpoch() : db.FindEpoch(epoch);
     if (!id) {
       if (id.error().code() != Errc::kNotFound) return id.error();
       return Error(Errc::kNotFound, epoch.empty() ? db.path() + ": no epochs yet"
-                                                  : db.path() + ": no such epoch: " + epoch);
+                                                  : db.path() + ": no such epoch: " + epoch +
+                                                        " (lcpiprof --epochs lists them)");
     }
-    for (const EpochInfo& e : *epochs) {
-      if (e.id == *id) h.epochs.push_back(e);
+    // A number names one epoch or window; a tag names its span.
+    const bool by_id = !epoch.empty() && std::all_of(epoch.begin(), epoch.end(),
+                                                     [](char c) { return c >= '0' && c <= '9'; });
+    if (by_id || epoch.empty()) {
+      for (const EpochInfo& e : *epochs) {
+        if (e.id == *id) h.epochs.push_back(e);
+      }
+    } else {
+      h.epochs = SpanOf(*epochs, *id);
     }
     if (h.epochs.empty()) return Error(Errc::kNotFound, "no such epoch: " + epoch);
+  }
+  if (!range.empty()) {
+    const std::string wanted = h.epochs.size() == epochs->size() ? "" : " of epoch " + epoch;
+    h.epochs = EpochsOverlapping(h.epochs, range.since, range.until, Now());
+    if (h.epochs.empty()) {
+      return Error(Errc::kNotFound, db.path() + ": no epoch or window" + wanted + " between " +
+                                        (range.since ? FormatUtc(*range.since) : "the first") +
+                                        " and " + (range.until ? FormatUtc(*range.until) : "now") +
+                                        " (lcpiprof --epochs lists them)");
+    }
   }
   auto all_events = db.ListEvents();
   if (!all_events) return all_events.error();
@@ -257,6 +285,21 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
     }
   }
   for (const EventInfo& e : h.events) h.totals.push_back(by_event[e.id]);
+  // What each event really was in these epochs: the newest epoch's facts.
+  auto facts = db.EpochEvents(QueryEpoch(h));
+  if (!facts) return facts.error();
+  for (EventInfo& e : h.events) {
+    std::set<uint64_t> seen;
+    for (const EpochEvent& f : *facts) {  // oldest epoch first: the newest wins
+      if (f.event_id == e.id) {
+        e.used = f.used;
+        e.period = f.period;
+        seen.insert(f.period);
+      }
+    }
+    h.periods.push_back(seen.size() > 1 ? std::vector<uint64_t>(seen.begin(), seen.end())
+                                        : std::vector<uint64_t>{});
+  }
   auto stats = db.Stats(QueryEpoch(h));
   if (!stats) return stats.error();
   h.stats = *stats;
@@ -273,11 +316,11 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
   return h;
 }
 
-Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch,
+Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch, const TimeRange& range,
                              const std::vector<std::string>& events) {
   auto snap = db.BeginSnapshot();
   if (!snap) return snap.error();
-  auto header = ReadHeader(db, epoch, events);
+  auto header = ReadHeader(db, epoch, range, events);
   if (!header) (void)db.EndSnapshot();
   return header;
 }
@@ -286,7 +329,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (options.keep_percent < 0 || options.keep_percent > 100) {
     return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
   }
-  auto header = BeginReport(db, options.epoch, options.events);
+  auto header = BeginReport(db, options.epoch, options.range, options.events);
   if (!header) return header.error();
   SnapshotGuard end(db);
   Profile p;
@@ -324,9 +367,11 @@ Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& op
   po.view = options.view;
   po.images = options.images;
   po.epoch = options.epoch_a;
+  po.range = options.range_a;
   auto a = BuildProfile(db_a, po);
   if (!a) return a.error();
   po.epoch = options.epoch_b;
+  po.range = options.range_b;
   auto b = BuildProfile(db_b, po);
   if (!b) return b.error();
   d.a = a->header;

@@ -37,13 +37,25 @@ const char* ViewName(View view);  // "images", "procedures", "processes"
 // "text", "csv", "json", "html", "pprof"; kInvalidArgument otherwise.
 Expected<Format> ParseFormat(const std::string& name);
 
+// --since/--until as unix seconds (libprofile/base/time_spec.h reads them);
+// an unset bound is open.
+struct TimeRange {
+  std::optional<int64_t> since, until;
+  bool empty() const { return !since && !until; }
+};
+
 // What every report states about where its numbers come from.
 struct Header {
-  std::string database;                  // the path given to Open
-  bool all_epochs = false;               // --epoch all
-  std::vector<EpochInfo> epochs;         // the epoch read (all of them with all_epochs)
-  std::vector<EventInfo> events;         // the event columns, in order
-  std::vector<uint64_t> totals;          // samples per event column (all images)
+  std::string database;           // the path given to Open
+  bool all_epochs = false;        // --epoch all, no time range
+  std::vector<EpochInfo> epochs;  // the epochs read, summed, oldest first
+  TimeRange range;                // --since/--until, as given
+  std::vector<EventInfo> events;  // the event columns, in order
+  std::vector<uint64_t> totals;   // samples per event column (all images)
+  // Per event column: the distinct periods of the epochs read, ascending,
+  // when there is more than one (the configuration changed between them);
+  // else empty. events[i].period is the newest epoch's.
+  std::vector<std::vector<uint64_t>> periods;
   std::map<std::string, int64_t> stats;  // ProfileDb::Stats of the epoch(s)
   // Shares in percent of the daemon's samples: unknown / (attributed +
   // unknown); lost = (lost + dropped) / (attributed + unknown + lost +
@@ -52,24 +64,30 @@ struct Header {
   double lost_percent = 0;
 };
 
-// Reads the epoch selection: "" (the newest), "all", a decimal id or a tag.
-// kNotFound "no such epoch". `events` limits the event columns (by name);
-// empty means every event with samples in the epoch(s).
-Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch,
+// Reads the epoch selection: "" (the newest; with a time range, every
+// epoch), "all", a decimal id (that epoch or window alone) or a tag (its
+// span: the tagged epoch and the windows after it, up to the next epoch),
+// then keeps the epochs that overlap `range`; their counts are summed.
+// kNotFound "no such epoch", or no epoch in the range. Each event's used
+// name and period are those of the newest selected epoch that recorded them
+// (the events row for epochs older than schema 3). `events` limits the event
+// columns (by name); empty means every event with samples in the epoch(s).
+Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeRange& range,
                             const std::vector<std::string>& events);
 // ReadHeader in a read snapshot of `db` begun here, so that every query of
 // one report sees the same data; the caller ends the snapshot on success
 // (SnapshotGuard), and on an error it is already ended.
-Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch,
+Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch, const TimeRange& range,
                              const std::vector<std::string>& events);
-// The epoch argument of the ProfileDb queries for a header.
-int64_t QueryEpoch(const Header& header);
+// The epochs the ProfileDb queries read for a header.
+EpochSet QueryEpoch(const Header& header);
 
 // ----- lcpiprof
 
 struct ProfOptions {
   View view = View::kImages;
   std::string epoch;                // "" newest, "all", id or tag
+  TimeRange range;                  // --since/--until
   std::vector<std::string> events;  // empty: all present
   std::string sort;                 // event to sort by; empty: the first column
   double keep_percent = 0;          // keep rows with at least this share of the sort event
@@ -108,6 +126,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options);
 struct DiffOptions {
   View view = View::kImages;  // images or procedures
   std::string epoch_a, epoch_b;
+  TimeRange range_a, range_b;
   std::string event;       // empty: the first event present in both
   double keep_points = 0;  // keep rows whose share changed by at least this many points
   size_t top = 0;
@@ -139,6 +158,7 @@ Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& op
 
 struct ListOptions {
   std::string epoch;
+  TimeRange range;
   std::vector<std::string> events;
   std::string procedure;  // a procedure name, or
   std::string image;      // with procedure: restricts the images searched
@@ -187,6 +207,27 @@ struct Listing {
 
 Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options);
 
+// ----- lcpiprof --epochs: what is stored (epoch_list.cpp)
+
+struct EpochListRow {
+  EpochInfo epoch;
+  std::optional<std::string> span;  // the tag of the span it is in (its own, or its epoch's)
+  uint64_t samples = 0;             // all events
+  uint64_t rows = 0;                // stored counts and process counts
+  // The database's size shared out by rows: a rough guide to what dropping
+  // this epoch would free, not a measurement.
+  uint64_t approx_bytes = 0;
+};
+
+struct EpochList {
+  Header header;  // every epoch (ReadHeader "all")
+  uint64_t file_bytes = 0;
+  std::vector<EpochListRow> rows;  // oldest first
+  std::vector<std::string> warnings;
+};
+
+Expected<EpochList> BuildEpochList(ProfileDb& db);
+
 // ----- Rendering (render.cpp; the model and its renderers: table.h)
 
 struct RenderOptions {
@@ -198,6 +239,7 @@ struct RenderOptions {
 std::string RenderProfile(const Profile& profile, const RenderOptions& options);
 std::string RenderDiff(const Diff& diff, const RenderOptions& options);
 std::string RenderListing(const Listing& listing, const RenderOptions& options);
+std::string RenderEpochList(const EpochList& list, const RenderOptions& options);
 
 // The width for text output: `requested` when > 0, else the terminal width
 // of `fd` (TIOCGWINSZ), else $COLUMNS, else 100.

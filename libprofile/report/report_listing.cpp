@@ -55,7 +55,7 @@ Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options) {
   if (!options.has_range && options.procedure.empty()) {
     return Error(Errc::kInvalidArgument, "name a procedure or give --range IMAGE:START-END");
   }
-  auto header = BeginReport(db, options.epoch, options.events);
+  auto header = BeginReport(db, options.epoch, options.range, options.events);
   if (!header) return header.error();
   SnapshotGuard end(db);
   Listing l;

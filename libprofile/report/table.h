@@ -126,6 +126,7 @@ struct Document {
 Document ProfileDocument(const Profile& profile);
 Document DiffDocument(const Diff& diff);
 Document ListingDocument(const Listing& listing);
+Document EpochListDocument(const EpochList& list);  // epoch_list.cpp
 
 // The renderers; Render picks one by options.format.
 std::string RenderText(const Document& doc, int width, bool header);

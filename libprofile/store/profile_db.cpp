@@ -68,6 +68,10 @@ constexpr const char kSqlUpsertEvent[] =
     "ON CONFLICT (name) DO UPDATE SET used = excluded.used, period = excluded.period "
     "WHERE used <> excluded.used OR period <> excluded.period";
 constexpr const char kSqlEventId[] = "SELECT id FROM events WHERE name = ?1";
+constexpr const char kSqlUpsertEpochEvent[] =
+    "INSERT INTO epoch_events (epoch_id, event_id, used, period) VALUES (?1, ?2, ?3, ?4) "
+    "ON CONFLICT (epoch_id, event_id) DO UPDATE SET used = excluded.used, period = excluded.period "
+    "WHERE used <> excluded.used OR period <> excluded.period";
 constexpr const char kSqlUpsertCount[] =
     "INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
     "VALUES (?1, ?2, ?3, ?4, ?5) "
@@ -85,7 +89,8 @@ constexpr const char kSqlInsertSymbol[] =
     "INSERT INTO symbols (image_id, image_offset, size, name) VALUES (?1, ?2, ?3, ?4) "
     "ON CONFLICT DO NOTHING";
 constexpr const char kSqlNewestEpoch[] = "SELECT max(id) FROM epochs";
-constexpr const char kSqlInsertEpoch[] = "INSERT INTO epochs (tag, started) VALUES (?1, ?2)";
+constexpr const char kSqlInsertEpoch[] =
+    "INSERT INTO epochs (tag, started, kind) VALUES (?1, ?2, ?3)";
 constexpr const char kSqlEndEpochs[] = "UPDATE epochs SET ended = ?1 WHERE ended IS NULL";
 constexpr const char kSqlTagExists[] = "SELECT 1 FROM epochs WHERE tag = ?1";
 
@@ -250,6 +255,20 @@ Expected<void> ProfileDb::Validate() {
 
 // Connection settings of a writer, then the pending migrations.
 Expected<void> ProfileDb::Configure() {
+  // A new database returns freed pages to the file system (retention drops
+  // old windows): auto_vacuum can be chosen freely only before the first
+  // table exists. Older databases switch with EnableIncrementalVacuum.
+  {
+    auto objects = Prepare("SELECT count(*) FROM sqlite_schema");
+    if (!objects) return objects.error();
+    sql::Reset reset(*objects);
+    int rc = sqlite3_step(*objects);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema");
+    if (sqlite3_column_int64(*objects, 0) == 0) {
+      if (auto ok = Exec("PRAGMA auto_vacuum = INCREMENTAL", "cannot set auto_vacuum"); !ok)
+        return ok;
+    }
+  }
   // WAL: readers never block the daemon and the daemon never blocks readers.
   // journal_mode is stored in the file, so change it only when needed: the
   // change needs an exclusive lock.
@@ -520,6 +539,17 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
     auto id = select_id(kSqlEventId, ev.name);
     if (!id) return id.error();
     event_ids[i] = *id;
+    // The same facts for this epoch alone: the events row follows the newest
+    // merge, this one keeps the epoch's own.
+    auto per_epoch = Prepare(kSqlUpsertEpochEvent);
+    if (!per_epoch) return per_epoch.error();
+    sql::Reset reset(*per_epoch);
+    Bind(*per_epoch, 1, b.epoch);
+    Bind(*per_epoch, 2, *id);
+    Bind(*per_epoch, 3, ev.used);
+    Bind(*per_epoch, 4, static_cast<int64_t>(ev.period));
+    if (int rc = sqlite3_step(*per_epoch); rc != SQLITE_DONE)
+      return SqlError(rc, "merge: event " + ev.name + " of epoch " + std::to_string(b.epoch));
   }
 
   // Counts in key order: each upsert then lands next to the previous one in
@@ -610,6 +640,7 @@ Expected<int64_t> ProfileDb::CurrentEpoch() {
       sql::Reset reset(*ins);
       sqlite3_bind_null(*ins, 1);
       sql::Bind(*ins, 2, Now());
+      sql::Bind(*ins, 3, std::string_view(EpochKindName(EpochKind::kEpoch)));
       int rc = sqlite3_step(*ins);
       id = rc == SQLITE_DONE ? Expected<int64_t>(sqlite3_last_insert_rowid(db_))
                              : Expected<int64_t>(SqlError(rc, "cannot start the first epoch"));
@@ -623,10 +654,18 @@ Expected<int64_t> ProfileDb::CurrentEpoch() {
   return id;
 }
 
-Expected<int64_t> ProfileDb::NewEpoch(std::optional<std::string> tag) {
+const char* EpochKindName(EpochKind kind) {
+  return kind == EpochKind::kWindow ? "window" : "epoch";
+}
+
+Expected<int64_t> ProfileDb::NewEpoch(std::optional<std::string> tag, EpochKind kind,
+                                      std::optional<int64_t> at) {
   if (tag && (tag->empty() || AllDigits(*tag))) {
     return Error(Errc::kInvalidArgument,
                  "epoch tag '" + *tag + "': must be non-empty and not all digits (those are ids)");
+  }
+  if (tag && kind == EpochKind::kWindow) {
+    return Error(Errc::kInvalidArgument, "a window has no tag; a tag names an epoch's span");
   }
   if (auto ok = BeginWrite("cannot start a new epoch"); !ok) return ok.error();
   auto body = [&]() -> Expected<int64_t> {
@@ -641,7 +680,7 @@ Expected<int64_t> ProfileDb::NewEpoch(std::optional<std::string> tag) {
       }
       if (rc != SQLITE_DONE) return SqlError(rc, "cannot read epochs");
     }
-    const int64_t now = Now();
+    const int64_t now = at.value_or(Now());
     auto end = Prepare(kSqlEndEpochs);
     if (!end) return end.error();
     {
@@ -659,6 +698,7 @@ Expected<int64_t> ProfileDb::NewEpoch(std::optional<std::string> tag) {
       sqlite3_bind_null(*ins, 1);
     }
     sql::Bind(*ins, 2, now);
+    sql::Bind(*ins, 3, std::string_view(EpochKindName(kind)));
     if (int rc = sqlite3_step(*ins); rc != SQLITE_DONE)
       return SqlError(rc, "cannot start a new epoch");
     return sqlite3_last_insert_rowid(db_);

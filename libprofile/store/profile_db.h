@@ -67,7 +67,7 @@ struct ImageRecord {
 struct EventRecord {
   std::string name;     // as the user asked: "cycles"
   std::string used;     // what was really sampled: "cpu-clock"
-  uint64_t period = 0;  // mean period in the event's unit; the newest merge wins
+  uint64_t period = 0;  // mean period in the event's unit; per epoch, the newest merge wins
 };
 
 struct CountRow {
@@ -108,11 +108,44 @@ struct MergeBatch {
 
 // ----- What the queries return. Ids are the database's own.
 
+// kEpoch: started by `lcpictl epoch` (or the first one); it opens a span,
+// which its tag names. kWindow: a time window lcpid closed on its own; it
+// continues the span of the epoch before it.
+enum class EpochKind { kEpoch, kWindow };
+const char* EpochKindName(EpochKind kind);  // "epoch", "window"
+
 struct EpochInfo {
   int64_t id = 0;
   std::optional<std::string> tag;
   int64_t started = 0;           // unix seconds
   std::optional<int64_t> ended;  // unset while current
+  EpochKind kind = EpochKind::kEpoch;
+};
+
+// The epochs a query reads: every one, or the listed ids (none: no rows).
+struct EpochSet {
+  bool all = false;
+  std::vector<int64_t> ids;
+  static EpochSet All() { return {true, {}}; }
+  static EpochSet Of(std::vector<int64_t> ids) { return {false, std::move(ids)}; }
+  // An epoch id, or kAllEpochs (any value <= 0).
+  static EpochSet From(int64_t epoch) { return epoch > 0 ? Of({epoch}) : All(); }
+};
+
+// What one epoch holds, for listings: samples (all events) and stored rows
+// (counts and process counts).
+struct EpochSize {
+  int64_t epoch_id = 0;
+  uint64_t samples = 0;
+  uint64_t rows = 0;
+};
+
+// An event as it was sampled in one epoch.
+struct EpochEvent {
+  int64_t epoch_id = 0;
+  int64_t event_id = 0;
+  std::string used;
+  uint64_t period = 0;
 };
 
 struct ImageInfo {
@@ -192,10 +225,12 @@ class ProfileDb {
   // read-only: kNotFound if there is none.
   Expected<int64_t> CurrentEpoch();
 
-  // Ends the current epoch and starts a new one, returning its id. A tag must
-  // be non-empty, unused and not all digits (those name epochs by id):
-  // otherwise kInvalidArgument.
-  Expected<int64_t> NewEpoch(std::optional<std::string> tag);
+  // Ends the current epoch and starts a new one at `at` (unix seconds;
+  // default now), returning its id. A tag must be non-empty, unused and not
+  // all digits (those name epochs by id): otherwise kInvalidArgument; a
+  // window (kWindow) has no tag.
+  Expected<int64_t> NewEpoch(std::optional<std::string> tag, EpochKind kind = EpochKind::kEpoch,
+                             std::optional<int64_t> at = std::nullopt);
 
   // All epochs, oldest first.
   Expected<std::vector<EpochInfo>> ListEpochs();
@@ -208,21 +243,41 @@ class ProfileDb {
   Expected<std::vector<ImageInfo>> ListImages();
   Expected<std::vector<EventInfo>> ListEvents();
 
-  // Samples per image per event, in `epoch` (or kAllEpochs), by image then event.
-  Expected<std::vector<ImageTotal>> ImageTotals(int64_t epoch);
+  // Samples per image per event, summed over `epochs`, by image then event.
+  Expected<std::vector<ImageTotal>> ImageTotals(const EpochSet& epochs);
+  Expected<std::vector<ImageTotal>> ImageTotals(int64_t epoch) {
+    return ImageTotals(EpochSet::From(epoch));
+  }
 
   // Samples per offset in [lo, hi) of one image and event, ascending offsets.
+  Expected<std::vector<OffsetCount>> OffsetCounts(const EpochSet& epochs, int64_t image_id,
+                                                  int64_t event_id, uint64_t lo, uint64_t hi);
   Expected<std::vector<OffsetCount>> OffsetCounts(int64_t epoch, int64_t image_id, int64_t event_id,
-                                                  uint64_t lo, uint64_t hi);
+                                                  uint64_t lo, uint64_t hi) {
+    return OffsetCounts(EpochSet::From(epoch), image_id, event_id, lo, hi);
+  }
 
   // Samples per (pid, comm, image, event), largest first.
-  Expected<std::vector<ProcessTotal>> ProcessTotals(int64_t epoch);
+  Expected<std::vector<ProcessTotal>> ProcessTotals(const EpochSet& epochs);
+  Expected<std::vector<ProcessTotal>> ProcessTotals(int64_t epoch) {
+    return ProcessTotals(EpochSet::From(epoch));
+  }
+
+  // Samples and rows per epoch that has any (one pass over the counts).
+  Expected<std::vector<EpochSize>> EpochSizes();
+
+  // How each event was sampled in `epochs`, by epoch then event. Epochs
+  // merged before schema 3 have no rows: the events row stands for them.
+  Expected<std::vector<EpochEvent>> EpochEvents(const EpochSet& epochs);
 
   // Stored symbols of an image (kernel, modules), ascending offsets.
   Expected<std::vector<SymbolInfo>> Symbols(int64_t image_id);
 
-  // Daemon statistics summed over the merges of `epoch` (or kAllEpochs).
-  Expected<std::map<std::string, int64_t>> Stats(int64_t epoch);
+  // Daemon statistics summed over the merges of `epochs`.
+  Expected<std::map<std::string, int64_t>> Stats(const EpochSet& epochs);
+  Expected<std::map<std::string, int64_t>> Stats(int64_t epoch) {
+    return Stats(EpochSet::From(epoch));
+  }
 
   // Pins one read snapshot until EndSnapshot, so that several queries agree
   // with one another while lcpid commits. Not to be nested, nor used around
@@ -232,6 +287,45 @@ class ProfileDb {
 
   // PRAGMA integrity_check: kCorrupt with SQLite's first findings if it fails.
   Expected<void> CheckIntegrity();
+
+  // ----- Retention (profile_db_retention.cpp; which epochs: retention.h)
+
+  // Deletes the epochs (their counts, process counts, statistics and event
+  // facts, then the rows) in one transaction, then gives the freed pages back
+  // to the file system (PRAGMA incremental_vacuum) and checkpoints the WAL, so
+  // the file shrinks. A reader inside a snapshot keeps seeing the old data
+  // until it ends the snapshot (WAL); the file shrinks at the first
+  // checkpoint after the last such reader. kInvalidArgument for the current
+  // (newest, open) epoch; ids that do not exist are ignored. Images and
+  // symbols stay (they are shared, and small).
+  Expected<void> DropEpochs(const std::vector<int64_t>& ids);
+
+  // Merges the epochs ids[1..] into ids[0] (a rollup of fine windows into a
+  // coarser one): their counts, process counts and statistics are added to
+  // ids[0]'s, ids[0] then ends where the last of them ended, and they are
+  // deleted; ids[0] keeps its kind, tag and event facts (the caller merges
+  // only epochs whose facts agree: retention.h RollupGroups). One
+  // transaction, then the freed pages go back as in DropEpochs.
+  // kInvalidArgument for the current epoch or an id that does not exist.
+  Expected<void> MergeEpochs(const std::vector<int64_t>& ids);
+
+  // The database file's size as SQLite sees it (page_count * page_size), and
+  // how much of it is free pages.
+  struct FileSize {
+    uint64_t bytes = 0;
+    uint64_t free_bytes = 0;
+  };
+  Expected<FileSize> DatabaseSize();
+
+  // Whether freed pages go back to the file system (auto_vacuum INCREMENTAL):
+  // true for databases this version created; older ones need
+  // EnableIncrementalVacuum.
+  Expected<bool> IncrementalVacuumOn();
+
+  // Switches an older database to auto_vacuum INCREMENTAL: SQLite can do that
+  // only with a full VACUUM, which rewrites the file (needing as much free
+  // disk again) and holds the write lock while it runs.
+  Expected<void> EnableIncrementalVacuum();
 
  private:
   ProfileDb(sqlite3* db, std::string path, DbMode mode);

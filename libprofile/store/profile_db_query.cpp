@@ -18,7 +18,8 @@ namespace lcpi {
 
 namespace {
 
-constexpr const char kSqlListEpochs[] = "SELECT id, tag, started, ended FROM epochs ORDER BY id";
+constexpr const char kSqlListEpochs[] =
+    "SELECT id, tag, started, ended, kind FROM epochs ORDER BY id";
 constexpr const char kSqlEpochById[] = "SELECT id FROM epochs WHERE id = ?1";
 constexpr const char kSqlEpochByTag[] = "SELECT id FROM epochs WHERE tag = ?1";
 constexpr const char kSqlListImages[] =
@@ -45,6 +46,33 @@ constexpr const char kSqlProcesses[] =
 constexpr const char kSqlProcessesAll[] =
     "SELECT pid, comm, image_id, event_id, sum(count) AS total FROM process_counts "
     "GROUP BY pid, comm, image_id, event_id ORDER BY total DESC, pid, comm, image_id, event_id";
+// Several epochs: their ids as a JSON array in ?1, looked up one by one in
+// the primary key ("epoch_id IN (...)"), as the all-epochs form does.
+constexpr const char kSqlImageTotalsSome[] =
+    "SELECT image_id, event_id, sum(count) FROM counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
+    "GROUP BY image_id, event_id ORDER BY image_id, event_id";
+constexpr const char kSqlOffsetsSome[] =
+    "SELECT image_offset, sum(count) FROM counts WHERE epoch_id IN "
+    "(SELECT value FROM json_each(?1)) AND image_id = ?2 AND event_id = ?3 "
+    "AND image_offset >= ?4 AND image_offset < ?5 GROUP BY image_offset ORDER BY image_offset";
+constexpr const char kSqlProcessesSome[] =
+    "SELECT pid, comm, image_id, event_id, sum(count) AS total FROM process_counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
+    "GROUP BY pid, comm, image_id, event_id ORDER BY total DESC, pid, comm, image_id, event_id";
+constexpr const char kSqlStatsSome[] =
+    "SELECT name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
+    "GROUP BY name";
+constexpr const char kSqlEpochSizes[] =
+    "SELECT epoch_id, sum(samples), sum(n) FROM ("
+    "SELECT epoch_id, sum(count) AS samples, count(*) AS n FROM counts GROUP BY epoch_id "
+    "UNION ALL SELECT epoch_id, 0, count(*) FROM process_counts GROUP BY epoch_id) "
+    "GROUP BY epoch_id ORDER BY epoch_id";
+constexpr const char kSqlEpochEventsAll[] =
+    "SELECT epoch_id, event_id, used, period FROM epoch_events ORDER BY epoch_id, event_id";
+constexpr const char kSqlEpochEventsSome[] =
+    "SELECT epoch_id, event_id, used, period FROM epoch_events "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?1)) ORDER BY epoch_id, event_id";
 constexpr const char kSqlSymbols[] =
     "SELECT image_offset, size, name FROM symbols WHERE image_id = ?1 ORDER BY image_offset, name";
 constexpr const char kSqlStats[] = "SELECT name, value FROM stats WHERE epoch_id = ?1";
@@ -59,6 +87,30 @@ uint64_t U64(sqlite3_stmt* stmt, int column) {
 std::optional<std::string> OptionalText(sqlite3_stmt* stmt, int column) {
   if (sqlite3_column_type(stmt, column) == SQLITE_NULL) return std::nullopt;
   return sql::ColumnText(stmt, column);
+}
+
+// "[1,2,3]", for json_each.
+std::string JsonIds(const std::vector<int64_t>& ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+  return out + "]";
+}
+
+// The statement for an epoch set: every epoch, exactly one (the primary key
+// directly), or several (json_each).
+const char* Pick(const EpochSet& e, const char* all, const char* one, const char* some) {
+  if (e.all) return all;
+  return e.ids.size() == 1 ? one : some;
+}
+
+// Binds ?1 as the chosen statement expects it. `json` must outlive the step.
+void BindEpochs(sqlite3_stmt* s, const EpochSet& e, const std::string& json) {
+  if (e.all) return;
+  if (e.ids.size() == 1) {
+    sql::Bind(s, 1, e.ids.front());
+  } else {
+    sql::Bind(s, 1, std::string_view(json));
+  }
 }
 
 // Offsets are stored as int64: a bound above INT64_MAX means "no limit".
@@ -93,6 +145,7 @@ Expected<std::vector<EpochInfo>> ProfileDb::ListEpochs() {
     e.tag = OptionalText(s, 1);
     e.started = sqlite3_column_int64(s, 2);
     if (sqlite3_column_type(s, 3) != SQLITE_NULL) e.ended = sqlite3_column_int64(s, 3);
+    e.kind = sql::ColumnText(s, 4) == "window" ? EpochKind::kWindow : EpochKind::kEpoch;
     out.push_back(std::move(e));
   });
   if (!ok) return ok.error();
@@ -161,13 +214,13 @@ Expected<std::vector<EventInfo>> ProfileDb::ListEvents() {
   return out;
 }
 
-Expected<std::vector<ImageTotal>> ProfileDb::ImageTotals(int64_t epoch) {
+Expected<std::vector<ImageTotal>> ProfileDb::ImageTotals(const EpochSet& epochs) {
   std::vector<ImageTotal> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
-      epoch > 0 ? kSqlImageTotals : kSqlImageTotalsAll, "cannot sum images",
-      [&](sqlite3_stmt* s) {
-        if (epoch > 0) sql::Bind(s, 1, epoch);
-      },
+      Pick(epochs, kSqlImageTotalsAll, kSqlImageTotals, kSqlImageTotalsSome), "cannot sum images",
+      [&](sqlite3_stmt* s) { BindEpochs(s, epochs, json); },
       [&](sqlite3_stmt* s) {
         out.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), U64(s, 2)});
       });
@@ -175,14 +228,16 @@ Expected<std::vector<ImageTotal>> ProfileDb::ImageTotals(int64_t epoch) {
   return out;
 }
 
-Expected<std::vector<OffsetCount>> ProfileDb::OffsetCounts(int64_t epoch, int64_t image_id,
+Expected<std::vector<OffsetCount>> ProfileDb::OffsetCounts(const EpochSet& epochs, int64_t image_id,
                                                            int64_t event_id, uint64_t lo,
                                                            uint64_t hi) {
   std::vector<OffsetCount> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
-      epoch > 0 ? kSqlOffsets : kSqlOffsetsAll, "cannot read offsets",
+      Pick(epochs, kSqlOffsetsAll, kSqlOffsets, kSqlOffsetsSome), "cannot read offsets",
       [&](sqlite3_stmt* s) {
-        if (epoch > 0) sql::Bind(s, 1, epoch);
+        BindEpochs(s, epochs, json);
         sql::Bind(s, 2, image_id);
         sql::Bind(s, 3, event_id);
         sql::Bind(s, 4, ClampOffset(lo));
@@ -195,13 +250,13 @@ Expected<std::vector<OffsetCount>> ProfileDb::OffsetCounts(int64_t epoch, int64_
   return out;
 }
 
-Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(int64_t epoch) {
+Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(const EpochSet& epochs) {
   std::vector<ProcessTotal> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
-      epoch > 0 ? kSqlProcesses : kSqlProcessesAll, "cannot sum processes",
-      [&](sqlite3_stmt* s) {
-        if (epoch > 0) sql::Bind(s, 1, epoch);
-      },
+      Pick(epochs, kSqlProcessesAll, kSqlProcesses, kSqlProcessesSome), "cannot sum processes",
+      [&](sqlite3_stmt* s) { BindEpochs(s, epochs, json); },
       [&](sqlite3_stmt* s) {
         ProcessTotal p;
         p.pid = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
@@ -226,14 +281,41 @@ Expected<std::vector<SymbolInfo>> ProfileDb::Symbols(int64_t image_id) {
   return out;
 }
 
-Expected<std::map<std::string, int64_t>> ProfileDb::Stats(int64_t epoch) {
+Expected<std::map<std::string, int64_t>> ProfileDb::Stats(const EpochSet& epochs) {
   std::map<std::string, int64_t> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
-      epoch > 0 ? kSqlStats : kSqlStatsAll, "cannot read statistics",
-      [&](sqlite3_stmt* s) {
-        if (epoch > 0) sql::Bind(s, 1, epoch);
-      },
+      Pick(epochs, kSqlStatsAll, kSqlStats, kSqlStatsSome), "cannot read statistics",
+      [&](sqlite3_stmt* s) { BindEpochs(s, epochs, json); },
       [&](sqlite3_stmt* s) { out[sql::ColumnText(s, 0)] = sqlite3_column_int64(s, 1); });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<EpochSize>> ProfileDb::EpochSizes() {
+  std::vector<EpochSize> out;
+  auto ok = Query(kSqlEpochSizes, "cannot size epochs", NoBind, [&](sqlite3_stmt* s) {
+    out.push_back({sqlite3_column_int64(s, 0), U64(s, 1), U64(s, 2)});
+  });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<EpochEvent>> ProfileDb::EpochEvents(const EpochSet& epochs) {
+  std::vector<EpochEvent> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  // One epoch goes through the JSON form too: a one-element array.
+  const std::string json = JsonIds(epochs.ids);
+  auto ok = Query(
+      epochs.all ? kSqlEpochEventsAll : kSqlEpochEventsSome, "cannot read epoch events",
+      [&](sqlite3_stmt* s) {
+        if (!epochs.all) sql::Bind(s, 1, std::string_view(json));
+      },
+      [&](sqlite3_stmt* s) {
+        out.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                       sql::ColumnText(s, 2), U64(s, 3)});
+      });
   if (!ok) return ok.error();
   return out;
 }

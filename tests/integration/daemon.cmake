@@ -10,7 +10,7 @@ target_link_libraries(daemon_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(daemon_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(daemon_test PRIVATE
   LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
-  WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
+  WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads" LCPI_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
 add_dependencies(daemon_test lcpid lcpictl workload_shares workload_tiny workload_exec_first
   workload_exec_second workload_syscalls)
 catch_discover_tests(daemon_test TEST_PREFIX "lcpid: " EXTRA_ARGS --warn NoTests

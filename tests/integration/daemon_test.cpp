@@ -3,14 +3,17 @@
 // samples, SIGTERM and SIGKILL, and a status whose figures add up.
 #include <catch2/catch.hpp>
 
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 
 #include "daemon_fixture.h"
 #include "libprofile/image/elf_symbols.h"
+#include "libprofile/report/report.h"
 
 using lcpi::testing::Capture;
 using lcpi::testing::DaemonFixture;
@@ -27,12 +30,17 @@ T Must(lcpi::Expected<T> e) {
   return std::move(*e);
 }
 
-// Total count per image path in the newest epoch.
+// Each test has a database of its own, so its samples are all of it: summed
+// over every epoch, since lcpid's clock-aligned time window (--window) may
+// close in the middle of a test.
+const int64_t kWholeRun = lcpi::kAllEpochs;
+
+// Total count per image path.
 std::map<std::string, uint64_t> PerImage(lcpi::ProfileDb& db, const std::string& kind = "") {
   std::map<int64_t, lcpi::ImageInfo> images;
   for (const lcpi::ImageInfo& i : Must(db.ListImages())) images[i.id] = i;
   std::map<std::string, uint64_t> out;
-  for (const lcpi::ImageTotal& t : Must(db.ImageTotals(*db.CurrentEpoch())))
+  for (const lcpi::ImageTotal& t : Must(db.ImageTotals(kWholeRun)))
     if (kind.empty() || lcpi::ImageKindName(images[t.image_id].kind) == kind)
       out[images[t.image_id].path] += t.count;
   return out;
@@ -51,7 +59,7 @@ std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string
   if (id < 0) return out;
   auto elf = lcpi::ElfImage::Open(path);
   REQUIRE(elf);
-  int64_t epoch = *db.CurrentEpoch();
+  int64_t epoch = kWholeRun;
   for (const lcpi::EventInfo& ev : Must(db.ListEvents()))
     for (const lcpi::OffsetCount& oc :
          Must(db.OffsetCounts(epoch, id, ev.id, 0, UINT64_MAX >> 1))) {
@@ -62,7 +70,7 @@ std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string
 }
 
 uint64_t Stat(lcpi::ProfileDb& db, const std::string& name) {
-  auto stats = db.Stats(*db.CurrentEpoch());
+  auto stats = db.Stats(kWholeRun);
   REQUIRE(stats);
   auto it = stats->find(name);
   return it == stats->end() ? 0 : static_cast<uint64_t>(it->second);
@@ -129,7 +137,7 @@ TEST_CASE("a process that execs another program has samples on both images") {
   CHECK(s2.count("first_work") == 0);
   // one pid, both images
   std::map<uint32_t, std::set<int64_t>> images_of_pid;
-  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch())))
+  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(kWholeRun)))
     if (p.image_id == ImageId(*db, first) || p.image_id == ImageId(*db, second))
       images_of_pid[p.pid].insert(p.image_id);
   bool both = false;
@@ -147,7 +155,7 @@ TEST_CASE("samples in the kernel land on the kernel image") {
   uint64_t kernel = 0, syscalls_total = 0;
   std::map<int64_t, std::string> kind;
   for (const lcpi::ImageInfo& i : Must(db->ListImages())) kind[i.id] = lcpi::ImageKindName(i.kind);
-  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(*db->CurrentEpoch()))) {
+  for (const lcpi::ProcessTotal& p : Must(db->ProcessTotals(kWholeRun))) {
     if (p.comm != "syscalls") continue;
     syscalls_total += p.count;
     if (kind[p.image_id] == "kernel") kernel += p.count;
@@ -216,4 +224,183 @@ TEST_CASE("SIGKILL loses at most the unflushed interval and a restart continues"
   uint64_t final_total = 0;
   for (const auto& [path, n] : PerImage(*db)) final_total += n;
   CHECK(final_total > after_kill + 1000);
+}
+
+TEST_CASE("lcpid --window 1s closes windows and a time range sums exactly its windows") {
+  DaemonFixture d({"--window", "1s"});
+  REQUIRE(d.running());
+  CHECK(d.Status()["window"] == "1s");
+  REQUIRE(Run({kWorkloads + "/shares", "2"}) == 0);
+  // A tag in the middle names its epoch and the windows after it.
+  REQUIRE(d.Ctl("epoch --tag midway").find("epoch") != std::string::npos);
+  REQUIRE(Run({kWorkloads + "/shares", "2"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  size_t windows = 0;
+  for (const lcpi::EpochInfo& e : epochs) windows += e.kind == lcpi::EpochKind::kWindow;
+  INFO(epochs.size() << " epochs, " << windows << " windows");
+  REQUIRE(windows >= 3);  // 4 s of work, a window a second
+  // One after the other, no gap, no overlap.
+  for (size_t i = 0; i + 1 < epochs.size(); ++i) {
+    REQUIRE(epochs[i].ended);
+    CHECK(*epochs[i].ended == epochs[i + 1].started);
+  }
+  auto samples = [&](const lcpi::EpochSet& set) {
+    uint64_t n = 0;
+    for (const lcpi::ImageTotal& t : Must(db->ImageTotals(set))) n += t.count;
+    return n;
+  };
+  std::vector<uint64_t> per_epoch;
+  uint64_t sum = 0;
+  for (const lcpi::EpochInfo& e : epochs)
+    sum += per_epoch.emplace_back(samples(lcpi::EpochSet::From(e.id)));
+  CHECK(sum == samples(lcpi::EpochSet::All()));
+  CHECK(sum > 1000);
+  // From the second epoch's start to the end of the one before last: exactly
+  // the epochs in between, summed.
+  REQUIRE(epochs.size() >= 4);
+  const size_t first = 1, last = epochs.size() - 2;
+  lcpi::report::ProfOptions opts;
+  opts.range.since = epochs[first].started;
+  opts.range.until = *epochs[last].ended;
+  auto profile = lcpi::report::BuildProfile(*db, opts);
+  REQUIRE(profile);
+  uint64_t expected = 0;
+  std::vector<int64_t> expected_ids, got_ids;
+  for (size_t i = first; i <= last; ++i) {
+    expected += per_epoch[i];
+    expected_ids.push_back(epochs[i].id);
+  }
+  for (const lcpi::EpochInfo& e : profile->header.epochs) got_ids.push_back(e.id);
+  CHECK(got_ids == expected_ids);
+  uint64_t reported = 0;
+  for (uint64_t t : profile->header.totals) reported += t;
+  CHECK(reported == expected);
+  // The tag's span: its epoch and the windows after it, to the end.
+  lcpi::report::ProfOptions tagged;
+  tagged.epoch = "midway";
+  auto span = lcpi::report::BuildProfile(*db, tagged);
+  REQUIRE(span);
+  REQUIRE(span->header.epochs.size() >= 2);
+  CHECK(*span->header.epochs.front().tag == "midway");
+  CHECK(span->header.epochs.back().id == epochs.back().id);
+}
+
+TEST_CASE("lcpid --retain drops old windows and says so in its status") {
+  DaemonFixture d({"--window", "1s", "--retain", "2s"});
+  REQUIRE(d.running());
+  auto st = d.Status();
+  CHECK(st["retain"] == "2s");
+  CHECK(st["max_db_size"] == "2G");  // the production default
+  // A window goes once it ended more than 2 s ago: about one a second after
+  // the first three.
+  REQUIRE(Run({kWorkloads + "/shares", "6"}) == 0);
+  st = d.Status();
+  INFO("dropped " << st["dropped_epochs"]);
+  CHECK(std::stoull(st["dropped_epochs"]) >= 1);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  REQUIRE(!epochs.empty());
+  INFO(epochs.size() << " epochs left, the first " << epochs.front().id);
+  CHECK(epochs.front().id > 1);  // the first windows are gone
+  // What ended in the last 2 s before the last window closed, and the
+  // current one: the retention bounds it whatever the run's length.
+  CHECK(epochs.size() <= 5);
+}
+
+TEST_CASE("lcpid --max-db-size drops the oldest windows first") {
+  // 4K: less than the kernel's symbols alone, so every window but the
+  // current one must go.
+  DaemonFixture d({"--window", "1s", "--max-db-size", "4K"});
+  REQUIRE(d.running());
+  CHECK(d.Status()["max_db_size"] == "4K");
+  REQUIRE(Run({kWorkloads + "/shares", "4"}) == 0);
+  auto st = d.Status();
+  INFO("dropped " << st["dropped_epochs"]);
+  CHECK(std::stoull(st["dropped_epochs"]) >= 2);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  INFO(epochs.size() << " epochs left");
+  CHECK(epochs.size() <= 2);  // the current window (and one closed since the last pass)
+  CHECK(epochs.back().id >= 3);
+}
+
+TEST_CASE("lcpid opens a database of schema 1, migrates it and switches it to incremental vacuum") {
+  lcpi::testing::TempDir dir("lcpi-daemon-test");
+  const std::string path = dir.path + "/profiles.db";
+  {  // schema 1 as an older lcpi wrote it (auto_vacuum NONE), with one epoch of data
+    std::ifstream in(LCPI_SOURCE_DIR "/schema/001_initial.sql");
+    std::stringstream sql;
+    sql << in.rdbuf()
+        << "PRAGMA user_version = 1; PRAGMA application_id = 1279479881;"
+           "INSERT INTO epochs (id, tag, started, ended) VALUES (1, 'old', 100, 200);"
+           "INSERT INTO epochs (id, tag, started) VALUES (2, NULL, 200);"
+           "INSERT INTO images VALUES (1, 'build-id:aa', '/bin/prog', 'user', 100);"
+           "INSERT INTO events VALUES (1, 'cycles', 'cpu-clock', 250000);"
+           "INSERT INTO counts VALUES (1, 1, 1, 16, 7), (2, 1, 1, 16, 5);";
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    int rc = sqlite3_exec(raw, sql.str().c_str(), nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    REQUIRE(rc == SQLITE_OK);
+  }
+  // Old data, ended long ago, kept: the default retention is 30 days, but
+  // these epochs ended in 1970. Keep them with a retention of 100 years.
+  lcpi::testing::Lcpid d(dir.path, 600, {"--retain", "36500d", "--retain-tagged", "36500d"});
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();  // read-only: only the newest schema opens so
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  CHECK(Must(db->IncrementalVacuumOn()));
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  REQUIRE(epochs.size() == 3);  // the two old ones, and the window lcpid started
+  CHECK(*epochs[0].tag == "old");
+  CHECK(epochs[2].kind == lcpi::EpochKind::kWindow);
+  uint64_t old = 0, fresh = 0;
+  for (const lcpi::ImageTotal& t : Must(db->ImageTotals(lcpi::EpochSet::Of({1, 2}))))
+    old += t.count;
+  for (const lcpi::ImageTotal& t : Must(db->ImageTotals(epochs[2].id))) fresh += t.count;
+  CHECK(old == 12);
+  CHECK(fresh > 1000);
+}
+
+TEST_CASE("lcpid --rollup-after merges old windows and keeps every sample") {
+  DaemonFixture d({"--window", "1s", "--rollup-after", "1s"});
+  REQUIRE(d.running());
+  CHECK(d.Status()["rollup_after"] == "1s");
+  REQUIRE(Run({kWorkloads + "/shares", "4"}) == 0);
+  // A window rolls up once it ended more than 1 s ago: one a second or so,
+  // after lcpid's start-up.
+  auto st = d.Status();
+  const uint64_t rolled = std::stoull(st["rolled_up_epochs"]);
+  INFO("rolled up " << rolled);
+  CHECK(rolled >= 1);
+  CHECK(st["dropped_epochs"] == "0");
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  REQUIRE(db->CheckIntegrity());
+  std::vector<lcpi::EpochInfo> epochs = Must(db->ListEpochs());
+  INFO(epochs.size() << " epochs left");
+  // Every epoch made is still there or was rolled up (ids are never reused;
+  // the status was read before the last window or two).
+  CHECK(epochs.size() + rolled >= static_cast<uint64_t>(epochs.back().id) - 2);
+  CHECK(epochs.size() + rolled <= static_cast<uint64_t>(epochs.back().id));
+  // Every sample taken is still on disk, counted once.
+  uint64_t on_disk = 0;
+  for (const auto& [path, n] : PerImage(*db)) on_disk += n;
+  CHECK(on_disk > 1000);
+  CHECK(on_disk == Stat(*db, "attributed") + Stat(*db, "unknown"));
+  CHECK(Stat(*db, "samples") == on_disk + Stat(*db, "lost") + Stat(*db, "dropped"));
 }

@@ -139,3 +139,66 @@ foreach(format txt csv json)
       GOLDEN lcpidiff_procedures.${format})
   endif()
 endforeach()
+
+# Time windows (windows.db, tools_fixture.cpp): epoch 1 "morning" at
+# 2026-01-01T08:00Z, windows 2 and 3 at 09:00 and 10:00, epoch 4 "noon" at
+# 12:00, window 5 from 13:00; epoch i holds 110 * i cycles (100 * i on
+# hot_loop), sampled every 1000 up to 3 and every 2000 after. A range sums
+# the windows it overlaps: 09:00-11:00 is 2 + 3 = 550 samples.
+set(_win "--db|@DIR@/windows.db")
+lcpi_tools_test(since-until TOOL lcpiprof
+  ARGS "${_win}|--since|2026-01-01T09:00Z|--until|2026-01-01T11:00:00Z|--format|json"
+  JSON "events.0.samples=550|epochs.0.id=2|epochs.1.id=3|since=1767258000|until=1767265200|stats.attributed=550")
+lcpi_tools_test(since-offset TOOL lcpiprof
+  ARGS "${_win}|--since|2026-01-01 10:00+01:00|--until|2026-01-01T12:00+0100|--format|json"
+  JSON "events.0.samples=550|epochs.0.id=2")
+lcpi_tools_test(since-open-end TOOL lcpiprof ARGS "${_win}|--since|2026-01-01T13:30Z|--format|json"
+  JSON "events.0.samples=550|epochs.0.id=5")
+lcpi_tools_test(since-relative TOOL lcpiprof ARGS "${_win}|--since|100000h|--format|json"
+  JSON "events.0.samples=1650|epochs.4.id=5")
+lcpi_tools_test(since-text TOOL lcpiprof
+  ARGS "${_win}|--since|2026-01-01T09:00Z|--until|2026-01-01T11:00Z|--width|200"
+  STDOUT "# epoch:    2 summed \\(2, 3\\)\n# time:     2026-01-01T09:00:00Z to 2026-01-01T12:00:00Z \\(asked: 2026-01-01T09:00:00Z to 2026-01-01T11:00:00Z\\)")
+lcpi_tools_test(since-in-span TOOL lcpiprof
+  ARGS "${_win}|--epoch|morning|--since|2026-01-01T09:30Z|--format|json"
+  JSON "events.0.samples=550|epochs.0.id=2|epochs.1.id=3")
+lcpi_tools_test(tag-span TOOL lcpiprof ARGS "${_win}|--epoch|morning|--format|json"
+  JSON "events.0.samples=660|epochs.0.tag=morning|epochs.2.id=3")
+lcpi_tools_test(window-by-id TOOL lcpiprof ARGS "${_win}|--epoch|1|--format|json"
+  JSON "events.0.samples=110")
+# Each window's own period, after the configuration changed (2000 now).
+lcpi_tools_test(window-period TOOL lcpiprof ARGS "${_win}|--epoch|2|--format|json"
+  JSON "events.0.period=1000|events.0.used=cpu-clock")
+lcpi_tools_test(window-period-new TOOL lcpiprof ARGS "${_win}|--epoch|5|--format|json"
+  JSON "events.0.period=2000")
+lcpi_tools_test(lcpilist-since TOOL lcpilist
+  ARGS "${_win}|hot_loop|--since|2026-01-01T09:00Z|--until|2026-01-01T11:00Z|--format|json"
+  JSON "totals.cycles=500")
+lcpi_tools_test(lcpidiff-since TOOL lcpidiff
+  ARGS "${_win}|--since|2026-01-01T08:00Z|--until|2026-01-01T09:00Z|--since|2026-01-01T12:00Z|--until|2026-01-01T13:00Z|--format|json"
+  JSON "a.samples=110|b.samples=440|a.epochs.0.id=1|b.epochs.0.id=4")
+lcpi_tools_test(since-bad TOOL lcpiprof ARGS "${_win}|--since|yesterday" RC 2
+  STDERR "lcpiprof: error: --since: 'yesterday' is not a time .*give a time such as 2h")
+lcpi_tools_test(until-bad-date TOOL lcpilist ARGS "${_win}|hot_loop|--until|2026-02-30" RC 2
+  STDERR "lcpilist: error: --until: '2026-02-30' is not a time \\(no such day")
+lcpi_tools_test(since-after-until TOOL lcpiprof
+  ARGS "${_win}|--since|2026-01-01T11:00Z|--until|2026-01-01T09:00Z" RC 1
+  STDERR "--since 2026-01-01T11:00:00Z is not before --until 2026-01-01T09:00:00Z")
+lcpi_tools_test(since-nothing TOOL lcpiprof ARGS "${_win}|--until|2025-01-01" RC 1
+  STDERR "no epoch or window between the first and 2025-01-01T.* \\(lcpiprof --epochs lists them\\)")
+# lcpiprof --epochs: what is stored.
+lcpi_tools_test(epochs-json TOOL lcpiprof ARGS "${_win}|--epochs|--format|json"
+  JSON "view=epochs|rows.0.id=1|rows.0.kind=epoch|rows.0.tag=morning|rows.0.started_utc=2026-01-01T08:00:00Z|rows.0.ended=1767258000|rows.1.kind=window|rows.1.span=morning|rows.2.samples=330|rows.2.rows=4|rows.4.span=noon|rows.4.ended_utc=current")
+lcpi_tools_test(epochs-text TOOL lcpiprof ARGS "${_win}|--epochs"
+  STDOUT "id +kind +started +ended +samples +rows +~bytes +span\n +1 +epoch +2026-01-01T08:00:00Z +2026-01-01T09:00:00Z +110 +4 +[0-9]+ +morning\n +2 +window +2026-01-01T09:00:00Z")
+lcpi_tools_test(epochs-csv TOOL lcpiprof ARGS "${_win}|--epochs|--format|csv"
+  STDOUT "^id,kind,tag,span,started,ended,started_unix,ended_unix,samples,rows,approx_bytes\n1,epoch,morning,morning,2026-01-01T08:00:00Z,2026-01-01T09:00:00Z,1767254400,1767258000,110,4,")
+lcpi_tools_test(epochs-with-since TOOL lcpiprof ARGS "${_win}|--epochs|--since|1h" RC 2
+  STDERR "--epochs lists everything stored")
+lcpi_tools_test(no-epoch-hint TOOL lcpiprof ARGS "${_win}|--epoch|nosuch" RC 1
+  STDERR "no such epoch: nosuch \\(lcpiprof --epochs lists them\\)")
+# Over windows whose periods differ, the report says so.
+lcpi_tools_test(window-periods-mixed TOOL lcpiprof ARGS "${_win}|--epoch|all|--format|json"
+  JSON "events.0.period=2000|events.0.periods.0=1000|events.0.periods.1=2000")
+lcpi_tools_test(window-periods-mixed-text TOOL lcpiprof ARGS "${_win}|--since|2026-01-01T10:30Z|--until|2026-01-01T12:30Z"
+  STDOUT "every 2000 \\(the newest epoch's; these epochs used 1000, 2000\\): 770 samples")

@@ -1,11 +1,60 @@
 // tools_fixture.cpp - writes the report fixture (tests/unit/report/report_fixture.h)
 // into the directory given: the profile database the CLI tests of
-// tests/integration/tools.cmake run lcpiprof, lcpilist and lcpidiff on.
+// tests/integration/tools.cmake run lcpiprof, lcpilist and lcpidiff on. Also
+// windows.db: time windows at fixed times (MakeWindows), for --since/--until
+// and --epochs.
 #include <cstdio>
 #include <exception>
 #include <filesystem>
 
 #include "tests/unit/report/report_fixture.h"
+
+namespace {
+
+using namespace lcpi;
+using lcpi::testing::FixtureCheck;
+
+// 2026-01-01T08:00:00Z
+constexpr int64_t kEight = 1767254400;
+
+// Epoch 1 "morning" at 08:00Z, windows 2 and 3 at 09:00 and 10:00, epoch 4
+// "noon" at 12:00, window 5 from 13:00 (current). Window i holds 100 * i
+// cycles on hot_loop's first instruction and 10 * i in the kernel; cycles
+// are sampled as cpu-clock every 1000 up to window 3 and every 2000 after
+// (a configuration change that old windows must not forget).
+void MakeWindows(const lcpi::testing::ReportFixture& f, const std::string& path) {
+  auto elf = ElfImage::Open(f.prog);
+  FixtureCheck(elf.has_value(), "open " + f.prog);
+  auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
+  FixtureCheck(opened.has_value(), "open " + path);
+  ProfileDb& db = **opened;
+  const struct {
+    std::optional<std::string> tag;
+    EpochKind kind;
+    int64_t at;
+  } epochs[] = {{"morning", EpochKind::kEpoch, kEight},
+                {std::nullopt, EpochKind::kWindow, kEight + 3600},
+                {std::nullopt, EpochKind::kWindow, kEight + 7200},
+                {"noon", EpochKind::kEpoch, kEight + 4 * 3600},
+                {std::nullopt, EpochKind::kWindow, kEight + 5 * 3600}};
+  for (size_t i = 0; i < std::size(epochs); ++i) {
+    auto id = db.NewEpoch(epochs[i].tag, epochs[i].kind, epochs[i].at);
+    FixtureCheck(id.has_value(), "new epoch");
+    MergeBatch b;
+    b.epoch = *id;
+    b.images = {{(*elf)->identity().identity, f.prog, ImageKind::kUser},
+                {"kernel:test", "[kernel]", ImageKind::kKernel}};
+    b.events = {{"cycles", "cpu-clock", i < 3 ? 1000u : 2000u}};
+    const uint64_t n = i + 1;
+    b.counts = {{0, 0, f.hot_lo, 100 * n}, {1, 0, 0x1000, 10 * n}};
+    b.processes = {{100, "prog", 0, 0, 100 * n}, {100, "prog", 1, 0, 10 * n}};
+    b.stats = {{"attributed", static_cast<int64_t>(110 * n)}};
+    auto merged = db.Merge(b);
+    FixtureCheck(merged.has_value(), "merge window");
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -15,7 +64,10 @@ int main(int argc, char** argv) {
   try {
     std::filesystem::create_directories(argv[1]);
     lcpi::testing::ReportFixture f = lcpi::testing::MakeReportFixture(argv[1]);
-    std::printf("%s\n", f.db.c_str());
+    const std::string windows = std::string(argv[1]) + "/windows.db";
+    std::filesystem::remove(windows);
+    MakeWindows(f, windows);
+    std::printf("%s\n%s\n", f.db.c_str(), windows.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

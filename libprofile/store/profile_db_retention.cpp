@@ -1,0 +1,202 @@
+// profile_db_retention.cpp - dropping old epochs and giving their space back
+// to the file system: the store's half of lcpid's retention (the policy,
+// which epochs go, is retention.cpp).
+//
+// Pages freed by DELETE stay in the file unless auto_vacuum is INCREMENTAL
+// (new databases, Configure) and PRAGMA incremental_vacuum moves them to the
+// end and truncates. In WAL mode the truncation reaches the file at a
+// checkpoint, which never overwrites pages a reader's snapshot still needs:
+// a reader that has the database open keeps its view, and the file shrinks
+// at a later checkpoint.
+#include <sqlite3.h>
+
+#include <string>
+
+#include "libprofile/store/profile_db.h"
+#include "libprofile/store/profile_db_sql.h"
+
+namespace lcpi {
+
+namespace {
+
+// ?1: the ids as a JSON array. Children first (foreign keys).
+constexpr const char* kSqlDrop[] = {
+    "DELETE FROM counts WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM process_counts WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
+};
+constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
+
+}  // namespace
+
+Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return {};
+  std::string json = "[";
+  for (size_t i = 0; i < ids.size(); ++i) json += (i ? "," : "") + std::to_string(ids[i]);
+  json += "]";
+  if (auto ok = BeginWrite("cannot start dropping epochs"); !ok) return ok;
+  auto body = [&]() -> Expected<void> {
+    auto newest = Prepare(kSqlNewestOpen);
+    if (!newest) return newest.error();
+    int64_t current = 0;
+    {
+      sql::Reset reset(*newest);
+      int rc = sqlite3_step(*newest);
+      if (rc != SQLITE_ROW) return SqlError(rc, "cannot read epochs");
+      current = sqlite3_column_int64(*newest, 0);
+    }
+    for (int64_t id : ids) {
+      if (id == current) {
+        return Error(Errc::kInvalidArgument,
+                     path_ + ": epoch " + std::to_string(id) + " is current: it cannot be dropped");
+      }
+    }
+    for (const char* text : kSqlDrop) {
+      auto stmt = Prepare(text);
+      if (!stmt) return stmt.error();
+      sql::Reset reset(*stmt);
+      sql::Bind(*stmt, 1, std::string_view(json));
+      if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE)
+        return SqlError(rc, "cannot drop epochs");
+    }
+    return {};
+  };
+  if (auto ok = body(); !ok) {
+    Rollback();
+    return ok;
+  }
+  if (auto ok = Commit("cannot commit dropping epochs"); !ok) return ok;
+  // The space back to the file system; failures here lose nothing (the pages
+  // stay free inside the file for the next merges), so they are reported but
+  // the drop stands.
+  if (auto ok = Exec("PRAGMA incremental_vacuum", "cannot return the freed pages"); !ok) return ok;
+  return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
+}
+
+namespace {
+
+// ?1: the target epoch, ?2: the others as a JSON array. "WHERE true" keeps
+// SQLite from reading ON CONFLICT as a join constraint.
+constexpr const char* kSqlRollup[] = {
+    "INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
+    "SELECT ?1, image_id, event_id, image_offset, sum(count) FROM counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+    "GROUP BY image_id, event_id, image_offset "
+    "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
+    "DO UPDATE SET count = count + excluded.count",
+    "INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
+    "SELECT ?1, pid, comm, image_id, event_id, sum(count) FROM process_counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+    "GROUP BY pid, comm, image_id, event_id "
+    "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+    "DO UPDATE SET count = count + excluded.count",
+    "INSERT INTO stats (epoch_id, name, value) "
+    "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+    "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value",
+    "UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
+    "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1",
+};
+constexpr const char kSqlEpochCount[] =
+    "SELECT count(*) FROM epochs WHERE id IN (SELECT value FROM json_each(?1))";
+
+std::string JsonArray(const std::vector<int64_t>& ids, size_t from) {
+  std::string json = "[";
+  for (size_t i = from; i < ids.size(); ++i) json += (i > from ? "," : "") + std::to_string(ids[i]);
+  return json + "]";
+}
+
+}  // namespace
+
+Expected<void> ProfileDb::MergeEpochs(const std::vector<int64_t>& ids) {
+  if (ids.size() < 2) return {};
+  const std::string all = JsonArray(ids, 0), others = JsonArray(ids, 1);
+  if (auto ok = BeginWrite("cannot start a rollup"); !ok) return ok;
+  auto body = [&]() -> Expected<void> {
+    auto count = Prepare(kSqlEpochCount);
+    if (!count) return count.error();
+    {
+      sql::Reset reset(*count);
+      sql::Bind(*count, 1, std::string_view(all));
+      int rc = sqlite3_step(*count);
+      if (rc != SQLITE_ROW) return SqlError(rc, "cannot read epochs");
+      if (sqlite3_column_int64(*count, 0) != static_cast<int64_t>(ids.size()))
+        return Error(Errc::kInvalidArgument, path_ + ": rollup: an epoch does not exist");
+    }
+    auto newest = Prepare(kSqlNewestOpen);
+    if (!newest) return newest.error();
+    {
+      sql::Reset reset(*newest);
+      int rc = sqlite3_step(*newest);
+      if (rc != SQLITE_ROW) return SqlError(rc, "cannot read epochs");
+      for (int64_t id : ids) {
+        if (id == sqlite3_column_int64(*newest, 0))
+          return Error(Errc::kInvalidArgument,
+                       path_ + ": rollup: epoch " + std::to_string(id) + " is current");
+      }
+    }
+    for (const char* text : kSqlRollup) {
+      auto stmt = Prepare(text);
+      if (!stmt) return stmt.error();
+      sql::Reset reset(*stmt);
+      sql::Bind(*stmt, 1, ids.front());
+      sql::Bind(*stmt, 2, std::string_view(others));
+      if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "rollup");
+    }
+    for (const char* text : kSqlDrop) {
+      auto stmt = Prepare(text);
+      if (!stmt) return stmt.error();
+      sql::Reset reset(*stmt);
+      sql::Bind(*stmt, 1, std::string_view(others));
+      if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "rollup");
+    }
+    return {};
+  };
+  if (auto ok = body(); !ok) {
+    Rollback();
+    return ok;
+  }
+  if (auto ok = Commit("cannot commit the rollup"); !ok) return ok;
+  if (auto ok = Exec("PRAGMA incremental_vacuum", "cannot return the freed pages"); !ok) return ok;
+  return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
+}
+
+Expected<ProfileDb::FileSize> ProfileDb::DatabaseSize() {
+  int64_t values[3] = {0, 0, 0};
+  const char* pragmas[3] = {"PRAGMA page_count", "PRAGMA page_size", "PRAGMA freelist_count"};
+  for (int i = 0; i < 3; ++i) {
+    auto stmt = Prepare(pragmas[i]);
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    int rc = sqlite3_step(*stmt);
+    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the database size");
+    values[i] = sqlite3_column_int64(*stmt, 0);
+  }
+  FileSize out;
+  out.bytes = static_cast<uint64_t>(values[0]) * static_cast<uint64_t>(values[1]);
+  out.free_bytes = static_cast<uint64_t>(values[2]) * static_cast<uint64_t>(values[1]);
+  return out;
+}
+
+Expected<bool> ProfileDb::IncrementalVacuumOn() {
+  auto stmt = Prepare("PRAGMA auto_vacuum");
+  if (!stmt) return stmt.error();
+  sql::Reset reset(*stmt);
+  int rc = sqlite3_step(*stmt);
+  if (rc != SQLITE_ROW) return SqlError(rc, "cannot read auto_vacuum");
+  return sqlite3_column_int64(*stmt, 0) == 2;  // 0 none, 1 full, 2 incremental
+}
+
+Expected<void> ProfileDb::EnableIncrementalVacuum() {
+  if (mode_ == DbMode::kReadOnly) {
+    return Error(Errc::kPermission, path_ + ": opened read-only, cannot vacuum");
+  }
+  auto on = IncrementalVacuumOn();
+  if (!on) return on.error();
+  if (*on) return {};
+  if (auto ok = Exec("PRAGMA auto_vacuum = INCREMENTAL", "cannot set auto_vacuum"); !ok) return ok;
+  return Exec("VACUUM", "cannot vacuum (it needs free disk as large as the database)");
+}
+
+}  // namespace lcpi

@@ -1,0 +1,75 @@
+// retention.cpp - see retention.h.
+#include "libprofile/store/retention.h"
+
+#include <map>
+#include <tuple>
+
+namespace lcpi {
+
+std::vector<std::optional<std::string>> SpanTags(const std::vector<EpochInfo>& epochs) {
+  std::vector<std::optional<std::string>> out;
+  std::optional<std::string> span;
+  for (const EpochInfo& e : epochs) {
+    if (e.kind == EpochKind::kEpoch) span = e.tag;  // a new span, tagged or not
+    out.push_back(span);
+  }
+  return out;
+}
+
+std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
+                                   const RetentionPolicy& policy, int64_t now) {
+  std::vector<int64_t> out;
+  const auto tags = SpanTags(epochs);
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    const EpochInfo& e = epochs[i];
+    if (!e.ended) continue;  // the current one
+    const int64_t keep = tags[i] ? policy.retain_tagged : policy.retain;
+    if (*e.ended < now - keep) out.push_back(e.id);
+  }
+  return out;
+}
+
+std::vector<std::vector<int64_t>> RollupGroups(const std::vector<EpochInfo>& epochs,
+                                               const std::vector<EpochEvent>& facts,
+                                               const RetentionPolicy& policy, int64_t now) {
+  std::vector<std::vector<int64_t>> out;
+  if (policy.rollup_after <= 0) return out;
+  using Facts = std::vector<std::tuple<int64_t, std::string, uint64_t>>;
+  std::map<int64_t, Facts> by_epoch;
+  for (const EpochEvent& f : facts) by_epoch[f.epoch_id].emplace_back(f.event_id, f.used, f.period);
+  std::vector<int64_t> run;
+  const EpochInfo* first = nullptr;
+  auto close_run = [&]() {
+    if (run.size() >= 2) out.push_back(run);
+    run.clear();
+    first = nullptr;
+  };
+  for (const EpochInfo& e : epochs) {
+    const bool old_enough = e.ended && *e.ended < now - policy.rollup_after;
+    if (!old_enough) {
+      close_run();
+      continue;
+    }
+    const bool joins = first != nullptr && e.kind == EpochKind::kWindow &&
+                       e.started / 86400 == first->started / 86400 &&
+                       by_epoch[e.id] == by_epoch[first->id];
+    if (!joins) close_run();
+    if (run.empty()) first = &e;
+    run.push_back(e.id);
+  }
+  close_run();
+  return out;
+}
+
+std::optional<int64_t> NextOverCap(const std::vector<EpochInfo>& epochs) {
+  const auto tags = SpanTags(epochs);
+  std::optional<int64_t> tagged;
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    if (!epochs[i].ended) continue;
+    if (!tags[i]) return epochs[i].id;
+    if (!tagged) tagged = epochs[i].id;
+  }
+  return tagged;
+}
+
+}  // namespace lcpi

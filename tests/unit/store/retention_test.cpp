@@ -1,0 +1,268 @@
+// retention_test.cpp - dropping old epochs: the policy (age, longer for
+// tagged spans, the oldest first over the size cap), the file really
+// shrinking (auto_vacuum INCREMENTAL, also after switching a database of
+// schema 1 that had none), and a reader that has the database open keeping
+// its snapshot across a drop.
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "libprofile/store/profile_db.h"
+#include "libprofile/store/retention.h"
+
+namespace fs = std::filesystem;
+using namespace lcpi;
+
+namespace {
+
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "lcpi-retention-test-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) FAIL("mkdtemp failed");
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string File(const std::string& name) const { return (path / name).string(); }
+  fs::path path;
+};
+
+std::unique_ptr<ProfileDb> OpenOk(const std::string& path, DbMode mode = DbMode::kReadWrite) {
+  auto db = ProfileDb::Open(path, mode);
+  INFO((db ? std::string("ok") : db.error().ToString()));
+  REQUIRE(db.has_value());
+  return std::move(*db);
+}
+
+template <class T>
+T Ok(Expected<T> e) {
+  INFO((e ? std::string("ok") : e.error().ToString()));
+  REQUIRE(e.has_value());
+  return std::move(*e);
+}
+
+void OkVoid(Expected<void> e) {
+  INFO((e ? std::string("ok") : e.error().ToString()));
+  REQUIRE(e.has_value());
+}
+
+// The database file's size once everything in the WAL is in it (a
+// checkpoint by a connection of its own, as SQLite's automatic ones do).
+uint64_t FileBytes(const std::string& path) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  int rc = sqlite3_exec(raw, "PRAGMA wal_checkpoint(PASSIVE)", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  REQUIRE(rc == SQLITE_OK);
+  struct stat st;
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+uint64_t Samples(ProfileDb& db, const EpochSet& set) {
+  uint64_t n = 0;
+  for (const ImageTotal& t : Ok(db.ImageTotals(set))) n += t.count;
+  return n;
+}
+
+// `rows` counts of one sample each, spread over offsets, into `epoch`.
+void Fill(ProfileDb& db, int64_t epoch, uint64_t rows) {
+  MergeBatch b;
+  b.epoch = epoch;
+  b.images.push_back({"build-id:aa", "/bin/prog", ImageKind::kUser});
+  b.events.push_back({"cycles", "cpu-clock", 1000});
+  for (uint64_t i = 0; i < rows; ++i) b.counts.push_back({0, 0, i * 4, 1});
+  OkVoid(db.Merge(b));
+}
+
+EpochInfo Epoch(int64_t id, std::optional<int64_t> ended, EpochKind kind = EpochKind::kWindow,
+                std::optional<std::string> tag = {}) {
+  EpochInfo e;
+  e.id = id;
+  e.started = ended ? *ended - 60 : 0;
+  e.ended = ended;
+  e.kind = kind;
+  e.tag = tag;
+  return e;
+}
+
+// Four windows of `rows` counts each; the last is current.
+std::vector<int64_t> FourWindows(ProfileDb& db, uint64_t rows) {
+  std::vector<int64_t> ids = {Ok(db.CurrentEpoch())};
+  for (int i = 0; i < 3; ++i) ids.push_back(Ok(db.NewEpoch(std::nullopt, EpochKind::kWindow)));
+  for (int64_t id : ids) Fill(db, id, rows);
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("epochs older than the retention expire, tagged spans later", "[retention]") {
+  // now = 100000; one day = 86400.
+  std::vector<EpochInfo> e = {Epoch(1, 1000, EpochKind::kEpoch),  // untagged span, 99000 s ago
+                              Epoch(2, 2000),                     // its window
+                              Epoch(3, 3000, EpochKind::kEpoch, "release"),  // tagged span
+                              Epoch(4, 50000),                     // its window, 50000 s ago
+                              Epoch(5, 90000, EpochKind::kEpoch),  // untagged, recent
+                              Epoch(6, std::nullopt)};             // current
+  RetentionPolicy p;
+  p.retain = 86400;
+  p.retain_tagged = 97500;
+  CHECK(ExpiredEpochs(e, p, 100000) == std::vector<int64_t>{1, 2});
+  p.retain_tagged = 40000;
+  CHECK(ExpiredEpochs(e, p, 100000) == std::vector<int64_t>{1, 2, 3, 4});
+  p.retain = 1;  // everything ended, never the current one
+  CHECK(ExpiredEpochs(e, p, 100000) == std::vector<int64_t>{1, 2, 3, 4, 5});
+  // Over the cap: untagged oldest first, then tagged, never the current.
+  CHECK(NextOverCap(e) == 1);
+  std::vector<EpochInfo> tagged_left = {e[2], e[3], e[5]};
+  CHECK(NextOverCap(tagged_left) == 3);
+  CHECK_FALSE(NextOverCap({e[5]}).has_value());
+  auto spans = SpanTags(e);
+  CHECK_FALSE(spans[1].has_value());
+  CHECK(*spans[3] == "release");
+}
+
+TEST_CASE("dropping epochs gives their space back: the file shrinks", "[retention]") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  auto db = OpenOk(path);
+  CHECK(Ok(db->IncrementalVacuumOn()));  // new databases are created with it
+  std::vector<int64_t> ids = FourWindows(*db, 20000);
+  OkVoid(db->DropEpochs({}));  // nothing: a checkpoint-free no-op
+  const uint64_t before = FileBytes(path);
+  const uint64_t total = Samples(*db, EpochSet::All());
+  OkVoid(db->DropEpochs({ids[0], ids[1], ids[2]}));
+  const uint64_t after = FileBytes(path);
+  INFO("before " << before << " bytes, after " << after);
+  // Three quarters of the counts went; most of their pages must have left the file.
+  CHECK(after < before / 2);
+  CHECK(Ok(db->DatabaseSize()).bytes == after);
+  CHECK(Ok(db->DatabaseSize()).free_bytes == 0);
+  CHECK(Samples(*db, EpochSet::All()) == total / 4);
+  CHECK(Ok(db->ListEpochs()).size() == 1);
+  OkVoid(db->CheckIntegrity());
+  // The current epoch is never dropped.
+  auto bad = db->DropEpochs({ids[3]});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code() == Errc::kInvalidArgument);
+}
+
+TEST_CASE("a database without incremental vacuum is switched, then shrinks", "[retention]") {
+  TempDir dir;
+  const std::string path = dir.File("old.db");
+  {  // as lcpi before this version created it: auto_vacuum NONE
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "CREATE TABLE t (x); DROP TABLE t;", nullptr, nullptr, nullptr) ==
+            SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto db = OpenOk(path);
+  CHECK_FALSE(Ok(db->IncrementalVacuumOn()));
+  std::vector<int64_t> ids = FourWindows(*db, 20000);
+  const uint64_t before = FileBytes(path);
+  OkVoid(db->DropEpochs({ids[0]}));
+  CHECK(FileBytes(path) == before);  // the pages stay, free, in the file
+  CHECK(Ok(db->DatabaseSize()).free_bytes > 0);
+  OkVoid(db->EnableIncrementalVacuum());
+  CHECK(Ok(db->IncrementalVacuumOn()));
+  const uint64_t vacuumed = FileBytes(path);
+  CHECK(vacuumed < before);
+  OkVoid(db->DropEpochs({ids[1], ids[2]}));
+  INFO("before " << before << ", vacuumed " << vacuumed << ", after " << FileBytes(path));
+  CHECK(FileBytes(path) < vacuumed / 2);
+  OkVoid(db->CheckIntegrity());
+}
+
+TEST_CASE("a reader keeps its snapshot while epochs are dropped", "[retention]") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  auto writer = OpenOk(path);
+  std::vector<int64_t> ids = FourWindows(*writer, 20000);
+  auto reader = OpenOk(path, DbMode::kReadOnly);
+  OkVoid(reader->BeginSnapshot());
+  const uint64_t seen = Samples(*reader, EpochSet::Of({ids[0]}));
+  REQUIRE(seen == 20000);
+  OkVoid(writer->DropEpochs({ids[0], ids[1]}));
+  // Still the reader's view, whole: the rows, the offsets, the epochs.
+  CHECK(Samples(*reader, EpochSet::Of({ids[0]})) == seen);
+  CHECK(Ok(reader->OffsetCounts(ids[1], 1, 1, 0, UINT64_MAX >> 1)).size() == 20000);
+  CHECK(Ok(reader->ListEpochs()).size() == 4);
+  OkVoid(reader->EndSnapshot());
+  // A new read sees the drop.
+  CHECK(Samples(*reader, EpochSet::Of({ids[0]})) == 0);
+  CHECK(Ok(reader->ListEpochs()).size() == 2);
+  OkVoid(reader->CheckIntegrity());
+  // With the reader gone from its snapshot, the next drop shrinks the file.
+  reader.reset();
+  const uint64_t before = FileBytes(path);
+  OkVoid(writer->DropEpochs({ids[2]}));
+  CHECK(FileBytes(path) < before);
+}
+
+TEST_CASE("rollup groups: old windows of one span, one day and one period", "[retention]") {
+  const int64_t day = 86400, t0 = 10 * day;  // a day boundary
+  auto at = [&](int64_t id, int64_t start, std::optional<int64_t> end,
+                EpochKind kind = EpochKind::kWindow, std::optional<std::string> tag = {}) {
+    EpochInfo e = Epoch(id, end, kind, tag);
+    e.started = start;
+    return e;
+  };
+  std::vector<EpochInfo> e = {
+      at(1, t0, t0 + 3600, EpochKind::kEpoch),  // day 10: 1, 2, 3 (one span)
+      at(2, t0 + 3600, t0 + 7200),
+      at(3, t0 + 7200, t0 + day),
+      at(4, t0 + day, t0 + day + 3600),  // day 11: 4, 5; then a tagged span: 6, 7
+      at(5, t0 + day + 3600, t0 + day + 7200),
+      at(6, t0 + day + 7200, t0 + day + 10800, EpochKind::kEpoch, "release"),
+      at(7, t0 + day + 10800, t0 + day + 14400),
+      at(8, t0 + day + 14400, t0 + day + 18000),  // sampled at another period
+      at(9, t0 + day + 18000, t0 + 3 * day),      // recent
+      at(10, t0 + 3 * day, std::nullopt)};        // current
+  std::vector<EpochEvent> facts;
+  for (int64_t id = 1; id <= 9; ++id)
+    facts.push_back({id, 1, "cpu-clock", id == 8 ? 2000u : 1000u});
+  RetentionPolicy p;
+  p.rollup_after = day;
+  const int64_t now = t0 + 3 * day + 60;  // 9 ended 60 s ago
+  using G = std::vector<std::vector<int64_t>>;
+  CHECK(RollupGroups(e, facts, p, now) == G{{1, 2, 3}, {4, 5}, {6, 7}});
+  p.rollup_after = 0;
+  CHECK(RollupGroups(e, facts, p, now).empty());
+}
+
+TEST_CASE("a rollup keeps every sample in fewer epochs", "[retention]") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  auto db = OpenOk(path);
+  std::vector<int64_t> ids = FourWindows(*db, 20000);  // the same offsets in each
+  const uint64_t total = Samples(*db, EpochSet::All());
+  auto before = Ok(db->ListEpochs());
+  const uint64_t bytes = FileBytes(path);
+  OkVoid(db->MergeEpochs({ids[0], ids[1], ids[2]}));
+  auto after = Ok(db->ListEpochs());
+  REQUIRE(after.size() == 2);
+  CHECK(after[0].id == ids[0]);
+  CHECK(after[0].started == before[0].started);
+  CHECK(*after[0].ended == *before[2].ended);
+  CHECK(Samples(*db, EpochSet::All()) == total);
+  CHECK(Samples(*db, EpochSet::Of({ids[0]})) == 3 * 20000);
+  auto offsets = Ok(db->OffsetCounts(ids[0], 1, 1, 0, UINT64_MAX >> 1));
+  REQUIRE(offsets.size() == 20000);  // summed per offset, not stacked
+  CHECK(offsets[0].count == 3);
+  CHECK(Ok(db->EpochEvents(EpochSet::Of({ids[1]}))).empty());
+  INFO("bytes before " << bytes << ", after " << FileBytes(path));
+  CHECK(FileBytes(path) < bytes * 2 / 3);
+  OkVoid(db->CheckIntegrity());
+  // Not the current epoch, not an id that does not exist.
+  CHECK_FALSE(db->MergeEpochs({ids[0], ids[3]}));
+  CHECK_FALSE(db->MergeEpochs({ids[0], 999}));
+}
