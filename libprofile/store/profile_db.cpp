@@ -304,17 +304,18 @@ Expected<void> ProfileDb::Configure() {
   return Migrate();
 }
 
+Expected<int64_t> ProfileDb::ReadSchemaVersion() {
+  auto stmt = Prepare("PRAGMA user_version");
+  if (!stmt) return stmt.error();
+  sql::Reset reset(*stmt);
+  int rc = sqlite3_step(*stmt);
+  if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema version");
+  return sqlite3_column_int64(*stmt, 0);
+}
+
 Expected<void> ProfileDb::Migrate() {
   const int latest = LatestSchemaVersion();
-  auto read_version = [this]() -> Expected<int64_t> {
-    auto stmt = Prepare("PRAGMA user_version");
-    if (!stmt) return stmt.error();
-    sql::Reset reset(*stmt);
-    int rc = sqlite3_step(*stmt);
-    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema version");
-    return sqlite3_column_int64(*stmt, 0);
-  };
-  auto version = read_version();
+  auto version = ReadSchemaVersion();
   if (!version) return version.error();
   if (*version >= latest) return {};
   // A migration that rebuilds a table (the only way SQLite changes a CHECK)
@@ -327,17 +328,9 @@ Expected<void> ProfileDb::Migrate() {
 }
 
 Expected<void> ProfileDb::MigrateLocked(int latest) {
-  auto read_version = [this]() -> Expected<int64_t> {
-    auto stmt = Prepare("PRAGMA user_version");
-    if (!stmt) return stmt.error();
-    sql::Reset reset(*stmt);
-    int rc = sqlite3_step(*stmt);
-    if (rc != SQLITE_ROW) return SqlError(rc, "cannot read the schema version");
-    return sqlite3_column_int64(*stmt, 0);
-  };
   if (auto ok = BeginWrite("cannot start the schema migration"); !ok) return ok;
   // Another process may have migrated between our check and our lock.
-  auto version = read_version();
+  auto version = ReadSchemaVersion();
   if (!version) {
     Rollback();
     return version.error();

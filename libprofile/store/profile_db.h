@@ -334,6 +334,7 @@ class ProfileDb {
   Expected<void> Configure();
   Expected<void> Migrate();
   Expected<void> MigrateLocked(int latest);  // in one transaction, foreign keys off
+  Expected<int64_t> ReadSchemaVersion();     // PRAGMA user_version
   Expected<void> Exec(const char* sql, const char* what);
   Expected<sqlite3_stmt*> Prepare(const char* sql);
   // Runs a query: bind(stmt) sets its parameters, row(stmt) takes each row.

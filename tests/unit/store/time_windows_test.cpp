@@ -14,39 +14,19 @@
 
 #include "libprofile/store/epoch_select.h"
 #include "libprofile/store/profile_db.h"
+#include "store/store_test_util.h"
 
 namespace fs = std::filesystem;
 using namespace lcpi;
 
 namespace {
 
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "lcpi-windows-test-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) FAIL("mkdtemp failed");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string File(const std::string& name) const { return (path / name).string(); }
-  fs::path path;
+using lcpi::testing::Ok;
+using lcpi::testing::OpenOk;
+
+struct TempDir : lcpi::testing::TempDir {
+  TempDir() : lcpi::testing::TempDir("lcpi-windows-test") {}
 };
-
-std::unique_ptr<ProfileDb> OpenOk(const std::string& path, DbMode mode = DbMode::kReadWrite) {
-  auto db = ProfileDb::Open(path, mode);
-  INFO((db ? std::string("ok") : db.error().ToString()));
-  REQUIRE(db.has_value());
-  return std::move(*db);
-}
-
-template <class T>
-T Ok(Expected<T> e) {
-  INFO((e ? std::string("ok") : e.error().ToString()));
-  REQUIRE(e.has_value());
-  return std::move(*e);
-}
 
 void RawExec(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
