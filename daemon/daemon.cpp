@@ -59,6 +59,9 @@ void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStat
   add("misses", d.table.misses);
   add("evictions", d.table.evictions);
   add("lost", d.lost + d.nested);
+  // Times perf's core throttled an event (each stops it until the next tick):
+  // events, not a number of samples missed, which nobody counts.
+  add("throttle_events", d.throttled);
 }
 
 // glibc keeps freed heap for the next allocation instead of returning it.
@@ -337,6 +340,7 @@ std::string Daemon::Status() {
   o << "attributed " << t.attributed << "\n";
   o << "unknown " << t.unknown << "\n";
   o << "lost " << lost << "\n";
+  o << "throttle_events " << s.throttled << "\n";
   o << "in_tables " << pending << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";
   o << "hits " << s.table.hits << "\n";

@@ -36,7 +36,7 @@ struct SourceOptions {
 struct SourceStats {
   lcpi_table_stats table{};      // summed over CPUs
   uint64_t lost = 0;             // samples the kernel lost before the table
-  uint64_t throttled = 0;        // throttle events reported by perf
+  uint64_t throttled = 0;        // times perf's core throttled an event (not samples)
   uint64_t nested = 0;           // kmod: samples dropped, table in use (NMI nesting)
   uint64_t handler_ns_hit = 0;   // kmod: handler time spent on hits
   uint64_t handler_ns_miss = 0;  // kmod: handler time spent on misses

@@ -69,6 +69,29 @@ std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string
   return out;
 }
 
+// Sets a sysctl under /proc/sys for one test and puts the old value back
+// when it ends, a failed REQUIRE included (the setting is system-wide).
+class SysctlOverride {
+ public:
+  SysctlOverride(const std::string& name, const std::string& value) : path_("/proc/sys/" + name) {
+    std::ifstream(path_) >> old_;
+    std::ofstream(path_) << value << "\n";
+  }
+  ~SysctlOverride() {
+    if (!old_.empty()) std::ofstream(path_) << old_ << "\n";
+  }
+  SysctlOverride(const SysctlOverride&) = delete;
+  SysctlOverride& operator=(const SysctlOverride&) = delete;
+  std::string Read() const {
+    std::string now;
+    std::ifstream(path_) >> now;
+    return now;
+  }
+
+ private:
+  std::string path_, old_;
+};
+
 uint64_t Stat(lcpi::ProfileDb& db, const std::string& name) {
   auto stats = db.Stats(kWholeRun);
   REQUIRE(stats);
@@ -191,6 +214,28 @@ TEST_CASE("SIGTERM loses nothing and the figures add up") {
   CHECK(Stat(*db, "samples") >= samples);
   CHECK(Stat(*db, "samples") == on_disk + Stat(*db, "lost") + Stat(*db, "dropped"));
   CHECK(on_disk == Stat(*db, "attributed") + Stat(*db, "unknown"));
+}
+
+TEST_CASE("events perf throttles are counted in the status and the database") {
+  // perf allows max_sample_rate / HZ interrupts per tick and event (4 at
+  // HZ=250); cpu-clock every 10 us on a busy CPU asks for 100,000/s, so
+  // perf's core stops the event every tick and logs a throttle.
+  SysctlOverride rate("kernel/perf_event_max_sample_rate", "1000");
+  REQUIRE(rate.Read() == "1000");  // refused while perf_cpu_time_max_percent is 0 or 100
+  DaemonFixture d({"--events", "cpu-clock", "--period", "10000"});
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "2"}) == 0);
+  auto st = d.Status();
+  INFO("status throttle_events: " << st["throttle_events"]);
+  REQUIRE(!st["throttle_events"].empty());
+  uint64_t seen = std::stoull(st["throttle_events"]);
+  CHECK(seen > 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  // the final merge stores every throttle counted until the stop
+  CHECK(Stat(*db, "throttle_events") >= seen);
+  CHECK(Stat(*db, "throttle_events") > 0);
 }
 
 TEST_CASE("SIGKILL loses at most the unflushed interval and a restart continues") {
