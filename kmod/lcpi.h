@@ -46,6 +46,7 @@ struct lcpi_cpu {
 	unsigned int id;
 	/* written by this CPU's handler only */
 	u64 nested;
+	u64 throttle_events;
 	u64 handler_ns_hit;
 	u64 handler_ns_miss;
 	u64 rnd;			/* xorshift64 state for period jitter */

@@ -269,16 +269,19 @@ static long lcpi_ioc_get_info(void __user *uarg)
 	return 0;
 }
 
-static long lcpi_ioc_get_stats(void __user *uarg)
+static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 {
 	struct lcpi_cpu_stats st;
+	u32 size;
 	struct lcpi_cpu *c;
 	unsigned int cpu;
 	u32 i;
 
 	if (copy_from_user(&st, uarg, 2 * sizeof(u32)))
 		return -EFAULT;
-	if (st.size != sizeof(st))
+	/* the size the ioctl number says, VER1 or VER2 */
+	size = st.size;
+	if (size != _IOC_SIZE(cmd))
 		return -EINVAL;
 	if (st.cpu >= nr_cpu_ids)
 		return -EINVAL;
@@ -287,7 +290,7 @@ static long lcpi_ioc_get_stats(void __user *uarg)
 		return -EINVAL;
 	c = lcpi_cpus[cpu];
 	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
+	st.size = size;
 	st.cpu = cpu;
 
 	cpus_read_lock();
@@ -298,6 +301,7 @@ static long lcpi_ioc_get_stats(void __user *uarg)
 	/* the handler may be updating these: a snapshot, exact once stopped */
 	st.table = c->ht.stats;
 	st.nested = READ_ONCE(c->nested);
+	st.throttle_events = READ_ONCE(c->throttle_events);
 	st.handler_ns_hit = READ_ONCE(c->handler_ns_hit);
 	st.handler_ns_miss = READ_ONCE(c->handler_ns_miss);
 	st.buffers_read = READ_ONCE(c->buffers_read);
@@ -306,7 +310,7 @@ static long lcpi_ioc_get_stats(void __user *uarg)
 	mutex_unlock(&lcpi_mutex);
 	cpus_read_unlock();
 
-	if (copy_to_user(uarg, &st, sizeof(st)))
+	if (copy_to_user(uarg, &st, size))
 		return -EFAULT;
 	return 0;
 }
@@ -340,7 +344,8 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case LCPI_IOC_GET_INFO:
 		return lcpi_ioc_get_info(uarg);
 	case LCPI_IOC_GET_STATS:
-		return lcpi_ioc_get_stats(uarg);
+	case LCPI_IOC_GET_STATS_VER1:
+		return lcpi_ioc_get_stats(cmd, uarg);
 	default:
 		return -ENOTTY;
 	}

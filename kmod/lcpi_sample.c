@@ -33,6 +33,14 @@
 
 #include "lcpi.h"
 
+/*
+ * kernel/events/core.c's MAX_INTERRUPTS (not in any header): the mark
+ * __perf_event_account_interrupt() leaves in hw.interrupts when it
+ * throttles an event, before __perf_event_overflow() calls the overflow
+ * handler (6.1 and 6.12 alike); cleared when the tick unthrottles it.
+ */
+#define LCPI_PERF_MAX_INTERRUPTS (~0ULL)
+
 /* a fallen-back PMU period becomes ns as if at 2 GHz, as lcpid's perf source */
 #define LCPI_ASSUMED_CYCLES_PER_NS 2
 
@@ -118,6 +126,9 @@ static void lcpi_overflow(struct perf_event *event,
 	u64 t0, t1;
 
 	t0 = local_clock();
+	/* perf has just stopped this event until the next tick: say so */
+	if (event->hw.interrupts == LCPI_PERF_MAX_INTERRUPTS)
+		c->throttle_events++;
 	if (!lcpi_ht_enter(&c->ht)) {
 		/* we interrupted the handler or a flush on this CPU */
 		c->nested++;

@@ -168,9 +168,21 @@ struct lcpi_cpu_stats {
 	__u64 buffers_read;	/* buffers handed to user space */
 	__u64 time_enabled[LCPI_MAX_EVENTS];	/* ns, for multiplex scaling */
 	__u64 time_running[LCPI_MAX_EVENTS];
+	/*
+	 * since VER2: times perf's core throttled one of this CPU's events
+	 * (too many overflows in one tick, kernel.perf_event_max_sample_rate):
+	 * each stops that event until the next tick. Events, not samples:
+	 * the samples the stopped event would have taken are counted nowhere.
+	 */
+	__u64 throttle_events;
 };
 
+/*
+ * VER1 (176 bytes) had no throttle_events; GET_STATS still answers it, as
+ * LCPI_IOC_GET_STATS_VER1, with the first 176 bytes.
+ */
 #define LCPI_CPU_STATS_SIZE_VER1 176
+#define LCPI_CPU_STATS_SIZE_VER2 184
 
 /* Table entries one interrupts-off step of FLUSH writes out (1/16 table). */
 #define LCPI_FLUSH_STEP_ENTRIES 1024
@@ -188,6 +200,8 @@ struct lcpi_cpu_stats {
 #define LCPI_IOC_FLUSH		_IO(LCPI_IOC_MAGIC, 0x04)
 #define LCPI_IOC_GET_INFO	_IOWR(LCPI_IOC_MAGIC, 0x05, struct lcpi_info)
 #define LCPI_IOC_GET_STATS	_IOWR(LCPI_IOC_MAGIC, 0x06, struct lcpi_cpu_stats)
+#define LCPI_IOC_GET_STATS_VER1	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
+				     0x06, LCPI_CPU_STATS_SIZE_VER1)
 
 #ifdef __cplusplus
 static_assert(sizeof(struct lcpi_record) == 16, "record layout");
@@ -195,13 +209,13 @@ static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header layout");
 static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
 static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
-static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER1, "stats");
+static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER2, "stats");
 #elif !defined(__KERNEL__)
 _Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 _Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
 _Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 _Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
-_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER1,
+_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER2,
 	       "stats");
 #endif
 /* The kernel side checks the same sizes with BUILD_BUG_ON() at init. */

@@ -283,6 +283,7 @@ SourceStats KmodSource::ModuleStats() const {
     if (ioctl(fd_, LCPI_IOC_GET_STATS, &st) != 0) continue;  // not a possible CPU
     AddTableStats(out.table, st.table);
     out.nested += st.nested;
+    out.throttled += st.throttle_events;
     out.handler_ns_hit += st.handler_ns_hit;
     out.handler_ns_miss += st.handler_ns_miss;
   }

@@ -69,8 +69,9 @@ lcpi_kmod_test(source 150
 lcpi_kmod_test(events 150
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/events.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>)
 
-# lcpid --source kmod in the guest: the daemon's known-shares, storm and
-# accounting tests give the same answers as the perf source on the host
+# lcpid --source kmod in the guest: the daemon's known-shares, storm,
+# accounting and throttle tests give the same answers as the perf source on
+# the host (the module counts the events perf throttles)
 lcpi_kmod_test(daemon 400
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/daemon.sh $<TARGET_FILE:daemon_test>)
 

@@ -2,13 +2,15 @@
 # daemon.sh DAEMON_TEST - guest script: lcpid with the kmod source must give
 # the answers the perf source gives on the host: the known-shares workload
 # and the storm of short-lived processes (the same Catch2 tests, run with
-# LCPI_TEST_SOURCE=kmod).
+# LCPI_TEST_SOURCE=kmod); with perf_event_max_sample_rate lowered, the
+# module counts the throttle events of its cpu-clock at 10 us.
 set -e
 export LCPI_TEST_SOURCE=kmod
 # one comma-separated spec (Catch2 ORs its parts); --warn NoTests fails a run
 # whose names match nothing
 "$1" --warn NoTests "known shares of work come back within a few points,\
 a storm of 500 short-lived processes is attributed to its image,\
-SIGTERM loses nothing and the figures add up"
+SIGTERM loses nothing and the figures add up,\
+events perf throttles are counted in the status and the database"
 rmmod lcpi
 "$(dirname "$0")/dmesg-check.sh"
