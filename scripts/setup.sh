@@ -31,6 +31,8 @@ PACKAGES=(
   golang-go
   # the HTML report opened in a headless browser (interop.html)
   chromium
+  # the JIT runtime whose perf map (node --perf-basic-prof) names its code (jit-node)
+  nodejs
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format
