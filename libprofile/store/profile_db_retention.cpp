@@ -29,13 +29,18 @@ constexpr const char* kSqlDrop[] = {
 };
 constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
 
+// ids[from..] as a JSON array, for json_each().
+std::string JsonArray(const std::vector<int64_t>& ids, size_t from) {
+  std::string json = "[";
+  for (size_t i = from; i < ids.size(); ++i) json += (i > from ? "," : "") + std::to_string(ids[i]);
+  return json + "]";
+}
+
 }  // namespace
 
 Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
   if (ids.empty()) return {};
-  std::string json = "[";
-  for (size_t i = 0; i < ids.size(); ++i) json += (i ? "," : "") + std::to_string(ids[i]);
-  json += "]";
+  std::string json = JsonArray(ids, 0);
   if (auto ok = BeginWrite("cannot start dropping epochs"); !ok) return ok;
   auto body = [&]() -> Expected<void> {
     auto newest = Prepare(kSqlNewestOpen);
@@ -80,32 +85,26 @@ namespace {
 // ?1: the target epoch, ?2: the others as a JSON array. "WHERE true" keeps
 // SQLite from reading ON CONFLICT as a join constraint.
 constexpr const char* kSqlRollup[] = {
-    "INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
-    "SELECT ?1, image_id, event_id, image_offset, sum(count) FROM counts "
-    "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
-    "GROUP BY image_id, event_id, image_offset "
-    "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
-    "DO UPDATE SET count = count + excluded.count",
-    "INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
-    "SELECT ?1, pid, comm, image_id, event_id, sum(count) FROM process_counts "
-    "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
-    "GROUP BY pid, comm, image_id, event_id "
-    "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
-    "DO UPDATE SET count = count + excluded.count",
-    "INSERT INTO stats (epoch_id, name, value) "
-    "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
-    "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value",
-    "UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
-    "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1",
+    ("INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
+     "SELECT ?1, image_id, event_id, image_offset, sum(count) FROM counts "
+     "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+     "GROUP BY image_id, event_id, image_offset "
+     "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
+     "DO UPDATE SET count = count + excluded.count"),
+    ("INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
+     "SELECT ?1, pid, comm, image_id, event_id, sum(count) FROM process_counts "
+     "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+     "GROUP BY pid, comm, image_id, event_id "
+     "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+     "DO UPDATE SET count = count + excluded.count"),
+    ("INSERT INTO stats (epoch_id, name, value) "
+     "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+     "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
+    ("UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
+     "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1"),
 };
 constexpr const char kSqlEpochCount[] =
     "SELECT count(*) FROM epochs WHERE id IN (SELECT value FROM json_each(?1))";
-
-std::string JsonArray(const std::vector<int64_t>& ids, size_t from) {
-  std::string json = "[";
-  for (size_t i = from; i < ids.size(); ++i) json += (i > from ? "," : "") + std::to_string(ids[i]);
-  return json + "]";
-}
 
 }  // namespace
 

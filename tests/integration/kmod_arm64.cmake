@@ -1,6 +1,6 @@
 # kmod_arm64.cmake - lcpi.ko on a real PMU: tests in an arm64 QEMU guest
 # (labels kmod, integration, slow; names kmod.arm64.*), through
-# `run-guest.sh --arch arm64` with kmod.cmake's lcpi_kmod_test() (CMake
+# `run-guest.sh --arch arm64` with kmod.cmake's lcpi_kmod_guest_test() (CMake
 # includes the integration files in name order, kmod.cmake first). QEMU
 # emulates an Arm PMUv3 there, so hardware cycles really overflow and
 # interrupt; no x86 guest here has a PMU. The guest cannot run this host's
@@ -54,18 +54,18 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
 
   # (a) the shares workload sampled by hardware cycles (no cpu-clock
   # fallback) lands within 2 points of its known shares
-  lcpi_kmod_test(arm64.shares 150 --arch arm64
+  lcpi_kmod_guest_test(kmod.arm64.shares 150 --arch arm64
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/shares.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
        ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
   # (b) the x86 guest's scripts with the arm64 checkers, where a PMU event
   # (cycles) samples beside cpu-clock: load/sample/hotplug/unload rounds
   # (10, not 50: TCG emulates a whole ISA here), rmmod while open, and the
   # highest rate, here of PMU cycles (cpu-clock's is kmod.faults.max_rate)
-  lcpi_kmod_test(arm64.stress 200 --no-load --arch arm64
+  lcpi_kmod_guest_test(kmod.arm64.stress 200 --no-load --arch arm64
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh ${LCPI_ARM64_DIR}/lcpi_kmod_check 10)
-  lcpi_kmod_test(arm64.faults.unload_open 120 --arch arm64
+  lcpi_kmod_guest_test(kmod.arm64.faults.unload_open 120 --arch arm64
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-unload-open.sh ${LCPI_ARM64_DIR}/lcpi_kmod_faults)
-  lcpi_kmod_test(arm64.faults.max_rate_cycles 170 --arch arm64
+  lcpi_kmod_guest_test(kmod.arm64.faults.max_rate_cycles 170 --arch arm64
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-max-rate.sh ${LCPI_ARM64_DIR}/lcpi_kmod_faults
        --cycles)
 else()
