@@ -33,8 +33,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
       ->capture_default_str();
   app.add_option("--events", events,
                  "comma-separated events: cycles, imiss, instructions, branch-misses, "
-                 "cache-misses, dmiss, cpu-clock, task-clock, or r:TYPE:CONFIG. Events the PMU "
-                 "lacks fall back to cpu-clock (logged, and shown by lcpictl status)")
+                 "cache-misses, dmiss, cpu-clock, task-clock, or r:TYPE:CONFIG. Where the PMU "
+                 "lacks cycles, cpu-clock is sampled for it (labelled as such in lcpictl "
+                 "status and the reports); any other event it lacks is refused by name, and "
+                 "lcpid runs with the rest (or exits, if none is left)")
       ->capture_default_str();
   auto* period = app.add_option("--period", o.period,
                                 "mean events between samples (ns for cpu-clock); randomised by "
