@@ -4,9 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/openat2.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,38 +21,35 @@ namespace {
 // writer; O_NOCTTY: a terminal never becomes ours.
 constexpr int kFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 
-// PATH inside the process's root: resolved as if that root were "/" (an
-// absolute symbolic link in a container stays in the container), no magic
-// /proc links, no final symbolic link.
-int OpenInRoot(const std::string& proc, uint32_t pid, const std::string& path) {
+// `where` opened with open(2) `flags`, kept only if it is a regular file.
+Expected<int> OpenChecked(const std::string& where, int flags, struct stat* st) {
+  int fd = open(where.c_str(), flags);
+  if (fd < 0) return ErrnoError(where, errno);
+  return KeepRegularFile(fd, where, st);
+}
+
+// PATH inside the process's root (OpenRegularFileInRoot: resolved as if
+// that root were "/", so an absolute symbolic link in a container stays in
+// the container; no magic /proc links, no final symbolic link).
+Expected<int> OpenInRoot(const std::string& proc, uint32_t pid, const std::string& path,
+                         struct stat* st) {
   std::string root = proc + "/" + std::to_string(pid) + "/root";
   int dir = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return -1;
-  open_how how{};
-  how.flags = kFlags | O_NOFOLLOW;
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  std::string relative = path.substr(path.find_first_not_of('/'));
-  int fd = static_cast<int>(syscall(SYS_openat2, dir, relative.c_str(), &how, sizeof(how)));
-  int err = errno;
+  if (dir < 0) return ErrnoError(root, errno);
+  Expected<int> fd = OpenRegularFileInRoot(dir, path.substr(path.find_first_not_of('/')), st);
   close(dir);
-  errno = err;
   return fd;
 }
 
-// Keeps fd if it is a regular file and the one m describes; else closes it
-// and says why in *why.
-bool Matches(int fd, const std::string& where, const FileMapping& m, bool mapped_itself,
-             MappedFile* out, std::string* why) {
-  if (fd < 0) {
-    *why += "; " + ErrnoError(where, errno).message();
+// Keeps the regular file `opened` (fstat in st) if it is the one m
+// describes; else closes it. Says why not in *why.
+bool Matches(Expected<int> opened, const struct stat& st, const std::string& where,
+             const FileMapping& m, bool mapped_itself, MappedFile* out, std::string* why) {
+  if (!opened) {
+    *why += "; " + opened.error().message();
     return false;
   }
-  struct stat st;
-  Expected<int> kept = KeepRegularFile(fd, where, &st);
-  if (!kept) {
-    *why += "; " + kept.error().message();
-    return false;
-  }
+  int fd = *opened;
   bool same;
   if (!m.build_id.empty()) {
     Expected<ImageIdentity> id = IdentifyElfFd(fd, static_cast<uint64_t>(st.st_size), where);
@@ -97,12 +92,14 @@ Expected<MappedFile> OpenMappedFile(const FileMapping& m, const std::string& pro
   char range[40];
   std::snprintf(range, sizeof range, "%" PRIx64 "-%" PRIx64, m.start, m.end);
   std::string map_file = proc + "/" + std::to_string(m.pid) + "/map_files/" + range;
-  if (Matches(open(map_file.c_str(), kFlags), map_file, m, true, &out, &why)) return out;
+  struct stat st;
+  if (Matches(OpenChecked(map_file, kFlags, &st), st, map_file, m, true, &out, &why)) return out;
   std::string in_root = proc + "/" + std::to_string(m.pid) + "/root" + m.path;
-  if (Matches(OpenInRoot(proc, m.pid, m.path), in_root, m, false, &out, &why)) return out;
+  if (Matches(OpenInRoot(proc, m.pid, m.path, &st), st, in_root, m, false, &out, &why)) return out;
   // The process is gone (or its root unreadable): the host's file at that
   // path, only if it is the same file.
-  if (Matches(open(m.path.c_str(), kFlags | O_NOFOLLOW), m.path, m, false, &out, &why)) return out;
+  if (Matches(OpenChecked(m.path, kFlags | O_NOFOLLOW, &st), st, m.path, m, false, &out, &why))
+    return out;
   return Error(Errc::kNotFound, "cannot open the file mapped as " + m.path + why);
 }
 

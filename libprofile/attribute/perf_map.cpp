@@ -67,10 +67,11 @@ PerfMapParse ParsePerfMap(std::string_view text, const PerfMapLimits& limits) {
 Expected<PerfMapParse> ReadPerfMap(int root_fd, uint32_t pid, uint32_t uid,
                                    const PerfMapLimits& limits) {
   std::string path = "/tmp/perf-" + std::to_string(pid) + ".map";
-  uint64_t size = 0;
-  uint32_t owner = 0;
-  Expected<int> fd = OpenRegularFileInRoot(root_fd, path, &size, &owner);
+  struct stat st;
+  Expected<int> fd = OpenRegularFileInRoot(root_fd, path, &st);
   if (!fd) return fd.error();
+  const uint32_t owner = st.st_uid;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (owner != uid && owner != 0) {
     close(*fd);
     return Error(Errc::kPermission, path + ": owned by uid " + std::to_string(owner) +

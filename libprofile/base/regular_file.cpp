@@ -35,8 +35,7 @@ Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st) 
   return fd;
 }
 
-Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size,
-                                    uint32_t* owner) {
+Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, struct stat* st) {
   open_how how{};
   how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
@@ -46,11 +45,8 @@ Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64
     if (errno == ENOSYS) return Error(Errc::kUnsupported, path + ": openat2 is not available");
     return ErrnoError(path, errno);
   }
-  struct stat st;
-  Expected<int> kept = KeepRegularFile(fd, path, &st);
-  if (kept && size) *size = static_cast<uint64_t>(st.st_size);
-  if (kept && owner) *owner = st.st_uid;
-  return kept;
+  struct stat unused;
+  return KeepRegularFile(fd, path, st ? st : &unused);
 }
 
 }  // namespace lcpi

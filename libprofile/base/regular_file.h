@@ -28,11 +28,11 @@ Expected<int> OpenRegularFile(const std::string& path, uint64_t* size = nullptr)
 // root_fd were "/" (absolute symlinks and ".." cannot leave it), magic
 // links such as /proc/self/fd/N are refused, and so is a symlink as the
 // last component (a link planted at the path would otherwise open whatever
-// file it names with the caller's privileges). With `owner`, the file's
-// owner uid. Errors as OpenRegularFile's; kUnsupported on kernels without
-// openat2 (before 5.6).
-Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, uint64_t* size = nullptr,
-                                    uint32_t* owner = nullptr);
+// file it names with the caller's privileges). With `st`, the fstat that
+// checked it (size, owner, device and inode). Errors as OpenRegularFile's;
+// kUnsupported on kernels without openat2 (before 5.6).
+Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path,
+                                    struct stat* st = nullptr);
 
 // The check OpenRegularFile makes, for a descriptor the caller opened some
 // other way (O_NONBLOCK | O_NOCTTY, e.g. relative to a process's root): fd
