@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "libprofile/base/command_line.h"
 #include "libprofile/base/time_spec.h"
 
 namespace lcpi {
@@ -89,11 +90,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
       "  lcpid --window 10m --retain 7d --max-db-size 500M\n"
       "  lcpictl status                         what the daemon is doing\n"
       "  lcpiprof                               per-image report of the newest epoch");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (std::optional<int> status = ParseCommandLine(app, argc, argv)) return *status;
   Expected<std::vector<EventSpec>> parsed = ParseEventList(events);
   if (!parsed) {
     std::cerr << "lcpid: " << parsed.error().message() << "\n";

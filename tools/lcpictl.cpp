@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "libprofile/base/command_line.h"
 #include "libprofile/base/control_protocol.h"
 
 namespace {
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
       "  lcpictl status\n"
       "  lcpictl epoch --tag before-upgrade\n"
       "  lcpictl --socket /tmp/lcpid.sock flush");
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   std::string verb = app.get_subcommands().front()->get_name();
   if (verb == "epoch" && !tag.empty()) {
     if (tag.find_first_of("\n\r") != std::string::npos) {

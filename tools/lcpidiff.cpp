@@ -3,6 +3,7 @@
 // event, sorted by the largest change. See docs/tools.md.
 #include <cstdio>
 
+#include "libprofile/base/command_line.h"
 #include "report_cli.h"
 
 int main(int argc, char** argv) {
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
                             "lcpidiff --db old.db --db new.db -p -i myprog",
                             "lcpidiff --since 2d --until 1d --since 1d    yesterday against today"},
                            tools::kExitStatus));
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   tools::ConfigureDebuginfo(no_debuginfod);
   if (dbs.size() > 2 || epochs.size() > 2 || time.since.size() > 2 || time.until.size() > 2) {
     std::fprintf(stderr, "%s: error: at most two --db, --epoch, --since and --until\n",

@@ -4,6 +4,7 @@
 // the image on disk, optionally with source lines (libdw). See docs/tools.md.
 #include <cstdio>
 
+#include "libprofile/base/command_line.h"
 #include "report_cli.h"
 
 int main(int argc, char** argv) {
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
           "Exit status: 0 on success (warnings, e.g. an image rebuilt since it was profiled,\n"
           "go to stderr), 1 on an error (no database, not a database, no such epoch, image\n"
           "or procedure), 2 on a bad command line."));
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   tools::ConfigureDebuginfo(no_debuginfod);
   if (!tools::ParseTimeFlags(tool, time, 0, &opts.range)) return 2;
   if (!range.empty()) {

@@ -4,6 +4,7 @@
 // root. See docs/tools.md.
 #include <cstdio>
 
+#include "libprofile/base/command_line.h"
 #include "libprofile/report/html_page.h"
 #include "libprofile/report/pprof_profile.h"
 #include "report_cli.h"
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
            "lcpiprof --epoch all --format pprof -o lcpi.pb.gz && go tool pprof -top lcpi.pb.gz",
            "lcpiprof --epoch all --format html -o profile.html   one page to open in a browser"},
           tools::kExitStatus));
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   tools::ConfigureDebuginfo(no_debuginfod);
   if (!tools::ParseTimeFlags(tool, time, 0, &opts.range)) return 2;
   const bool pprof = out.format == "pprof";

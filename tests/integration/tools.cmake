@@ -55,7 +55,7 @@ lcpi_tools_test(lcpiprof-pprof-no-output TOOL lcpiprof ARGS "${_db}|--format|ppr
 lcpi_tools_test(lcpiprof-pprof-processes TOOL lcpiprof
   ARGS "${_db}|-P|--format|pprof|-o|@DIR@/p.pb.gz" RC 2 STDERR "no per-process view")
 lcpi_tools_test(lcpilist-no-pprof TOOL lcpilist ARGS "${_db}|--format|pprof|-o|@DIR@/l.pb.gz|main"
-  RC 105 STDERR "pprof not in")  # CLI11's validation error status
+  RC 2 STDERR "pprof not in")
 lcpi_tools_test(lcpiprof-help-pprof TOOL lcpiprof ARGS "--help" STDOUT "--format pprof -o FILE")
 # --format html to stdout (the page in a browser: html.cmake), and -o to a
 # file that cannot be made: an error naming it.
@@ -77,6 +77,18 @@ lcpi_tools_test(lcpiprof-no-image TOOL lcpiprof ARGS "${_db}|-p|-i|nosuch.so" RC
   STDERR "no such image: nosuch.so")
 lcpi_tools_test(lcpiprof-no-event TOOL lcpiprof ARGS "${_db}|--event|nosuch" RC 1
   STDERR "no such event: nosuch")
+
+# A bad command line exits 2 in every tool, whichever CLI11 error it is.
+lcpi_tools_test(lcpiprof-bad-format TOOL lcpiprof ARGS "${_db}|--format|yaml" RC 2
+  STDERR "--format: yaml not in")
+lcpi_tools_test(lcpiprof-unknown-option TOOL lcpiprof ARGS "${_db}|--no-such-option" RC 2
+  STDERR "no-such-option")
+lcpi_tools_test(lcpidiff-bad-number TOOL lcpidiff ARGS "${_db}|--width|abc" RC 2
+  STDERR "Could not convert: --width = abc")
+lcpi_tools_test(lcpictl-no-request TOOL lcpictl ARGS "nosuch" RC 2
+  STDERR "A subcommand is required")
+lcpi_tools_test(lcpid-bad-number TOOL lcpid ARGS "--flush-interval|soon" RC 2
+  STDERR "--flush-interval: Value soon not in range")
 
 # lcpilist
 lcpi_tools_test(lcpilist-hot-loop TOOL lcpilist ARGS "${_db}|--epoch|base|hot_loop|prog|--source"
