@@ -31,6 +31,9 @@
 
 struct lcpi_cpu;
 
+/* One overflow handler run in this many is timed (a power of two). */
+#define LCPI_TIMED_EVERY 64
+
 /* The overflow handler's context: which CPU, which configured event. */
 struct lcpi_evctx {
 	struct lcpi_cpu *cpu;
@@ -47,8 +50,9 @@ struct lcpi_cpu {
 	/* written by this CPU's handler only */
 	u64 nested;
 	u64 throttle_events;
-	u64 handler_ns_hit;
+	u64 handler_ns_hit;		/* estimated: see LCPI_TIMED_EVERY */
 	u64 handler_ns_miss;
+	u32 untimed;			/* handler runs, for the timing sample */
 	u64 rnd;			/* xorshift64 state for period jitter */
 	/* the longest flush step on this CPU (interrupts off), under lcpi_mutex */
 	u64 flush_irqoff_ns_max;

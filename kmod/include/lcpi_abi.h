@@ -163,8 +163,11 @@ struct lcpi_cpu_stats {
 	__u32 flush_irqoff_ns_max;
 	struct lcpi_table_stats table;
 	__u64 nested;		/* samples dropped: the table was in use */
-	__u64 handler_ns_hit;	/* total handler time for hits */
-	__u64 handler_ns_miss;	/* total handler time for misses */
+	/* total handler time for hits and misses, estimated: one handler run
+	 * in 64 is timed and counts for 64
+	 */
+	__u64 handler_ns_hit;
+	__u64 handler_ns_miss;
 	__u64 buffers_read;	/* buffers handed to user space */
 	__u64 time_enabled[LCPI_MAX_EVENTS];	/* ns, for multiplex scaling */
 	__u64 time_running[LCPI_MAX_EVENTS];

@@ -374,7 +374,8 @@ lcpi_ht_add(struct lcpi_ht *ht, __u32 pid, __u64 pc, __u32 event, __u32 flags,
 		/* the set is full: write a victim out */
 		if (ht->cfg.policy == LCPI_POLICY_ROUND_ROBIN) {
 			slot = ht->rr_next[set];
-			ht->rr_next[set] = (__u8)((slot + 1) % ways);
+			/* no divide on the miss path */
+			ht->rr_next[set] = (__u8)(slot + 1 == ways ? 0 : slot + 1);
 		} else {
 			slot = ways - 1;
 		}
