@@ -16,6 +16,8 @@ MINIMAL=(
   build-essential cmake pkg-config
   # libprofile, lcpid and the tools
   libelf-dev libdw-dev liblzma-dev libsqlite3-dev sqlite3 libspdlog-dev libcapstone-dev libcli11-dev
+  # the aggregator's pending counts: abseil's flat_hash_map
+  libabsl-dev
   # separate debug files: libdebuginfod, and zlib for the .gnu_debuglink CRC
   libdebuginfod-dev zlib1g-dev
   # the configure step finds Catch2 even when no test is built

@@ -100,7 +100,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       image = images_.Unknown(comm);
       offset = RawPcOffset(rec.pc);
     }
-    counts_[Key(static_cast<uint32_t>(image), rec.event)][offset] += rec.count;
+    counts_[{Key(static_cast<uint32_t>(image), rec.event), offset}] += rec.count;
     ProcessCount& p = processes_[Key(rec.pid, static_cast<uint32_t>(image))][rec.event];
     if (p.comm != comm) p.comm = std::move(comm);
     p.count += rec.count;
@@ -129,10 +129,10 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
     }
     return it->second;
   };
-  for (const auto& [key, offsets] : counts_) {
-    uint32_t img = image_index(static_cast<int32_t>(key >> 32));
-    uint32_t event = static_cast<uint32_t>(key);
-    for (const auto& [offset, count] : offsets) b.counts.push_back({img, event, offset, count});
+  b.counts.reserve(counts_.size());
+  for (const auto& [key, count] : counts_) {
+    uint32_t img = image_index(static_cast<int32_t>(key.image_event >> 32));
+    b.counts.push_back({img, static_cast<uint32_t>(key.image_event), key.offset, count});
   }
   for (const auto& [key, events] : processes_) {
     uint32_t img = image_index(static_cast<int32_t>(key & 0xffffffffu));
@@ -182,8 +182,8 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
 }
 
 void Aggregator::Commit() {
-  for (const auto& [key, offsets] : counts_) {
-    int32_t image = static_cast<int32_t>(key >> 32);
+  for (const auto& [key, count] : counts_) {
+    int32_t image = static_cast<int32_t>(key.image_event >> 32);
     const ImageEntry& e = images_.at(image);
     if (IsKernelSide(e.kind) || IsVdso(e)) symbols_stored_.insert(image);
   }
@@ -196,19 +196,13 @@ void Aggregator::Commit() {
 
 std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {
   std::map<int32_t, std::vector<uint64_t>> out;
-  for (const auto& [key, offsets] : counts_) {
-    int32_t image = static_cast<int32_t>(key >> 32);
-    if (images_.at(image).kind != ImageKind::kJit) continue;
-    std::vector<uint64_t>& v = out[image];
-    for (const auto& [offset, count] : offsets) v.push_back(offset);
+  for (const auto& [key, count] : counts_) {
+    int32_t image = static_cast<int32_t>(key.image_event >> 32);
+    if (images_.at(image).kind == ImageKind::kJit) out[image].push_back(key.offset);
   }
   return out;
 }
 
-size_t Aggregator::entries() const {
-  size_t n = 0;
-  for (const auto& [key, offsets] : counts_) n += offsets.size();
-  return n;
-}
+size_t Aggregator::entries() const { return counts_.size(); }
 
 }  // namespace lcpi

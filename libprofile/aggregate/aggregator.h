@@ -18,6 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
+
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
@@ -87,8 +89,18 @@ class Aggregator {
     uint64_t count = 0;
   };
 
-  // Key(image, event) -> offset -> count
-  std::unordered_map<uint64_t, std::unordered_map<uint64_t, uint64_t>> counts_;
+  // (Key(image, event), offset) -> count: one flat open-addressing table,
+  // so a record costs one probe in one array, not two node lookups.
+  struct CountKey {
+    uint64_t image_event;
+    uint64_t offset;
+    bool operator==(const CountKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const CountKey& k) {
+      return H::combine(std::move(h), k.image_event, k.offset);
+    }
+  };
+  absl::flat_hash_map<CountKey, uint64_t> counts_;
   // Key(pid, image) -> event -> count and name
   std::unordered_map<uint64_t, std::map<uint32_t, ProcessCount>> processes_;
   std::map<std::string, int64_t> stats_;
