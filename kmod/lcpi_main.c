@@ -41,6 +41,16 @@ static enum cpuhp_state lcpi_hp_state;
 static enum cpuhp_state lcpi_prep_state;
 
 /*
+ * Testing only (root, via /sys/module/lcpi/parameters): while set, a CPU
+ * coming up gets no table memory, as if vmalloc had failed (Debian's
+ * kernels have no fault injection to make it fail for real).
+ */
+static bool lcpi_inject_nomem;
+module_param_named(inject_nomem, lcpi_inject_nomem, bool, 0600);
+MODULE_PARM_DESC(inject_nomem,
+		 "testing: a CPU coming up gets no table memory (0: off)");
+
+/*
  * Gives @c's table and buffers memory, unless it still has the memory of
  * an earlier time online (an offline CPU whose counts were not drained
  * yet). vmalloc: exactly the pages it needs (kmalloc would round 522,240
@@ -53,7 +63,8 @@ static int lcpi_cpu_mem_get(struct lcpi_cpu *c)
 
 	if (c->mem)
 		return 0;
-	mem = vmalloc_node(lcpi_ht_mem_size(&lcpi_ht_cfg), cpu_to_node(c->id));
+	mem = READ_ONCE(lcpi_inject_nomem) ? NULL :
+		vmalloc_node(lcpi_ht_mem_size(&lcpi_ht_cfg), cpu_to_node(c->id));
 	if (!mem)
 		return -ENOMEM;
 	lcpi_ht_attach(&c->ht, mem);

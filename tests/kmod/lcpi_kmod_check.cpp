@@ -22,7 +22,8 @@
 //       in a guest with possible CPUs > online ones (QEMU -smp 2,maxcpus=4,
 //       where the kernel counts the absent ones as possible; 6.1 does):
 //       the module's table memory (its areas in /proc/vmallocinfo) follows
-//       the online CPUs: allocated when a CPU comes up, freed when it goes,
+//       the online CPUs: allocated when a CPU comes up (which fails when
+//       the allocation does: the module's inject_nomem), freed when it goes,
 //       but kept while an offline CPU's table or buffers still hold counts,
 //       which then reconcile exactly.
 // Exit status 0 when every check passed; each failure is printed.
@@ -705,6 +706,15 @@ int Memory() {
   ExpectAreas("cpu1 offline, nothing sampled", online - 1);
   CHECK(SetCpuOnline(1, true));
   ExpectAreas("cpu1 online again", online);
+  // a CPU whose table memory cannot be had does not come up (the prepare
+  // stage fails, the kernel cancels the bring-up); when it can, it does
+  CHECK(SetCpuOnline(1, false));
+  CHECK(WriteParam("inject_nomem", 1));
+  CHECK(!SetCpuOnline(1, true));
+  ExpectAreas("cpu1 refused: no memory for it", online - 1);
+  CHECK(WriteParam("inject_nomem", 0));
+  CHECK(SetCpuOnline(1, true));
+  ExpectAreas("cpu1 online once its memory can be had", online);
 
   // cpu1 goes offline while sampling: its table still holds counts, so its
   // memory stays until they have been flushed and read
