@@ -2,6 +2,7 @@
 // enabled and running (the multiplex scale) and the precise_ip used. Merges
 // add the times up, a rollup sums them, and facts written without times
 // read as 0 and 0 ("not known").
+#include <sqlite3.h>
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -29,7 +30,47 @@ MergeBatch Batch(int64_t epoch, uint64_t enabled, uint64_t running, int precise 
   return b;
 }
 
+void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* msg = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
+  std::string why = msg ? msg : "";
+  sqlite3_free(msg);
+  sqlite3_close(db);
+  INFO(why);
+  REQUIRE(rc == SQLITE_OK);
+}
+
 }  // namespace
+
+TEST_CASE("a schema 3 database migrates: its epochs' times are not known", "[store]") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  {
+    auto db = OpenOk(path);
+    REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 0, 0)));
+  }
+  // Back to schema 3: epoch_events as 003 left it, with a row in it.
+  RawExec(path,
+          "ALTER TABLE epoch_events DROP COLUMN precise; "
+          "ALTER TABLE epoch_events DROP COLUMN time_running; "
+          "ALTER TABLE epoch_events DROP COLUMN time_enabled; PRAGMA user_version = 3;");
+  auto db = OpenOk(path);
+  auto facts = Ok(db->EpochEvents(EpochSet::All()));
+  REQUIRE(facts.size() == 1);
+  CHECK(facts[0].used == "cycles");
+  CHECK(facts[0].period == 1000);
+  CHECK(facts[0].time_enabled == 0);
+  CHECK(facts[0].time_running == 0);
+  CHECK(facts[0].precise == 0);
+  // and the next merge adds to them
+  REQUIRE(db->Merge(Batch(facts[0].epoch_id, 300, 100, 1)));
+  facts = Ok(db->EpochEvents(EpochSet::All()));
+  CHECK(facts[0].time_enabled == 300);
+  CHECK(facts[0].time_running == 100);
+  CHECK(facts[0].precise == 1);
+}
 
 TEST_CASE("merges add each epoch's times enabled and running", "[store]") {
   TempDir dir;
