@@ -62,6 +62,12 @@ void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStat
   // Times perf's core throttled an event (each stops it until the next tick):
   // events, not a number of samples missed, which nobody counts.
   add("throttle_events", d.throttled);
+  // Each event's time enabled and running since the last merge (batch.events
+  // is in the source's event order): the reports' multiplex scale.
+  for (size_t e = 0; e < batch.events.size() && e < LCPI_MAX_EVENTS; ++e) {
+    batch.events[e].time_enabled = d.time_enabled[e];
+    batch.events[e].time_running = d.time_running[e];
+  }
 }
 
 // glibc keeps freed heap for the next allocation instead of returning it.
@@ -314,7 +320,7 @@ std::string Daemon::Status() {
   for (size_t i = 0; i < source_->Events().size(); i++) {
     const RealEvent& ev = source_->Events()[i];
     o << "event." << i << " " << ev.requested.name << " sampled-as " << ev.used << " period "
-      << ev.period << (ev.fell_back ? " (fallback)" : "") << "\n";
+      << ev.period << " precise " << ev.precise << (ev.fell_back ? " (fallback)" : "") << "\n";
   }
   o << "database " << options_.db << "\n";
   o << "readers " << (access_.group_found ? "root and group " + access_.group : "root only")

@@ -118,7 +118,9 @@ void Aggregator::Add(const RecordBuffer& buffer) {
 MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events) const {
   MergeBatch b;
   b.epoch = epoch;
-  for (const RealEvent& e : events) b.events.push_back({e.requested.name, e.used, e.period});
+  // Times enabled and running are the source's, per merge: lcpid adds them.
+  for (const RealEvent& e : events)
+    b.events.push_back({e.requested.name, e.used, e.period, 0, 0, e.precise});
   // Only the images this batch names, re-indexed.
   std::map<int32_t, uint32_t> index;
   auto image_index = [&](int32_t image) {

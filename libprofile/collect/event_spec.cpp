@@ -67,6 +67,17 @@ std::string RefusalReason(const EventSpec& event, const std::string& pmu,
          "); it is not sampled as anything else (only 'cycles' may fall back to cpu-clock)";
 }
 
+std::vector<int> PreciseLevels(uint32_t type) {
+  if (type == PERF_TYPE_SOFTWARE || type == PERF_TYPE_TRACEPOINT) return {0};
+  return {3, 2, 1, 0};
+}
+
+bool TryLowerPrecise(const Error& e, int level) {
+  // ErrnoError: EINVAL is kInvalidArgument; EOPNOTSUPP keeps strerror's text.
+  return level > 0 && (e.code() == Errc::kInvalidArgument ||
+                       e.message().find("not supported") != std::string::npos);
+}
+
 EventSpec CpuClockEvent() {
   return EventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, false};
 }

@@ -35,6 +35,10 @@ struct RealEvent {
   std::string used;  // "cycles", or "cpu-clock" after a fallback
   bool fell_back = false;
   uint64_t period = 0;  // mean period in the event's unit (ns for cpu-clock)
+  // perf_event_attr.precise_ip it was opened with: the highest of 3, 2, 1
+  // the PMU accepted (x86 PEBS: 2 or 3, the exact instruction), else 0 (the
+  // sample may skid past it; always 0 for software events).
+  int precise = 0;
 };
 
 // A requested event a source could not sample (the PMU lacks it) and
@@ -49,6 +53,16 @@ Expected<EventSpec> ParseEvent(const std::string& name);
 
 // Parses "cycles,imiss". At most LCPI_MAX_EVENTS, no duplicates.
 Expected<std::vector<EventSpec>> ParseEventList(const std::string& list);
+
+// The precise_ip values to try for an event of this perf type, best first,
+// as `perf record` does for cycles:P: 3, 2, 1, 0 for hardware events (a PMU
+// refuses a level it lacks with EINVAL or EOPNOTSUPP), only 0 for software
+// events, where the level means nothing.
+std::vector<int> PreciseLevels(uint32_t type);
+
+// Whether perf_event_open's error e, for precise_ip `level` > 0, means only
+// "not this precise" (EINVAL, EOPNOTSUPP): then the next lower level is tried.
+bool TryLowerPrecise(const Error& e, int level);
 
 // The cpu-clock event every host has.
 EventSpec CpuClockEvent();

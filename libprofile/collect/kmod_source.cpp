@@ -286,6 +286,11 @@ SourceStats KmodSource::ModuleStats() const {
     out.throttled += st.throttle_events;
     out.handler_ns_hit += st.handler_ns_hit;
     out.handler_ns_miss += st.handler_ns_miss;
+    // perf_event_read_value() of each CPU's events (lcpi_sample_times).
+    for (size_t e = 0; e < LCPI_MAX_EVENTS; ++e) {
+      out.time_enabled[e] += st.time_enabled[e];
+      out.time_running[e] += st.time_running[e];
+    }
   }
   return out;
 }

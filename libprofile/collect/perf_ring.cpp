@@ -64,10 +64,15 @@ Expected<void> PerfRing::SetPeriod(uint64_t period) {
   return {};
 }
 
-std::pair<uint64_t, uint64_t> PerfRing::Times() const {
-  auto* meta = static_cast<const perf_event_mmap_page*>(base_);
-  return {__atomic_load_n(&meta->time_enabled, __ATOMIC_RELAXED),
-          __atomic_load_n(&meta->time_running, __ATOMIC_RELAXED)};
+Expected<std::pair<uint64_t, uint64_t>> PerfRing::ReadTimes() const {
+  // The mmap page's time_enabled/time_running are only brought up to date
+  // when the event is scheduled in or out; read() asks the kernel for now.
+  uint64_t values[3];  // value, time_enabled, time_running
+  ssize_t got = read(fd_, values, sizeof(values));
+  if (got < 0) return ErrnoError("read of a perf event on cpu " + std::to_string(cpu_), errno);
+  if (got != static_cast<ssize_t>(sizeof(values)))
+    return Error(Errc::kIo, "short read of a perf event on cpu " + std::to_string(cpu_));
+  return std::pair<uint64_t, uint64_t>{values[1], values[2]};
 }
 
 std::vector<int> OnlineCpus() {

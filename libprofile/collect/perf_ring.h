@@ -39,8 +39,11 @@ class PerfRing {
   template <class Fn>
   size_t Read(Fn&& fn);
   uint64_t bad_records() const { return bad_records_; }
-  // (enabled, running) times in ns, for multiplexing scale.
-  std::pair<uint64_t, uint64_t> Times() const;
+  // (enabled, running) times in ns from read(): how long the event was
+  // enabled and how long it really counted on the PMU (less when the PMU
+  // multiplexed it). Needs the attr's read_format to be
+  // PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING.
+  Expected<std::pair<uint64_t, uint64_t>> ReadTimes() const;
 
  private:
   PerfRing(int fd, int cpu, void* base, size_t map_size, uint64_t data_size);

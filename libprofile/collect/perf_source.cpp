@@ -50,6 +50,10 @@ Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, i
     attr.sample_freq = options_.frequency;
   }
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+  // read() then says how long the event was enabled and really counting:
+  // the multiplexing scale (PerfRing::ReadTimes).
+  attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  attr.precise_ip = static_cast<uint64_t>(ev.precise) & 3;
   attr.disabled = 1;
   attr.exclude_guest = 1;
   attr.watermark = 1;
@@ -57,7 +61,18 @@ Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, i
   return PerfRing::Open(attr, cpu, kRingPageOrder);
 }
 
-Expected<PerfSource::Rings> PerfSource::OpenOnEveryCpu(const RealEvent& ev) {
+Expected<PerfSource::Rings> PerfSource::OpenOnEveryCpu(RealEvent& ev) {
+  // The most precise level the PMU accepts, as perf does for cycles:P; the
+  // first CPU decides, the others must then take the same.
+  std::vector<int> levels = PreciseLevels(ev.type);
+  for (size_t i = 0; i + 1 < levels.size() && !cpus_.empty(); ++i) {
+    ev.precise = levels[i];
+    Expected<std::unique_ptr<PerfRing>> probe = OpenEvent(ev, cpus_.front().cpu);
+    if (probe) break;
+    if (!TryLowerPrecise(probe.error(), ev.precise)) break;  // the loop below reports it
+    ev.precise = levels[i + 1];
+  }
+  if (levels.size() == 1) ev.precise = levels.front();
   Rings rings;
   for (const Cpu& c : cpus_) {
     Expected<std::unique_ptr<PerfRing>> ring = OpenEvent(ev, c.cpu);
@@ -226,7 +241,16 @@ Expected<void> PerfSource::Flush(const BufferSink& sink) {
 
 SourceStats PerfSource::Stats() const {
   SourceStats s;
-  for (const Cpu& c : cpus_) AddTableStats(s.table, c.table.stats);
+  for (const Cpu& c : cpus_) {
+    AddTableStats(s.table, c.table.stats);
+    for (size_t e = 0; e < c.rings.size() && e < LCPI_MAX_EVENTS; ++e) {
+      // A failed read leaves this CPU out of both times: the ratio stays true.
+      Expected<std::pair<uint64_t, uint64_t>> t = c.rings[e]->ReadTimes();
+      if (!t) continue;
+      s.time_enabled[e] += t->first;
+      s.time_running[e] += t->second;
+    }
+  }
   s.lost = lost_;
   s.throttled = throttled_;
   s.buffers = buffers_;

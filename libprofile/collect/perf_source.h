@@ -50,8 +50,9 @@ class PerfSource : public Source {
 
   using Rings = std::vector<std::unique_ptr<PerfRing>>;
   Expected<std::unique_ptr<PerfRing>> OpenEvent(const RealEvent& ev, int cpu);
-  // ev on every CPU of cpus_, in their order; the first failure otherwise.
-  Expected<Rings> OpenOnEveryCpu(const RealEvent& ev);
+  // ev on every CPU of cpus_, in their order, at the highest precise_ip the
+  // PMU accepts (set in ev.precise); the first failure otherwise.
+  Expected<Rings> OpenOnEveryCpu(RealEvent& ev);
   void ReadRings(Cpu& c, const BufferSink& sink);
   void DeliverReady(Cpu& c, const BufferSink& sink);
   void RandomisePeriods();

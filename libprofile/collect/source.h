@@ -41,6 +41,11 @@ struct SourceStats {
   uint64_t handler_ns_hit = 0;   // kmod: handler time spent on hits
   uint64_t handler_ns_miss = 0;  // kmod: handler time spent on misses
   uint64_t buffers = 0;          // buffers delivered
+  // Per event (Source::Events() order), summed over CPUs: ns each event was
+  // enabled, and ns it was really on the PMU counting. running < enabled
+  // means the PMU multiplexed it: its samples undercount by running/enabled.
+  uint64_t time_enabled[LCPI_MAX_EVENTS] = {};
+  uint64_t time_running[LCPI_MAX_EVENTS] = {};
 };
 
 // Sums (per-CPU totals) and differences (deltas since a baseline), field by field.

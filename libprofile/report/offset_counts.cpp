@@ -13,7 +13,7 @@ Expected<CountsByOffset> CountOffsets(ProfileDb& db, const Header& header, int64
     for (const OffsetCount& o : *oc) {
       auto& v = counts[o.offset];
       v.resize(header.events.size(), 0);
-      v[e] += o.count;
+      v[e] += ScaleCount(header, e, o.count);
     }
   }
   return counts;

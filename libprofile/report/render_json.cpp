@@ -52,6 +52,14 @@ std::string HeaderFields(const Header& h, const std::string& indent) {
     out += std::string(i ? ", " : "") + "{\"name\": " + JsonString(e.name) +
            ", \"used\": " + JsonString(e.used) + ", \"period\": " + std::to_string(e.period) +
            ", \"samples\": " + std::to_string(i < h.totals.size() ? h.totals[i] : 0);
+    // Only when the PMU multiplexed the event: the scale its counts (and
+    // samples) were multiplied by, and the share of the time it ran.
+    if (i < h.scale.size() && h.scale[i] != 1.0) {
+      out += ", \"scale\": " + Fixed(h.scale[i], 4) + ", \"running_percent\": " +
+             Fixed(100.0 * static_cast<double>(h.time_running[i]) /
+                       static_cast<double>(h.time_enabled[i]),
+                   4);
+    }
     // Only when the epochs read differ: every period they used.
     if (i < h.periods.size() && !h.periods[i].empty()) {
       out += ", \"periods\": [";

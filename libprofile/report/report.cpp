@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <limits>
 #include <set>
@@ -75,7 +76,7 @@ Expected<std::map<int64_t, std::vector<uint64_t>>> CountsByImage(ProfileDb& db, 
       if (h.events[e].id != t.event_id || t.count == 0) continue;
       auto& counts = out[t.image_id];
       counts.resize(h.events.size(), 0);
-      counts[e] += t.count;
+      counts[e] += ScaleCount(h, e, t.count);
     }
   }
   return out;
@@ -171,7 +172,7 @@ Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h) {
       r.name = t.comm;
       r.pid = t.pid;
       r.counts.resize(h.events.size(), 0);
-      r.counts[e] += t.count;
+      r.counts[e] += ScaleCount(h, e, t.count);
     }
   }
   std::vector<Row> rows;
@@ -284,7 +285,7 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
       h.events.push_back(*it);
     }
   }
-  for (const EventInfo& e : h.events) h.totals.push_back(by_event[e.id]);
+
   // What each event really was in these epochs: the newest epoch's facts.
   auto facts = db.EpochEvents(QueryEpoch(h));
   if (!facts) return facts.error();
@@ -299,7 +300,20 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
     }
     h.periods.push_back(seen.size() > 1 ? std::vector<uint64_t>(seen.begin(), seen.end())
                                         : std::vector<uint64_t>{});
+    // Summed over the epochs read, so the scale is the share of the whole
+    // span the event counted (as perf stat scales a count over its run).
+    uint64_t enabled = 0, running = 0;
+    for (const EpochEvent& f : *facts) {
+      if (f.event_id != e.id) continue;
+      enabled += f.time_enabled;
+      running += f.time_running;
+    }
+    h.time_enabled.push_back(enabled);
+    h.time_running.push_back(running);
+    h.scale.push_back(MultiplexScale(enabled, running));
   }
+  for (size_t e = 0; e < h.events.size(); ++e)
+    h.totals.push_back(ScaleCount(h, e, by_event[h.events[e].id]));
   auto stats = db.Stats(QueryEpoch(h));
   if (!stats) return stats.error();
   h.stats = *stats;
@@ -314,6 +328,31 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
         100.0 * static_cast<double>(lost) / static_cast<double>(attributed + unknown + lost);
   }
   return h;
+}
+
+double MultiplexScale(uint64_t time_enabled, uint64_t time_running) {
+  if (time_running == 0 || time_running >= time_enabled) return 1.0;
+  return static_cast<double>(time_enabled) / static_cast<double>(time_running);
+}
+
+uint64_t ScaleCount(const Header& header, size_t e, uint64_t count) {
+  if (e >= header.scale.size() || header.scale[e] == 1.0) return count;
+  return static_cast<uint64_t>(std::llround(static_cast<double>(count) * header.scale[e]));
+}
+
+std::vector<std::string> MultiplexWarnings(const Header& header) {
+  std::vector<std::string> out;
+  for (size_t e = 0; e < header.scale.size() && e < header.events.size(); ++e) {
+    if (header.scale[e] == 1.0) continue;
+    const double running_pct = 100.0 * static_cast<double>(header.time_running[e]) /
+                               static_cast<double>(header.time_enabled[e]);
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "event %s multiplexed: counts scaled by %.2f (running %.1f%% of enabled)",
+                  header.events[e].name.c_str(), header.scale[e], running_pct);
+    out.push_back(text);
+  }
+  return out;
 }
 
 Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch, const TimeRange& range,
@@ -354,6 +393,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   p.rows = std::move(*rows);
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
+  for (std::string& w : MultiplexWarnings(p.header)) p.warnings.push_back(std::move(w));
   return p;
 }
 

@@ -56,6 +56,13 @@ struct Header {
   // when there is more than one (the configuration changed between them);
   // else empty. events[i].period is the newest epoch's.
   std::vector<std::vector<uint64_t>> periods;
+  // Per event column: ns enabled and running summed over the epochs read
+  // (0 and 0: not known, e.g. epochs older than schema 4), and the scale
+  // their counts were multiplied by: enabled/running when the PMU
+  // multiplexed the event (running < enabled), else 1. totals and every count
+  // a report shows are scaled (ScaleCount); the stored counts are raw.
+  std::vector<uint64_t> time_enabled, time_running;
+  std::vector<double> scale;
   std::map<std::string, int64_t> stats;  // ProfileDb::Stats of the epoch(s)
   // Shares in percent of the daemon's samples: unknown / (attributed +
   // unknown); lost = (lost + dropped) / (attributed + unknown + lost +
@@ -81,6 +88,17 @@ Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch, const Time
                              const std::vector<std::string>& events);
 // The epochs the ProfileDb queries read for a header.
 EpochSet QueryEpoch(const Header& header);
+
+// enabled/running when running < enabled (the PMU multiplexed the event),
+// else 1: also when not known (0, 0) or never running (running 0: no
+// samples to scale).
+double MultiplexScale(uint64_t time_enabled, uint64_t time_running);
+// count * header.scale[e], rounded to the nearest integer (a row's count is
+// rounded on its own: rows may not add up to the scaled total exactly).
+uint64_t ScaleCount(const Header& header, size_t e, uint64_t count);
+// One line per event column the PMU multiplexed: "event cycles multiplexed:
+// counts scaled by 1.60 (running 62.5% of enabled)"; none when no event was.
+std::vector<std::string> MultiplexWarnings(const Header& header);
 
 // ----- lcpiprof
 

@@ -69,9 +69,12 @@ constexpr const char kSqlUpsertEvent[] =
     "WHERE used <> excluded.used OR period <> excluded.period";
 constexpr const char kSqlEventId[] = "SELECT id FROM events WHERE name = ?1";
 constexpr const char kSqlUpsertEpochEvent[] =
-    "INSERT INTO epoch_events (epoch_id, event_id, used, period) VALUES (?1, ?2, ?3, ?4) "
-    "ON CONFLICT (epoch_id, event_id) DO UPDATE SET used = excluded.used, period = excluded.period "
-    "WHERE used <> excluded.used OR period <> excluded.period";
+    "INSERT INTO epoch_events (epoch_id, event_id, used, period, time_enabled, time_running, "
+    "precise) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+    "ON CONFLICT (epoch_id, event_id) DO UPDATE SET used = excluded.used, period = "
+    "excluded.period, "
+    "time_enabled = time_enabled + excluded.time_enabled, "
+    "time_running = time_running + excluded.time_running, precise = excluded.precise";
 constexpr const char kSqlUpsertCount[] =
     "INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
     "VALUES (?1, ?2, ?3, ?4, ?5) "
@@ -541,6 +544,9 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
     Bind(*per_epoch, 2, *id);
     Bind(*per_epoch, 3, ev.used);
     Bind(*per_epoch, 4, static_cast<int64_t>(ev.period));
+    Bind(*per_epoch, 5, static_cast<int64_t>(ev.time_enabled));
+    Bind(*per_epoch, 6, static_cast<int64_t>(ev.time_running));
+    Bind(*per_epoch, 7, static_cast<int64_t>(ev.precise));
     if (int rc = sqlite3_step(*per_epoch); rc != SQLITE_DONE)
       return SqlError(rc, "merge: event " + ev.name + " of epoch " + std::to_string(b.epoch));
   }

@@ -68,6 +68,12 @@ struct EventRecord {
   std::string name;     // as the user asked: "cycles"
   std::string used;     // what was really sampled: "cpu-clock"
   uint64_t period = 0;  // mean period in the event's unit; per epoch, the newest merge wins
+  // ns the event was enabled and really counting (on the PMU) since the last
+  // merge, summed over CPUs: added to the epoch's (multiplex scaling). 0 and
+  // 0: not known.
+  uint64_t time_enabled = 0;
+  uint64_t time_running = 0;
+  int precise = 0;  // perf_event_attr.precise_ip used; per epoch, the newest merge wins
 };
 
 struct CountRow {
@@ -146,6 +152,9 @@ struct EpochEvent {
   int64_t event_id = 0;
   std::string used;
   uint64_t period = 0;
+  uint64_t time_enabled = 0;  // ns, summed over CPUs and merges; 0 and 0: not known
+  uint64_t time_running = 0;
+  int precise = 0;
 };
 
 struct ImageInfo {
@@ -303,7 +312,8 @@ class ProfileDb {
   // Merges the epochs ids[1..] into ids[0] (a rollup of fine windows into a
   // coarser one): their counts, process counts and statistics are added to
   // ids[0]'s, ids[0] then ends where the last of them ended, and they are
-  // deleted; ids[0] keeps its kind, tag and event facts (the caller merges
+  // deleted; ids[0] keeps its kind, tag and event facts, their times enabled
+  // and running summed (the caller merges
   // only epochs whose facts agree: retention.h RollupGroups). One
   // transaction, then the freed pages go back as in DropEpochs.
   // kInvalidArgument for the current epoch or an id that does not exist.

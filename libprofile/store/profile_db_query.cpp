@@ -69,9 +69,11 @@ constexpr const char kSqlEpochSizes[] =
     "UNION ALL SELECT epoch_id, 0, count(*) FROM process_counts GROUP BY epoch_id) "
     "GROUP BY epoch_id ORDER BY epoch_id";
 constexpr const char kSqlEpochEventsAll[] =
-    "SELECT epoch_id, event_id, used, period FROM epoch_events ORDER BY epoch_id, event_id";
+    "SELECT epoch_id, event_id, used, period, time_enabled, time_running, precise FROM "
+    "epoch_events ORDER BY epoch_id, event_id";
 constexpr const char kSqlEpochEventsSome[] =
-    "SELECT epoch_id, event_id, used, period FROM epoch_events "
+    "SELECT epoch_id, event_id, used, period, time_enabled, time_running, precise FROM "
+    "epoch_events "
     "WHERE epoch_id IN (SELECT value FROM json_each(?1)) ORDER BY epoch_id, event_id";
 constexpr const char kSqlSymbols[] =
     "SELECT image_offset, size, name FROM symbols WHERE image_id = ?1 ORDER BY image_offset, name";
@@ -314,7 +316,8 @@ Expected<std::vector<EpochEvent>> ProfileDb::EpochEvents(const EpochSet& epochs)
       },
       [&](sqlite3_stmt* s) {
         out.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-                       sql::ColumnText(s, 2), U64(s, 3)});
+                       sql::ColumnText(s, 2), U64(s, 3), U64(s, 4), U64(s, 5),
+                       sqlite3_column_int(s, 6)});
       });
   if (!ok) return ok.error();
   return out;

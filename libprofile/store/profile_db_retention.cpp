@@ -100,6 +100,16 @@ constexpr const char* kSqlRollup[] = {
     ("INSERT INTO stats (epoch_id, name, value) "
      "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
      "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
+    // The merged epochs share their events' facts (RollupGroups): only the
+    // times add up.
+    ("UPDATE epoch_events SET "
+     "time_enabled = time_enabled + (SELECT coalesce(sum(o.time_enabled), 0) FROM epoch_events o "
+     "WHERE o.event_id = epoch_events.event_id AND o.epoch_id IN (SELECT value FROM "
+     "json_each(?2))), "
+     "time_running = time_running + (SELECT coalesce(sum(o.time_running), 0) FROM epoch_events o "
+     "WHERE o.event_id = epoch_events.event_id AND o.epoch_id IN (SELECT value FROM "
+     "json_each(?2))) "
+     "WHERE epoch_id = ?1"),
     ("UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
      "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1"),
 };

@@ -34,9 +34,12 @@ std::vector<std::vector<int64_t>> RollupGroups(const std::vector<EpochInfo>& epo
                                                const RetentionPolicy& policy, int64_t now) {
   std::vector<std::vector<int64_t>> out;
   if (policy.rollup_after <= 0) return out;
-  using Facts = std::vector<std::tuple<int64_t, std::string, uint64_t>>;
+  // What was sampled, at which period and how precisely: a rollup keeps its
+  // first epoch's (only the times enabled and running add up).
+  using Facts = std::vector<std::tuple<int64_t, std::string, uint64_t, int>>;
   std::map<int64_t, Facts> by_epoch;
-  for (const EpochEvent& f : facts) by_epoch[f.epoch_id].emplace_back(f.event_id, f.used, f.period);
+  for (const EpochEvent& f : facts)
+    by_epoch[f.epoch_id].emplace_back(f.event_id, f.used, f.period, f.precise);
   std::vector<int64_t> run;
   const EpochInfo* first = nullptr;
   auto close_run = [&]() {

@@ -34,8 +34,8 @@ std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
 // runs of two or more epochs that ended more than policy.rollup_after ago,
 // each run within one span (every member after the first is a window),
 // one UTC day (by start) and one set of event facts (`facts`:
-// ProfileDb::EpochEvents, so a rolled-up epoch keeps the period it was
-// sampled at). Oldest first; none when rollup_after is 0.
+// ProfileDb::EpochEvents: what was sampled, its period and precise_ip, so a
+// rolled-up epoch keeps the period it was sampled at). Oldest first; none when rollup_after is 0.
 std::vector<std::vector<int64_t>> RollupGroups(const std::vector<EpochInfo>& epochs,
                                                const std::vector<EpochEvent>& facts,
                                                const RetentionPolicy& policy, int64_t now);

@@ -216,6 +216,31 @@ TEST_CASE("SIGTERM loses nothing and the figures add up") {
   CHECK(on_disk == Stat(*db, "attributed") + Stat(*db, "unknown"));
 }
 
+TEST_CASE("each epoch stores its events' times: enabled == running, nothing multiplexed here") {
+  // This host has no PMU: cycles is the software cpu-clock, which perf never
+  // multiplexes, so both times are equal and a report scales nothing. The
+  // software clock is opened with precise_ip 0 (it means nothing there).
+  DaemonFixture d;
+  REQUIRE(d.running());
+  REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
+  auto st = d.Status();
+  INFO("status event.0: " << st["event.0"]);
+  CHECK(st["event.0"].find(" precise 0") != std::string::npos);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  auto facts = db->EpochEvents(lcpi::EpochSet::All());
+  REQUIRE(facts);
+  REQUIRE(!facts->empty());
+  for (const lcpi::EpochEvent& f : *facts) {
+    INFO("epoch " << f.epoch_id << " event " << f.event_id << " enabled " << f.time_enabled
+                  << " running " << f.time_running);
+    CHECK(f.time_enabled > 0);  // known: the source reported them
+    CHECK(f.time_running == f.time_enabled);
+    CHECK(f.precise == 0);
+  }
+}
+
 TEST_CASE("events perf throttles are counted in the status and the database") {
   // perf allows max_sample_rate / HZ interrupts per tick and event (4 at
   // HZ=250); cpu-clock every 10 us on a busy CPU asks for 100,000/s, so

@@ -50,6 +50,16 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
     COMMENT "Building the shares workload for the arm64 guest (static)"
     VERBATIM)
   list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
+  # Multiplexing on a real (emulated) PMU: more cycles counters than it has
+  add_custom_command(OUTPUT ${LCPI_ARM64_DIR}/lcpi_multiplex_check
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${LCPI_ARM64_DIR}
+    COMMAND ${LCPI_AARCH64_CC} -O2 -static ${arm64_warnings}
+            -o ${LCPI_ARM64_DIR}/lcpi_multiplex_check
+            ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_multiplex_check.c
+    DEPENDS ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_multiplex_check.c
+    COMMENT "Building lcpi_multiplex_check for the arm64 guest (static)"
+    VERBATIM)
+  list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/lcpi_multiplex_check)
   add_custom_target(lcpi_arm64_guest ALL DEPENDS ${arm64_outputs})
 
   # (a) the shares workload sampled by hardware cycles (no cpu-clock
@@ -68,8 +78,14 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   lcpi_kmod_guest_test(kmod.arm64.faults.max_rate_cycles 170 --arch arm64
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-max-rate.sh ${LCPI_ARM64_DIR}/lcpi_kmod_faults
        --cycles)
+  # (c) the PMU multiplexes 12 cycles counters on its 7, and the times
+  # lcpid's perf source reads (read_format TOTAL_TIME_ENABLED|RUNNING) show
+  # it: running < enabled for each, none starved. The module is not needed.
+  lcpi_kmod_guest_test(kmod.arm64.multiplex 90 --no-load --arch arm64
+    -- ${LCPI_ARM64_DIR}/lcpi_multiplex_check)
 else()
-  foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles)
+  foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles
+            arm64.multiplex)
     add_test(NAME kmod.${t} COMMAND sh -c
       "echo 'no aarch64-linux-gnu-g++/gcc/nm (g++-aarch64-linux-gnu): scripts/setup.sh installs it' >&2; exit 77")
     set_tests_properties(kmod.${t} PROPERTIES LABELS "kmod;integration;slow" SKIP_RETURN_CODE 77)

@@ -7,6 +7,7 @@
 
 #include <linux/perf_event.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -68,4 +69,23 @@ TEST_CASE("the CPU's PMU is found by type or by its cpus list") {
   pmu("cpu_atom", "10", true);
   CHECK(lcpi::CpuPmuName(dir.string()) == "cpu_atom/cpu_core");
   fs::remove_all(dir);
+}
+
+TEST_CASE("precise_ip is tried from 3 down for hardware events, only 0 for software") {
+  CHECK(lcpi::PreciseLevels(PERF_TYPE_HARDWARE) == std::vector<int>{3, 2, 1, 0});
+  CHECK(lcpi::PreciseLevels(PERF_TYPE_RAW) == std::vector<int>{3, 2, 1, 0});
+  CHECK(lcpi::PreciseLevels(PERF_TYPE_HW_CACHE) == std::vector<int>{3, 2, 1, 0});
+  CHECK(lcpi::PreciseLevels(PERF_TYPE_SOFTWARE) == std::vector<int>{0});
+}
+
+TEST_CASE("only EINVAL and EOPNOTSUPP at a precise level > 0 try the next level") {
+  lcpi::Error einval = lcpi::ErrnoError("perf_event_open", EINVAL);
+  lcpi::Error eopnotsupp = lcpi::ErrnoError("perf_event_open", EOPNOTSUPP);
+  lcpi::Error enoent = lcpi::ErrnoError("perf_event_open", ENOENT);
+  lcpi::Error eacces = lcpi::ErrnoError("perf_event_open", EACCES);
+  CHECK(lcpi::TryLowerPrecise(einval, 3));
+  CHECK(lcpi::TryLowerPrecise(eopnotsupp, 1));
+  CHECK_FALSE(lcpi::TryLowerPrecise(einval, 0));  // nothing lower: the error stands
+  CHECK_FALSE(lcpi::TryLowerPrecise(enoent, 3));  // no such event: the fallback's business
+  CHECK_FALSE(lcpi::TryLowerPrecise(eacces, 2));
 }

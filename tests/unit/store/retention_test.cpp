@@ -219,6 +219,23 @@ TEST_CASE("rollup groups: old windows of one span, one day and one period", "[re
   CHECK(RollupGroups(e, facts, p, now).empty());
 }
 
+TEST_CASE("rollup groups: windows opened at another precise_ip stay apart", "[retention]") {
+  const int64_t day = 86400, t0 = 10 * day;
+  std::vector<EpochInfo> e;
+  for (int64_t id = 1; id <= 4; ++id) {
+    EpochInfo w = Epoch(id, t0 + id * 3600, id == 1 ? EpochKind::kEpoch : EpochKind::kWindow);
+    w.started = t0 + (id - 1) * 3600;
+    e.push_back(w);
+  }
+  std::vector<EpochEvent> facts;
+  for (int64_t id = 1; id <= 4; ++id)
+    facts.push_back({id, 1, "cycles", 1000u, 0u, 0u, id >= 3 ? 2 : 0});  // 3, 4: precise 2
+  RetentionPolicy p;
+  p.rollup_after = 3600;
+  using G = std::vector<std::vector<int64_t>>;
+  CHECK(RollupGroups(e, facts, p, t0 + 3 * day) == G{{1, 2}, {3, 4}});
+}
+
 TEST_CASE("a rollup keeps every sample in fewer epochs", "[retention]") {
   TempDir dir;
   const std::string path = dir.File("p.db");

@@ -1,0 +1,144 @@
+// multiplex_test.cpp - counts of an event the PMU multiplexed (time running
+// < time enabled) are scaled by enabled/running in every report, and the
+// report says so (a warning, the text header, JSON's events); an event that
+// ran all the time, or whose times are not known, is shown as stored.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "libprofile/report/report.h"
+#include "libprofile/store/profile_db.h"
+
+namespace {
+
+using namespace lcpi;
+using namespace lcpi::report;
+
+template <class T>
+T Ok(Expected<T> e) {
+  INFO((e ? "" : e.error().ToString()));
+  REQUIRE(e.has_value());
+  return std::move(*e);
+}
+
+struct Db {
+  std::filesystem::path dir;
+  std::unique_ptr<ProfileDb> db;
+  Db() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "lcpi-multiplex-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+    auto d = ProfileDb::Open((dir / "p.db").string(), DbMode::kReadWrite);
+    REQUIRE(d.has_value());
+    db = std::move(*d);
+  }
+  ~Db() {
+    db.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  // cycles: 1000 samples in prog, 500 in libc, with the times given;
+  // imiss: 300 in prog, never multiplexed.
+  void Merge(int64_t epoch, uint64_t enabled, uint64_t running) {
+    MergeBatch b;
+    b.epoch = epoch;
+    b.images.push_back({"build-id:aa", "/bin/prog", ImageKind::kUser});
+    b.images.push_back({"build-id:bb", "/lib/libc.so.6", ImageKind::kUser});
+    b.events.push_back({"cycles", "cycles", 100000, enabled, running, 0});
+    b.events.push_back({"imiss", "imiss", 5000, 4000, 4000, 0});
+    b.counts.push_back({0, 0, 16, 1000});
+    b.counts.push_back({1, 0, 32, 500});
+    b.counts.push_back({0, 1, 16, 300});
+    b.processes.push_back({7, "prog", 0, 0, 1000});
+    auto ok = db->Merge(b);
+    INFO((ok ? "" : ok.error().ToString()));
+    REQUIRE(ok);
+  }
+};
+
+Profile Build(ProfileDb& db, View view = View::kImages, const std::string& epoch = "") {
+  ProfOptions o;
+  o.view = view;
+  o.epoch = epoch;
+  auto p = BuildProfile(db, o);
+  INFO((p ? "" : p.error().ToString()));
+  REQUIRE(p.has_value());
+  return std::move(*p);
+}
+
+}  // namespace
+
+TEST_CASE("a multiplexed event's counts are scaled by enabled/running, and said so", "[report]") {
+  Db d;
+  d.Merge(Ok(d.db->CurrentEpoch()), 1600, 1000);  // ran 62.5% of the time
+  Profile p = Build(*d.db);
+  REQUIRE(p.header.events.size() == 2);
+  CHECK(p.header.scale[0] == Approx(1.6));
+  CHECK(p.header.scale[1] == 1.0);
+  CHECK(p.header.totals == std::vector<uint64_t>{2400, 300});
+  REQUIRE(p.rows.size() == 2);
+  CHECK(p.rows[0].name == "/bin/prog");
+  CHECK(p.rows[0].counts == std::vector<uint64_t>{1600, 300});
+  CHECK(p.rows[1].counts == std::vector<uint64_t>{800, 0});
+  REQUIRE(p.warnings.size() == 1);
+  CHECK(p.warnings[0] ==
+        "event cycles multiplexed: counts scaled by 1.60 (running 62.5% of enabled)");
+
+  RenderOptions ro;
+  ro.width = 200;
+  const std::string text = RenderProfile(p, ro);
+  CHECK(text.find("cycles every 100000: 2400 samples (multiplexed: scaled by 1.60, running 62.5% "
+                  "of enabled)") != std::string::npos);
+  CHECK(text.find("imiss every 5000: 300 samples\n") != std::string::npos);
+  ro.format = Format::kJson;
+  const std::string json = RenderProfile(p, ro);
+  CHECK(json.find("\"samples\": 2400, \"scale\": 1.6000, \"running_percent\": 62.5000") !=
+        std::string::npos);
+  CHECK(json.find("event cycles multiplexed") != std::string::npos);  // the warnings
+
+  // The processes and procedures views read other tables: scaled too.
+  Profile procs = Build(*d.db, View::kProcesses);
+  REQUIRE(procs.rows.size() == 1);
+  CHECK(procs.rows[0].counts == std::vector<uint64_t>{1600, 0});
+  Profile syms = Build(*d.db, View::kProcedures);
+  uint64_t cycles = 0;
+  for (const Row& r : syms.rows) cycles += r.counts[0];
+  CHECK(cycles == 2400);
+}
+
+TEST_CASE("the scale of several epochs is their summed enabled over summed running", "[report]") {
+  Db d;
+  const int64_t a = Ok(d.db->CurrentEpoch());
+  d.Merge(a, 1000, 1000);
+  const int64_t b = Ok(d.db->NewEpoch(std::nullopt, EpochKind::kWindow));
+  d.Merge(b, 1000, 250);
+  Profile p = Build(*d.db, View::kImages, "all");
+  CHECK(p.header.time_enabled[0] == 2000);
+  CHECK(p.header.time_running[0] == 1250);
+  CHECK(p.header.scale[0] == Approx(1.6));
+  CHECK(p.header.totals[0] == 4800);
+  // The first window alone ran all the time: nothing scaled, nothing said.
+  Profile first = Build(*d.db, View::kImages, std::to_string(a));
+  CHECK(first.header.scale[0] == 1.0);
+  CHECK(first.header.totals[0] == 1500);
+  CHECK(first.warnings.empty());
+}
+
+TEST_CASE("unknown or full-time times leave counts as stored", "[report]") {
+  CHECK(MultiplexScale(0, 0) == 1.0);        // not known (schema < 4, or not reported)
+  CHECK(MultiplexScale(1000, 1000) == 1.0);  // never multiplexed
+  CHECK(MultiplexScale(1000, 0) == 1.0);     // never ran: no samples to scale
+  CHECK(MultiplexScale(3000, 1000) == Approx(3.0));
+  Db d;
+  d.Merge(Ok(d.db->CurrentEpoch()), 0, 0);
+  Profile p = Build(*d.db);
+  CHECK(p.header.totals == std::vector<uint64_t>{1500, 300});
+  CHECK(p.warnings.empty());
+  RenderOptions ro;
+  ro.format = Format::kJson;
+  CHECK(RenderProfile(p, ro).find("scale") == std::string::npos);
+}
