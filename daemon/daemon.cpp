@@ -157,6 +157,7 @@ Expected<void> Daemon::Start() {
   }
   aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr,
                                              &jit_, &kernel_reload_);
+  aggregator_->set_max_processes(options_.max_processes);
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -252,6 +253,7 @@ Expected<void> Daemon::CloseWindow() {
   if (!id) return id.error();
   spdlog::debug("window {} closed, window {} started", epoch_, *id);
   epoch_ = *id;
+  aggregator_->NewWindow();
   window_end_ = WindowEnd(now);
   ApplyRetention();
   return {};
@@ -277,7 +279,7 @@ void Daemon::ApplyRetention() {
   if (!epochs || !facts) return;
   std::vector<std::vector<int64_t>> groups = RollupGroups(*epochs, *facts, policy, now);
   for (size_t g = 0; g < groups.size() && g < 16; ++g) {
-    if (Expected<void> e = db_->MergeEpochs(groups[g]); !e) {
+    if (Expected<void> e = db_->MergeEpochs(groups[g], options_.max_processes); !e) {
       last_retention_error_ = e.error().ToString();
       spdlog::error("retention: rollup: {}", last_retention_error_);
       return;
@@ -339,6 +341,14 @@ std::string Daemon::Status() {
     << "\n";
   o << "dropped_epochs " << dropped_epochs_ << "\n";
   o << "rolled_up_epochs " << rolled_up_epochs_ << "\n";
+  // What retention took away, still counted (ProfileDb::DropEpochs).
+  if (Expected<std::map<std::string, int64_t>> st = db_->Stats(EpochSet::All()); st) {
+    o << "retention_dropped_samples " << (*st)["retention_dropped.samples"] << "\n";
+    o << "retention_dropped_counts "
+      << (*st)["retention_dropped.attributed"] + (*st)["retention_dropped.unknown"] << "\n";
+  }
+  o << "max_processes " << options_.max_processes << "\n";
+  o << "processes_rolled_up " << aggregator_->processes_rolled_up() << "\n";
   if (!last_retention_error_.empty()) o << "last_retention_error " << last_retention_error_ << "\n";
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";
@@ -417,6 +427,7 @@ std::string Daemon::Handle(const std::string& request) {
     Expected<int64_t> id = db_->NewEpoch(tag);
     if (!id) return "error " + id.error().ToString() + "\n\n";
     epoch_ = *id;
+    aggregator_->NewWindow();
     window_end_ = WindowEnd(static_cast<int64_t>(std::time(nullptr)));
     spdlog::info("new epoch {}{}", epoch_, tag ? " (" + *tag + ")" : "");
     return "ok\nepoch " + std::to_string(epoch_) + "\n\n";
@@ -475,7 +486,9 @@ int Daemon::Run() {
     spdlog::warn("image cache: a copy did not finish; abandoned");
     (void)image_cache_.release();
   }
-  spdlog::info("stopped after {} flushes", flushes_);
+  SourceStats s = source_->Stats();
+  spdlog::info("stopped after {} flushes: {} samples taken, {} lost", flushes_,
+               s.table.samples + s.lost + s.nested, s.lost + s.table.dropped + s.nested);
   return 0;
 }
 

@@ -76,6 +76,12 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "cap on the database file (e.g. 2G, 500M; 0: none): over it, the oldest "
                  "windows are dropped first (untagged before tagged) and the file shrinks")
       ->capture_default_str();
+  app.add_option("--max-processes", o.max_processes,
+                 "pids per window whose samples are stored per process; the samples of later "
+                 "pids are summed by command into one row of pid -1 ('[rolled up]' in lcpiprof "
+                 "-P); 0: no cap. Image and offset counts are never capped")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 22))
+      ->capture_default_str();
   app.add_flag("--foreground,-f", o.foreground, "stay in the foreground, log to stderr");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))

@@ -25,6 +25,7 @@ struct DaemonOptions {
   uint64_t image_cache_mb = 1024;  // copies of profiled images; 0: none
   int64_t window = 3600;           // seconds: each time window is one epoch row
   RetentionPolicy retention;       // --retain, --retain-tagged, --max-db-size
+  uint64_t max_processes = 1000;   // pids with rows of their own per window; 0: no cap
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog

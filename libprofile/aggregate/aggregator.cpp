@@ -95,15 +95,16 @@ void Aggregator::Add(const RecordBuffer& buffer) {
       }
     }
     if (rec.pid == 0 && comm.empty()) comm = "swapper";
+    // perf gives no task for some samples (pid -1): they join the rolled-up
+    // rows (the same pid) under a name that says so.
+    if (rec.pid == kRolledUpPid && comm.empty()) comm = "[no pid]";
     bool unknown = image == kNoImage || unresolved_kernel;
     if (image == kNoImage) {
       image = images_.Unknown(comm);
       offset = RawPcOffset(rec.pc);
     }
     counts_[{Key(static_cast<uint32_t>(image), rec.event), offset}] += rec.count;
-    ProcessCount& p = processes_[Key(rec.pid, static_cast<uint32_t>(image))][rec.event];
-    if (p.comm != comm) p.comm = std::move(comm);
-    p.count += rec.count;
+    AddProcess(rec.pid, std::move(comm), static_cast<uint32_t>(image), rec.event, rec.count);
     totals_.records++;
     totals_.samples += rec.count;
     (unknown ? unknown_samples : attributed) += rec.count;
@@ -113,6 +114,30 @@ void Aggregator::Add(const RecordBuffer& buffer) {
   totals_.unknown += unknown_samples;
   if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
   if (unknown_samples) stats_["unknown"] += static_cast<int64_t>(unknown_samples);
+}
+
+void Aggregator::AddProcess(uint32_t pid, std::string comm, uint32_t image, uint32_t event,
+                            uint64_t count) {
+  if (pid == kRolledUpPid) {  // no task: not a pid to admit or count
+    rolled_up_[{std::move(comm), image, event}] += count;
+    return;
+  }
+  bool own = max_processes_ == 0 || admitted_.count(pid) != 0;
+  if (!own && admitted_.size() < max_processes_) {
+    admitted_.insert(pid);
+    own = true;
+  }
+  if (!own) {
+    rolled_up_[{std::move(comm), image, event}] += count;
+    if (rolled_pids_.insert(pid).second) {
+      processes_rolled_up_++;
+      stats_["processes_rolled_up"]++;
+    }
+    return;
+  }
+  ProcessCount& p = processes_[Key(pid, image)][event];
+  if (p.comm != comm) p.comm = std::move(comm);
+  p.count += count;
 }
 
 MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events) const {
@@ -140,6 +165,11 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
     uint32_t img = image_index(static_cast<int32_t>(key & 0xffffffffu));
     for (const auto& [event, p] : events)
       b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
+  }
+  for (const auto& [key, count] : rolled_up_) {
+    const auto& [comm, image, event] = key;
+    b.processes.push_back(
+        {kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event, count});
   }
   for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
   for (const auto& [image, img] : index) {
@@ -193,6 +223,7 @@ void Aggregator::Commit() {
     for (const auto& [image, offsets] : JitOffsets()) jit_->MarkStored(image, offsets);
   counts_.clear();
   processes_.clear();
+  rolled_up_.clear();
   stats_.clear();
 }
 
@@ -203,6 +234,11 @@ std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {
     if (images_.at(image).kind == ImageKind::kJit) out[image].push_back(key.offset);
   }
   return out;
+}
+
+void Aggregator::NewWindow() {
+  admitted_.clear();
+  rolled_pids_.clear();
 }
 
 size_t Aggregator::entries() const { return counts_.size(); }

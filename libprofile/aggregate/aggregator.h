@@ -16,6 +16,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -63,12 +64,27 @@ class Aggregator {
   // The batch from Batch() has committed: forget it.
   void Commit();
 
-  bool empty() const { return counts_.empty() && processes_.empty() && stats_.empty(); }
+  // At most `n` pids of a window keep process rows of their own (0: no
+  // cap); the samples of later pids go to one row per command, image and
+  // event with pid kRolledUpPid, so a host that forks thousands of
+  // processes a minute stores (and keeps in memory) a bounded number.
+  void set_max_processes(size_t n) { max_processes_ = n; }
+  // A new window (epoch) starts: its first pids are admitted again.
+  void NewWindow();
+  // Pids rolled up since start (each counted once per window).
+  uint64_t processes_rolled_up() const { return processes_rolled_up_; }
+
+  bool empty() const {
+    return counts_.empty() && processes_.empty() && rolled_up_.empty() && stats_.empty();
+  }
   size_t entries() const;  // distinct (image, event, offset) pending
   const AggregateTotals& totals() const { return totals_; }
 
  private:
   int32_t KernelImage(const KernelLocation& r);
+  // Adds a sample count to the process rows: pid's own, or its command's
+  // rolled-up row once the window has max_processes_ other pids.
+  void AddProcess(uint32_t pid, std::string comm, uint32_t image, uint32_t event, uint64_t count);
   // The sampled offsets of each JIT image pending.
   std::map<int32_t, std::vector<uint64_t>> JitOffsets() const;
 
@@ -103,8 +119,15 @@ class Aggregator {
   absl::flat_hash_map<CountKey, uint64_t> counts_;
   // Key(pid, image) -> event -> count and name
   std::unordered_map<uint64_t, std::map<uint32_t, ProcessCount>> processes_;
+  // (comm, image, event) -> count of the pids beyond the cap
+  std::map<std::tuple<std::string, uint32_t, uint32_t>, uint64_t> rolled_up_;
   std::map<std::string, int64_t> stats_;
   AggregateTotals totals_;
+  // The window's pids with rows of their own, and those rolled up (to count
+  // each once): both at most one entry per pid that ran in the window.
+  size_t max_processes_ = 0;
+  std::unordered_set<uint32_t> admitted_, rolled_pids_;
+  uint64_t processes_rolled_up_ = 0;
 };
 
 }  // namespace lcpi

@@ -81,8 +81,10 @@ Document ProfileDocument(const Profile& p) {
   std::vector<uint64_t> cum(h.events.size(), 0);
   for (const Row& r : p.rows) {
     TableRow row;
-    row.cells = {r.name,   r.image,        r.identity,     ImageKindName(r.kind),
-                 r.symbol, uint64_t{r.lo}, uint64_t{r.hi}, int64_t{r.pid}};
+    row.cells = {r.name,         r.image,
+                 r.identity,     ImageKindName(r.kind),
+                 r.symbol,       uint64_t{r.lo},
+                 uint64_t{r.hi}, r.pid == kRolledUpPid ? int64_t{-1} : int64_t{r.pid}};
     row.cells.resize(t.columns.size());  // the per-event cells, set below
     for (size_t e = 0; e < h.events.size(); ++e) {
       cum[e] += r.counts[e];

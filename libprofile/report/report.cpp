@@ -169,7 +169,8 @@ Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h) {
     for (size_t e = 0; e < h.events.size(); ++e) {
       if (h.events[e].id != t.event_id || t.count == 0) continue;
       Row& r = procs[{t.pid, t.comm}];
-      r.name = t.comm;
+      // The pids lcpid did not keep apart (--max-processes), summed by command.
+      r.name = t.pid == kRolledUpPid ? t.comm + " [rolled up]" : t.comm;
       r.pid = t.pid;
       r.counts.resize(h.events.size(), 0);
       r.counts[e] += ScaleCount(h, e, t.count);

@@ -581,7 +581,7 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
     if (p.count == 0) continue;
     sql::Reset reset(*proc);
     Bind(*proc, 1, b.epoch);
-    Bind(*proc, 2, static_cast<int64_t>(p.pid));
+    Bind(*proc, 2, p.pid == kRolledUpPid ? int64_t{-1} : static_cast<int64_t>(p.pid));
     Bind(*proc, 3, p.comm);
     Bind(*proc, 4, image_ids[p.image]);
     Bind(*proc, 5, event_ids[p.event]);

@@ -100,6 +100,11 @@ struct SymbolRow {
   std::string_view name;
 };
 
+// The pid of a process row that sums the processes lcpid did not keep apart
+// (lcpid --max-processes): one row per command, image and event. Stored as
+// pid -1 (no real pid is), read back as this value.
+constexpr uint32_t kRolledUpPid = 0xffffffffu;
+
 // One flush of the daemon. Counts, process counts and stats are added to
 // what the epoch already holds; symbols already stored are kept as they are.
 struct MergeBatch {
@@ -317,7 +322,11 @@ class ProfileDb {
   // only epochs whose facts agree: retention.h RollupGroups). One
   // transaction, then the freed pages go back as in DropEpochs.
   // kInvalidArgument for the current epoch or an id that does not exist.
-  Expected<void> MergeEpochs(const std::vector<int64_t>& ids);
+  // max_processes > 0 keeps the bound of lcpid --max-processes: the pids of
+  // ids[0] beyond the max_processes busiest are summed into the rolled-up
+  // rows of their command (kRolledUpPid) and counted in its statistic
+  // processes_rolled_up.
+  Expected<void> MergeEpochs(const std::vector<int64_t>& ids, size_t max_processes = 0);
 
   // The database file's size as SQLite sees it (page_count * page_size), and
   // how much of it is free pages.

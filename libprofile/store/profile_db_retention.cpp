@@ -28,6 +28,16 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
 };
 constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
+// What a drop takes away stays counted: the dropped epochs' statistics are
+// added to the current epoch (?2) as retention_dropped.NAME, so samples taken
+// = samples + retention_dropped.samples over what is stored. Those already
+// carried keep their name. The subquery's WHERE true: see kSqlRollup.
+constexpr const char kSqlCarryStats[] =
+    "INSERT INTO stats (epoch_id, name, value) SELECT ?2, carried, sum(value) FROM "
+    "(SELECT CASE WHEN name GLOB 'retention_dropped.*' THEN name "
+    "ELSE 'retention_dropped.' || name END AS carried, value FROM stats "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?1))) WHERE true GROUP BY carried "
+    "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value";
 
 // ids[from..] as a JSON array, for json_each().
 std::string JsonArray(const std::vector<int64_t>& ids, size_t from) {
@@ -57,6 +67,15 @@ Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
         return Error(Errc::kInvalidArgument,
                      path_ + ": epoch " + std::to_string(id) + " is current: it cannot be dropped");
       }
+    }
+    {
+      auto carry = Prepare(kSqlCarryStats);
+      if (!carry) return carry.error();
+      sql::Reset reset(*carry);
+      sql::Bind(*carry, 1, std::string_view(json));
+      sql::Bind(*carry, 2, current);
+      if (int rc = sqlite3_step(*carry); rc != SQLITE_DONE)
+        return SqlError(rc, "cannot count what is dropped");
     }
     for (const char* text : kSqlDrop) {
       auto stmt = Prepare(text);
@@ -113,12 +132,31 @@ constexpr const char* kSqlRollup[] = {
     ("UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
      "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1"),
 };
+// The --max-processes bound after a rollup: ?1 the merged epoch, ?2 the cap.
+// The pids beyond the ?2 busiest (ties: lower pid first) are counted, summed
+// by command into the rolled-up rows (pid -1, kRolledUpPid), and deleted;
+// the rolled-up rows are never among them, so every statement sees the same pids.
+#define LCPI_PIDS_OVER_CAP                                                          \
+  "(SELECT pid FROM process_counts WHERE epoch_id = ?1 AND pid != -1 GROUP BY pid " \
+  "ORDER BY sum(count) DESC, pid LIMIT -1 OFFSET ?2)"
+constexpr const char* kSqlCapProcesses[] = {
+    ("INSERT INTO stats (epoch_id, name, value) SELECT ?1, 'processes_rolled_up', count(*) "
+     "FROM " LCPI_PIDS_OVER_CAP " WHERE true HAVING count(*) > 0 "
+     "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
+    ("INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
+     "SELECT ?1, -1, comm, image_id, event_id, sum(count) FROM process_counts "
+     "WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP " GROUP BY comm, image_id, event_id "
+     "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+     "DO UPDATE SET count = count + excluded.count"),
+    "DELETE FROM process_counts WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP,
+};
+#undef LCPI_PIDS_OVER_CAP
 constexpr const char kSqlEpochCount[] =
     "SELECT count(*) FROM epochs WHERE id IN (SELECT value FROM json_each(?1))";
 
 }  // namespace
 
-Expected<void> ProfileDb::MergeEpochs(const std::vector<int64_t>& ids) {
+Expected<void> ProfileDb::MergeEpochs(const std::vector<int64_t>& ids, size_t max_processes) {
   if (ids.size() < 2) return {};
   const std::string all = JsonArray(ids, 0), others = JsonArray(ids, 1);
   if (auto ok = BeginWrite("cannot start a rollup"); !ok) return ok;
@@ -152,6 +190,16 @@ Expected<void> ProfileDb::MergeEpochs(const std::vector<int64_t>& ids) {
       sql::Bind(*stmt, 1, ids.front());
       sql::Bind(*stmt, 2, std::string_view(others));
       if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "rollup");
+    }
+    for (const char* text : kSqlCapProcesses) {
+      if (max_processes == 0) break;
+      auto stmt = Prepare(text);
+      if (!stmt) return stmt.error();
+      sql::Reset reset(*stmt);
+      sql::Bind(*stmt, 1, ids.front());
+      sql::Bind(*stmt, 2, static_cast<int64_t>(max_processes));
+      if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE)
+        return SqlError(rc, "rollup: the process cap");
     }
     for (const char* text : kSqlDrop) {
       auto stmt = Prepare(text);

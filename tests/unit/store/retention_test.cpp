@@ -263,3 +263,66 @@ TEST_CASE("a rollup keeps every sample in fewer epochs", "[retention]") {
   CHECK_FALSE(db->MergeEpochs({ids[0], ids[3]}));
   CHECK_FALSE(db->MergeEpochs({ids[0], 999}));
 }
+
+namespace {
+
+// Process rows for `pids` (count pid each, command "w" + pid % 2) and
+// statistics into `epoch`.
+void FillProcesses(ProfileDb& db, int64_t epoch, const std::vector<uint32_t>& pids) {
+  MergeBatch b;
+  b.epoch = epoch;
+  b.images.push_back({"build-id:aa", "/bin/prog", ImageKind::kUser});
+  b.events.push_back({"cycles", "cpu-clock", 1000});
+  for (uint32_t pid : pids) b.processes.push_back({pid, "w" + std::to_string(pid % 2), 0, 0, pid});
+  b.stats = {{"samples", 100}, {"lost", 3}};
+  OkVoid(db.Merge(b));
+}
+
+}  // namespace
+
+TEST_CASE("a rollup keeps at most the cap of pids per epoch", "[retention]") {
+  TempDir dir;
+  auto db = OpenOk(dir.File("p.db"));
+  std::vector<int64_t> ids = {Ok(db->CurrentEpoch())};
+  for (int i = 0; i < 3; ++i) ids.push_back(Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow)));
+  FillProcesses(*db, ids[0], {1, 2, 3, 4});
+  FillProcesses(*db, ids[1], {5, 6, 7, 8, kRolledUpPid});
+  FillProcesses(*db, ids[2], {1, 9});
+  OkVoid(db->MergeEpochs({ids[0], ids[1], ids[2]}, 3));
+  std::map<uint32_t, std::map<std::string, uint64_t>> by_pid;
+  uint64_t total = 0;
+  for (const ProcessTotal& t : Ok(db->ProcessTotals(ids[0]))) {
+    by_pid[t.pid][t.comm] += t.count;
+    total += t.count;
+  }
+  // The three busiest keep their rows (9, 8 and 7), the rest are summed by
+  // command: nothing is lost.
+  CHECK(by_pid.size() == 4);
+  CHECK(by_pid[9]["w1"] == 9);
+  CHECK(by_pid[8]["w0"] == 8);
+  CHECK(by_pid[7]["w1"] == 7);
+  CHECK(by_pid[kRolledUpPid]["w0"] == 2 + 4 + 6);
+  CHECK(by_pid[kRolledUpPid]["w1"] == 2 * 1 + 3 + 5 + uint64_t{kRolledUpPid});  // its comm is w1
+  CHECK(total == 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + uint64_t{kRolledUpPid} + 1 + 9);
+  CHECK(Ok(db->Stats(ids[0]))["processes_rolled_up"] == 6);  // 1..6, each once
+  OkVoid(db->CheckIntegrity());
+}
+
+TEST_CASE("what retention drops is counted in the current epoch", "[retention]") {
+  TempDir dir;
+  auto db = OpenOk(dir.File("p.db"));
+  std::vector<int64_t> ids = {Ok(db->CurrentEpoch())};
+  for (int i = 0; i < 2; ++i) ids.push_back(Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow)));
+  for (int64_t id : ids) FillProcesses(*db, id, {1});
+  OkVoid(db->DropEpochs({ids[0]}));
+  auto stats = Ok(db->Stats(EpochSet::All()));
+  CHECK(stats["samples"] == 200);
+  CHECK(stats["retention_dropped.samples"] == 100);
+  CHECK(stats["retention_dropped.lost"] == 3);
+  // Dropped again with the epoch that held them: still counted, not twice prefixed.
+  OkVoid(db->DropEpochs({ids[1]}));
+  stats = Ok(db->Stats(EpochSet::All()));
+  CHECK(stats["samples"] == 100);
+  CHECK(stats["retention_dropped.samples"] == 200);
+  CHECK(stats.count("retention_dropped.retention_dropped.samples") == 0);
+}

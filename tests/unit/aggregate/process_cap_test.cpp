@@ -1,0 +1,131 @@
+// process_cap_test.cpp - the cap on per-process rows (Aggregator::
+// set_max_processes): within a window the first N pids keep rows of their
+// own, later pids are rolled up by command into rows of pid kRolledUpPid,
+// no sample is lost doing so, and a new window admits new pids again.
+#include <catch2/catch.hpp>
+#include <map>
+#include <tuple>
+
+#include "libprofile/aggregate/aggregator.h"
+#include "test_files.h"
+
+using lcpi::Aggregator;
+using lcpi::ImageTable;
+using lcpi::kRolledUpPid;
+using lcpi::MergeBatch;
+using lcpi::ProcessTracker;
+using lcpi::RecordBuffer;
+using lcpi::testing::TempDir;
+
+namespace {
+
+// One user sample of `count` for each pid (unmapped pcs: the unknown image
+// of the process's command).
+RecordBuffer Samples(const std::vector<uint32_t>& pids, uint64_t count) {
+  RecordBuffer b;
+  b.header.t_first = 10;
+  b.header.t_last = 20;
+  for (uint32_t pid : pids) {
+    lcpi_record r{};
+    r.pc = 0x400000 + pid;
+    r.pid = pid;
+    r.count = count;
+    b.records.push_back(r);
+  }
+  return b;
+}
+
+std::vector<lcpi::RealEvent> Cycles() {
+  lcpi::RealEvent e;
+  e.requested.name = "cycles";
+  e.used = "cpu-clock";
+  e.period = 200000;
+  return {e};
+}
+
+// pid -> command -> count in the batch's process rows.
+std::map<uint32_t, std::map<std::string, uint64_t>> ByPid(const MergeBatch& b) {
+  std::map<uint32_t, std::map<std::string, uint64_t>> out;
+  for (const lcpi::ProcessRow& p : b.processes) out[p.pid][p.comm] += p.count;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pids beyond the cap are rolled up by command, nothing lost") {
+  ImageTable images;
+  ProcessTracker tracker;
+  for (uint32_t pid = 1; pid <= 6; ++pid) tracker.OnComm(pid, pid % 2 ? "sh" : "cc", true, 0);
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_max_processes(2);
+  agg.Add(Samples({1, 2, 3, 4, 5, 6}, 10));
+  MergeBatch b = agg.Batch(1, Cycles());
+  auto by_pid = ByPid(b);
+  CHECK(by_pid.size() == 3);  // 1, 2 and the rolled-up rows
+  CHECK(by_pid[1]["sh"] == 10);
+  CHECK(by_pid[2]["cc"] == 10);
+  CHECK(by_pid[kRolledUpPid]["sh"] == 20);  // 3, 5
+  CHECK(by_pid[kRolledUpPid]["cc"] == 20);  // 4, 6
+  uint64_t total = 0;
+  for (const lcpi::ProcessRow& p : b.processes) total += p.count;
+  CHECK(total == 60);
+  CHECK(agg.processes_rolled_up() == 4);
+  std::map<std::string, int64_t> stats(b.stats.begin(), b.stats.end());
+  CHECK(stats["processes_rolled_up"] == 4);
+
+  // The stored rows: a real database takes the rolled-up pid and gives it back.
+  TempDir dir;
+  auto db = lcpi::ProfileDb::Open(dir / "p.db", lcpi::DbMode::kReadWrite);
+  REQUIRE(db);
+  REQUIRE((*db)->CurrentEpoch());
+  REQUIRE((*db)->Merge(b));
+  agg.Commit();
+  auto totals = (*db)->ProcessTotals(1);
+  REQUIRE(totals);
+  std::map<std::tuple<uint32_t, std::string>, uint64_t> stored;
+  for (const lcpi::ProcessTotal& t : *totals) stored[{t.pid, t.comm}] += t.count;
+  CHECK(stored[{kRolledUpPid, "sh"}] == 20);
+  CHECK(stored.size() == 4);
+
+  // Later in the same window: admitted pids keep their rows, pid 3 stays
+  // rolled up (and is not counted again), a new pid is rolled up.
+  tracker.OnComm(7, "sh", true, 0);
+  agg.Add(Samples({1, 3, 7}, 1));
+  by_pid = ByPid(agg.Batch(1, Cycles()));
+  CHECK(by_pid[1]["sh"] == 1);
+  CHECK(by_pid[kRolledUpPid]["sh"] == 2);
+  CHECK(agg.processes_rolled_up() == 5);
+  agg.Commit();
+
+  // A new window admits pids again, up to the cap.
+  agg.NewWindow();
+  agg.Add(Samples({7, 3, 5}, 1));
+  by_pid = ByPid(agg.Batch(2, Cycles()));
+  CHECK(by_pid[7]["sh"] == 1);
+  CHECK(by_pid[3]["sh"] == 1);
+  CHECK(by_pid[kRolledUpPid]["sh"] == 1);
+}
+
+TEST_CASE("without a cap every pid keeps its row") {
+  ImageTable images;
+  ProcessTracker tracker;
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_max_processes(0);
+  std::vector<uint32_t> pids;
+  for (uint32_t pid = 1; pid <= 3000; ++pid) pids.push_back(pid);
+  agg.Add(Samples(pids, 1));
+  CHECK(ByPid(agg.Batch(1, Cycles())).size() == 3000);
+  CHECK(agg.processes_rolled_up() == 0);
+}
+
+TEST_CASE("samples without a task join the rolled-up rows as [no pid]") {
+  ImageTable images;
+  ProcessTracker tracker;
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_max_processes(1);
+  agg.Add(Samples({kRolledUpPid, 5}, 2));  // perf's pid -1, then a real pid
+  auto by_pid = ByPid(agg.Batch(1, Cycles()));
+  CHECK(by_pid[kRolledUpPid]["[no pid]"] == 2);
+  CHECK(by_pid[5].size() == 1);  // admitted: pid -1 took no place under the cap
+  CHECK(agg.processes_rolled_up() == 0);
+}
