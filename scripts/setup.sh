@@ -39,6 +39,8 @@ PACKAGES=(
   clang-format
   # bench/ workloads
   bzip2 python3
+  # bench/cost's plot of CPU time against samples (bench/results/cost.png)
+  gnuplot-nox
   # the kernel module and the QEMU harness that loads it into a real kernel
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils
   # the arm64 guest (a real, emulated PMU; tests kmod.arm64.*): QEMU for
