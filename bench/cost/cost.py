@@ -147,14 +147,18 @@ def fits(runs, configs):
     for cfg in configs:
         rs = [r for r in runs if r["config"] == cfg]
         xs = [r["samples"] for r in rs]
-        cpu = fit.fit(xs, [r["cpu_s"] for r in rs])
-        wall = fit.fit(xs, [r["wall_s"] for r in rs])
+        zs = [r["rate"] for r in rs]
+        # the nominal rate as instrument (fit.fit_iv: samples follow CPU time)
+        cpu = fit.fit_iv(xs, [r["cpu_s"] for r in rs], zs)
+        wall = fit.fit_iv(xs, [r["wall_s"] for r in rs], zs)
+        ols = fit.fit(xs, [r["cpu_s"] for r in rs])
         prof = [r for r in rs if r["samples"]]
         own = fit.fit([r["samples"] for r in prof], [r["profiler_cpu_s"] for r in prof])
         tot_s = sum(r["samples"] for r in prof)
         out[cfg] = {
             "cpu": cpu.as_dict() if cpu else None,
             "wall": wall.as_dict() if wall else None,
+            "cpu_ols": ols.as_dict() if ols else None,
             "profiler_ns_per_sample": 1e9 * sum(r["profiler_cpu_s"] for r in prof) / tot_s
             if tot_s else None,
             "profiler_fit": own.as_dict() if own else None,

@@ -1,9 +1,15 @@
-"""report.py - cost.json -> cost.md (the slope table) and cost.png (CPU time
-against samples, a series and its fitted line per configuration, drawn by
-gnuplot)."""
+"""cost_report.py - cost.json -> cost.md (the slope table) and cost.png (CPU
+time against samples, a series and its fitted line per configuration, drawn
+by gnuplot). Run on its own, it re-writes them from a saved cost.json:
+
+  python3 bench/cost/cost_report.py bench/results/cost.json
+"""
+import json
+import math
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 NAMES = {
@@ -36,22 +42,34 @@ def _rate(runs, cfg, rate):
     return sum(r["samples"] / r["cpu_s"] for r in rs) / len(rs)
 
 
+def _above(f, floor):
+    """Slope minus the floor's, with a 95 % half-width (independent fits:
+    standard errors added in quadrature, normal quantile)."""
+    if not f or not floor or not f["cpu"] or not floor["cpu"]:
+        return "n/a"
+    d = f["cpu"]["slope"] - floor["cpu"]["slope"]
+    h = 1.96 * math.sqrt(f["cpu"]["slope_se"] ** 2 + floor["cpu"]["slope_se"] ** 2)
+    return "%+.0f ± %.0f" % (1e9 * d, 1e9 * h)
+
+
 def table(part, title):
     fits, runs = part["fits"], part["runs"]
     lines = ["### " + title, "",
              "| configuration | workload CPU ns/sample (95 % CI) | R² | wall ns/sample | "
-             "÷ perf's | ÷ floor's | above floor ÷ perf's above floor | profiler's own CPU "
+             "above the floor's, ns | ÷ perf's | ÷ floor's | above floor ÷ perf's above floor "
+             "| profiler's own CPU "
              "ns/sample: total, slope | implied overhead at 5,000/s/CPU | samples per workload CPU-s at 5,000 | lost |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    floor = next((f for c, f in fits.items() if c.endswith("floor")), None)
     for cfg, f in fits.items():
         cpu, rat = f["cpu"], f.get("ratios", {})
         imp = "%.1f %%" % (100 * 5000 * cpu["slope"]) if cpu else "n/a"
         got = _rate(runs, cfg, 5000)
         own = f["profiler_ns_per_sample"]
         ofit = f.get("profiler_fit")
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
             NAMES.get(cfg, cfg), _ns(cpu), "%.3f" % cpu["r2"] if cpu else "n/a",
-            _ns(f["wall"]), _ratio(rat.get("to_perf")), _ratio(rat.get("to_floor")),
+            _ns(f["wall"]), _above(f, floor) if f is not floor else "-", _ratio(rat.get("to_perf")), _ratio(rat.get("to_floor")),
             _ratio(rat.get("above_floor_to_perf")),
             ("%.0f" % own if own is not None else "n/a") + ", " + _ns(ofit), imp,
             "%.0f" % got if got is not None else "n/a", f["lost"]))
@@ -70,16 +88,24 @@ def write(result, out):
           "iterations each, ~%.1f CPU-s per thread) ran under each configuration at %s "
           "samples/s/CPU (event %s, period 1e9/rate ns, system-wide on every CPU), %d "
           "repetitions, every (configuration, rate) cell once per repetition in a fresh "
-          "random order (seed %d). Its CPU time (user + system, wait4's rusage) is fitted by "
-          "least squares against the samples the profiler took of the workload's process "
+          "random order (seed %d). Its CPU time (user + system, wait4's rusage) is fitted "
+          "against the samples the profiler took of the workload's process "
           "while it ran (each profiler armed just before the workload and disarmed after "
           "it; the samples whose pid is the workload's: floor: counted as it reads them; "
           "perf: `perf script -F pid` of its perf.data, enabled and disabled through "
-          "--control; lcpid: its database's process_counts). The slope "
-          "is what one sample costs the workload; its 95 %% interval is Student's t on n-2 "
-          "degrees of freedom. Ratios are ratios of slopes, their 95 %% intervals by the "
+          "--control; lcpid: its database's process_counts). Those samples are the rate "
+          "times the workload's own CPU time, so anything else that lengthens a run (the "
+          "other jobs' load on caches and CPUs) raises them too, and least squares would "
+          "lean towards 1/rate (within one rate the points lie on that line, see the plot); "
+          "the line is therefore fitted with the nominal rate as instrument (b = "
+          "Cov(rate, CPU) / Cov(rate, samples), bench/cost/fit.py fit_iv; the least-squares "
+          "slope is kept in cost.json as cpu_ols). The slope is what one sample costs the "
+          "workload; its 95 %% interval is Student's t on n-2 degrees of freedom. Ratios are ratios of slopes, their 95 %% intervals by the "
           "delta method (first-order error propagation, normal quantile; the floor's "
-          "variance counted in both terms of \"above floor\" with their covariance). "
+          "variance counted in both terms of \"above floor\" with their covariance; n/a "
+          "where the denominator is not clearly above zero, i.e. within 2 standard errors "
+          "of it). \"Above the floor's\" is the slope minus the floor's, the standard errors "
+          "added in quadrature. "
           "\"Implied overhead\" is slope x 5,000 samples per CPU-second. The profiler's own "
           "CPU is its process's CPU time (schedstat) over the workload's run, divided by "
           "the samples (total: every run's CPU over every run's samples, which includes "
@@ -145,3 +171,20 @@ def plot(result, png):
         subprocess.run(["gnuplot"], input="\n".join(script), text=True, check=True)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    # re-fits every part from its runs (cost.fits), so a saved run is
+    # re-analysed with the current arithmetic, then re-writes the files
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import cost  # noqa: E402
+    src = sys.argv[1] if len(sys.argv) > 1 else "bench/results/cost.json"
+    with open(src) as f:
+        result = json.load(f)
+    for key in ("host", "guest"):
+        if result.get(key):
+            part = result[key]
+            part["fits"] = cost.fits(part["runs"], list(part["fits"]))
+    with open(src, "w") as f:
+        json.dump(result, f, indent=1)
+    write(result, src[:-5] if src.endswith(".json") else src)

@@ -1,4 +1,5 @@
-"""fit.py - the arithmetic of the cost bench: an ordinary least-squares line
+"""fit.py - the arithmetic of the cost bench: a line fitted by least squares
+(fit) or with an instrument (fit_iv, what the bench uses),
 y = a + b x with the slope's 95 % interval from Student's t (n - 2 degrees
 of freedom) and R^2, and ratios of slopes with their intervals by the delta
 method (first-order error propagation). Standard library only."""
@@ -64,3 +65,30 @@ def ratio(num, den, shared=None):
     rel = vd / d ** 2 - (2 * cov / (n * d) if n else 0.0) + (vn / n ** 2 if n else 0.0)
     var = r * r * rel if n else vn / d ** 2
     return r, 1.96 * math.sqrt(max(0.0, var))
+
+
+def fit_iv(xs, ys, zs):
+    """The line y = a + b x by instrumental variables, z the instrument
+    (one instrument: b = Cov(z, y) / Cov(z, x)). The cost bench's x, the
+    samples taken on the workload, is the sampling rate times the workload's
+    own CPU time, so whatever else lengthens that CPU time raises x too and
+    least squares (fit) leans towards 1/rate; the nominal rate z is set by
+    the bench and moves x only through the profiler. The slope's standard
+    error is the usual IV one: sigma^2 Szz / Szx^2, sigma^2 from the
+    residuals on n - 2 degrees of freedom; R^2 is 1 - SSE/Syy of the IV
+    line. None for fewer than 3 points or no variation in z or x."""
+    n = len(xs)
+    if n != len(ys) or n != len(zs) or n < 3:
+        return None
+    mx, my, mz = sum(xs) / n, sum(ys) / n, sum(zs) / n
+    szx = sum((z - mz) * (x - mx) for z, x in zip(zs, xs))
+    szz = sum((z - mz) ** 2 for z in zs)
+    if szx == 0 or szz == 0:
+        return None
+    b = sum((z - mz) * (y - my) for z, y in zip(zs, ys)) / szx
+    a = my - b * mx
+    sse = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    syy = sum((y - my) ** 2 for y in ys)
+    se = math.sqrt(sse / (n - 2) * szz) / abs(szx)
+    r2 = 1.0 - sse / syy if syy > 0 else 1.0
+    return Line(b, a, se, t95(n - 2) * se, r2, n)

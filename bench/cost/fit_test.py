@@ -73,6 +73,26 @@ class FitTest(unittest.TestCase):
         same = fit.fit(xs, [0, 0.9, 2.1, 2.8, 4.1])
         self.assertEqual(fit.ratio(floor, same, floor), (None, None))
 
+    def test_iv_recovers_cost_when_samples_follow_cpu_time(self):
+        # the bench's situation: samples = rate x the workload's CPU time, so
+        # noise in the CPU time (other load, caches) moves the samples too and
+        # OLS on samples leans towards 1/rate; the rate as instrument does not
+        rng = random.Random(3)
+        cost, rates = 15e-6, [0, 2500, 5000, 10000, 20000]
+        zs = [r for r in rates for _ in range(8)]
+        covered = 0
+        trials = 300
+        for _ in range(trials):
+            ys, xs = [], []
+            for r in zs:
+                work = 3.0 * (1 + rng.gauss(0, 0.08))  # 8 % noise in the work itself
+                y = work / (1 - cost * r)  # y = work + cost * (r * y)
+                ys.append(y)
+                xs.append(r * y)
+            iv = fit.fit_iv(xs, ys, zs)
+            covered += abs(iv.slope - cost) <= iv.half
+        self.assertGreaterEqual(covered, int(0.90 * trials))
+
 
 if __name__ == "__main__":
     unittest.main()
