@@ -128,6 +128,8 @@ def write(result, out):
                "are far slower than the host's: compare guest rows with each other, not with "
                "the host's." % (g["machine"]["kernel"], g["machine"]["nproc"], g["reps"],
                                 g["cpu_s_per_thread"]), ""]
+        if result.get("guest_note"):
+            md += [result["guest_note"], ""]
         md += table(g, "QEMU guest")
     else:
         md += ["### QEMU guest", "", "Not measured in this run: %s." % result.get(
