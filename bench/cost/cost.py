@@ -49,7 +49,7 @@ HOST_CONFIGS = ["floor", "perf-record", "lcpid"]
 GUEST_CONFIGS = ["guest-floor", "guest-perf-record", "guest-lcpid"]
 EVENT = "cpu-clock"
 MODES = {  # repetitions, CPU seconds per thread per run, guest repetitions, guest s
-    "full": (8, 1.5, 2, 0.5),
+    "full": (8, 1.5, 4, 1.0),
     "quick": (2, 0.4, 1, 0.3),
 }
 
@@ -235,8 +235,8 @@ def main():
                     help="the workload's CPU seconds per thread (default 1.5, --quick 0.4)")
     ap.add_argument("--guest", action=argparse.BooleanOptionalAction, default=True,
                     help="also the guest configurations (default on)")
-    ap.add_argument("--guest-reps", type=int, help="guest repetitions (default 2, --quick 1)")
-    ap.add_argument("--guest-cpu-seconds", type=float, help="default 0.5, --quick 0.3")
+    ap.add_argument("--guest-reps", type=int, help="guest repetitions (default 4, --quick 1)")
+    ap.add_argument("--guest-cpu-seconds", type=float, help="default 1.0, --quick 0.3")
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--inside-guest", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
