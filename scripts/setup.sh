@@ -41,7 +41,8 @@ PACKAGES=(
   clang-format
   # bench/ workloads
   bzip2 python3
-  # the soak test plots database size and RSS over time (soak.*, bench/results/soak.png)
+  # plots: the soak test's database size and RSS over time (soak.*,
+  # bench/results/soak.png) and bench/cost's CPU time against samples
   gnuplot-nox
   # the kernel module and the QEMU harness that loads it into a real kernel
   linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static cpio kmod xz-utils

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""cost.py - the cost of one sample, as a slope (issue 15): a CPU-bound
+workload (lcpi-cost-spin: one spinning thread per CPU, a fixed number of
+iterations) runs under each configuration at several sampling rates, and
+its CPU time (user + system, from wait4's rusage) is fitted against the
+samples the profiler took while it ran. The slope is the CPU time one
+sample costs the workload, in ns; its 95 % interval comes from Student's t;
+R^2 says how straight the line is. The same fit is made of wall time.
+
+Configurations (--configs), every one at every rate of --rates:
+  floor        lcpi-cost-floor: the same perf events opened system-wide on
+               every CPU, rings read and discarded (the kernel's cost alone)
+  perf-record  perf record -a -e EVENT -c PERIOD
+  lcpid        lcpid --source perf --events EVENT --period PERIOD
+  in the QEMU guest (--guest; scripts/qemu/run-guest.sh, Debian's 6.1
+  kernel under TCG, lcpi.ko loaded), the same three, with lcpid --source kmod:
+  guest-floor, guest-perf-record, guest-lcpid
+Rate 0 is the bare workload, run once per configuration and repetition
+(each configuration's intercept). Every repetition runs every (configuration,
+rate) cell once, in a fresh random order (seeded, --seed), so drift and the
+other load on the machine fall on every cell alike. Each profiled run starts
+a fresh profiler, arms it just before the workload and disarms it just
+after, so the sample count is that of the workload's run.
+
+The event is cpu-clock (this host has no PMU) and the period 1e9/rate ns;
+lcpid randomises its period by +-10 % around that mean (its default).
+Writes OUT.json (every run, every fit) and OUT.md + OUT.png (cost_report.py).
+Needs root and a build with lcpid, lcpictl and bench/cost's programs.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import fit  # noqa: E402
+import profilers  # noqa: E402
+import cost_report  # noqa: E402
+
+HOST_CONFIGS = ["floor", "perf-record", "lcpid"]
+GUEST_CONFIGS = ["guest-floor", "guest-perf-record", "guest-lcpid"]
+EVENT = "cpu-clock"
+MODES = {  # repetitions, CPU seconds per thread per run, guest repetitions, guest s
+    "full": (8, 1.5, 4, 1.0),
+    "quick": (2, 0.4, 1, 0.3),
+}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def spin_cmd(build, iterations):
+    return [os.path.join(build, "bench/cost/lcpi-cost-spin"), str(iterations)]
+
+
+def run_workload(cmd, prof=None):
+    """(CPU seconds from wait4's rusage, wall seconds, pid)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    try:
+        if prof:
+            prof.workload(p.pid)
+        _, status, ru = os.wait4(p.pid, 0)
+    except BaseException:  # ^C or a profiler's error: no workload left behind
+        p.kill()
+        p.wait()
+        raise
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise profilers.TrialError("%s exited %d" % (" ".join(cmd), p.returncode))
+    return ru.ru_utime + ru.ru_stime, wall, p.pid
+
+
+def calibrate(build, cpu_s_per_thread):
+    """Iterations that take about cpu_s_per_thread of CPU per thread here."""
+    n = 20_000_000
+    while True:
+        cpu, _, _ = run_workload(spin_cmd(build, n) + ["1"])
+        if cpu > 0.2:
+            return int(n * cpu_s_per_thread / cpu)
+        n *= 4
+
+
+def start(cfg, rate, a):
+    period = 1_000_000_000 // rate
+    base = cfg.replace("guest-", "")
+    if base == "floor":
+        return profilers.Floor(a.build, period)
+    if base == "perf-record":
+        return profilers.PerfRecord(EVENT, period)
+    source = "kmod" if cfg.startswith("guest-") else "perf"
+    return profilers.LcpidProf(a.build, source, EVENT, period)
+
+
+def one_run(cfg, rate, a, cmd):
+    out = {"config": cfg, "rate": rate}
+    if rate == 0:
+        out["cpu_s"], out["wall_s"], _ = run_workload(cmd)
+        out.update(samples=0, samples_all=0, lost=0, profiler_cpu_s=0.0)
+        return out
+    prof = start(cfg, rate, a)
+    try:
+        prof.arm()
+        p0 = profilers.proc_cpu(prof.pid)
+        out["cpu_s"], out["wall_s"], wpid = run_workload(cmd, prof)
+        out["samples"], out["samples_all"], out["lost"] = prof.disarm(wpid)
+        out["profiler_cpu_s"] = prof.cpu_end - p0
+        prof.stop()
+    except BaseException:
+        prof.kill()
+        raise
+    return out
+
+
+def run_all(configs, rates, reps, a, cmd, seed):
+    cells = [(c, r) for c in configs for r in rates]
+    rng = random.Random(seed)
+    runs, t0, total = [], time.monotonic(), reps * len(cells)
+    for rep in range(reps):
+        rng.shuffle(cells)
+        for cfg, rate in cells:
+            r = one_run(cfg, rate, a, cmd)
+            r["rep"] = rep
+            runs.append(r)
+            el = time.monotonic() - t0
+            log("[%3d/%d] rep %d %-17s %6d/s: cpu %.3fs wall %.3fs samples %d%s | %dm%02ds, "
+                "~%dm left" % (len(runs), total, rep, cfg, rate, r["cpu_s"], r["wall_s"],
+                               r["samples"], " LOST %d" % r["lost"] if r["lost"] else "",
+                               el // 60, el % 60, el / len(runs) * (total - len(runs)) / 60))
+    return runs
+
+
+def fits(runs, configs):
+    """Per configuration: CPU-time and wall-time lines against samples,
+    the profiler's own CPU per sample, and the ratios."""
+    out = {}
+    for cfg in configs:
+        rs = [r for r in runs if r["config"] == cfg]
+        xs = [r["samples"] for r in rs]
+        zs = [r["rate"] for r in rs]
+        # the nominal rate as instrument (fit.fit_iv: samples follow CPU time)
+        cpu = fit.fit_iv(xs, [r["cpu_s"] for r in rs], zs)
+        wall = fit.fit_iv(xs, [r["wall_s"] for r in rs], zs)
+        ols = fit.fit(xs, [r["cpu_s"] for r in rs])
+        prof = [r for r in rs if r["samples"]]
+        own = fit.fit([r["samples"] for r in prof], [r["profiler_cpu_s"] for r in prof])
+        tot_s = sum(r["samples"] for r in prof)
+        out[cfg] = {
+            "cpu": cpu.as_dict() if cpu else None,
+            "wall": wall.as_dict() if wall else None,
+            "cpu_ols": ols.as_dict() if ols else None,
+            "profiler_ns_per_sample": 1e9 * sum(r["profiler_cpu_s"] for r in prof) / tot_s
+            if tot_s else None,
+            "profiler_fit": own.as_dict() if own else None,
+            "lost": sum(r["lost"] for r in rs), "runs": len(rs),
+            "_lines": (cpu, wall),
+        }
+    for prefix in ("", "guest-"):
+        fl, pr = out.get(prefix + "floor"), out.get(prefix + "perf-record")
+        for cfg in (prefix + "floor", prefix + "perf-record", prefix + "lcpid"):
+            if cfg not in out or out[cfg]["cpu"] is None:
+                continue
+            line = out[cfg]["_lines"][0]
+            rat = {}
+            if pr and pr["cpu"]:
+                rat["to_perf"] = fit.ratio(line, pr["_lines"][0])
+            if fl and fl["cpu"]:
+                rat["to_floor"] = fit.ratio(line, fl["_lines"][0])
+            if fl and pr and fl["cpu"] and pr["cpu"] and cfg != prefix + "floor":
+                rat["above_floor_to_perf"] = fit.ratio(line, pr["_lines"][0], fl["_lines"][0])
+            out[cfg]["ratios"] = {k: {"ratio": v[0], "ci95": v[1]} for k, v in rat.items()}
+    for v in out.values():
+        v.pop("_lines")
+    return out
+
+
+def run_guest(a):
+    """The guest configurations: this runner inside the QEMU guest."""
+    reps, cpu_s = a.guest_reps, a.guest_cpu_s
+    # a generous bound: under TCG a perf record run takes about a minute (its
+    # start-up and perf script), the others ~10 s
+    timeout = int(300 + reps * len(a.rates) * len(GUEST_CONFIGS) * (45 + 10 * cpu_s))
+    cmd = [os.path.join(REPO, "scripts/qemu/run-guest.sh"), "--timeout", str(timeout), "--",
+           "/usr/bin/python3", "-B", os.path.abspath(__file__), "--inside-guest",
+           "--build", a.build, "--reps", str(reps), "--cpu-seconds", str(cpu_s),
+           "--rates", ",".join(map(str, a.rates)), "--seed", str(a.seed)]
+    log("guest: " + " ".join(cmd))
+    found = None
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as p:
+        for line in p.stdout:
+            if line.startswith("LCPI-COST-RESULT "):
+                found = json.loads(line.split(" ", 1)[1])
+            else:
+                log("guest| " + line.rstrip())
+    if found is None:
+        return None, "run-guest.sh exited %d without results (see its log above)" % p.returncode
+    return found, None
+
+
+def machine():
+    model = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"nproc": os.cpu_count(), "cpu_model": model, "kernel": platform.release()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="2 repetitions of 0.4 CPU-s runs (1 of 0.3 s in the guest): "
+                    "checks the tooling in a few minutes; indicative numbers only")
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--out", default=os.path.join(REPO, "bench/results/cost"),
+                    help="writes OUT.json, OUT.md, OUT.png")
+    ap.add_argument("--configs", default=",".join(HOST_CONFIGS),
+                    help="host configurations (default %(default)s)")
+    ap.add_argument("--rates", default="0,2500,5000,10000,20000",
+                    help="samples/s/CPU (default %(default)s)")
+    ap.add_argument("--reps", type=int, help="repetitions (default 8, --quick 2)")
+    ap.add_argument("--cpu-seconds", type=float,
+                    help="the workload's CPU seconds per thread (default 1.5, --quick 0.4)")
+    ap.add_argument("--guest", action=argparse.BooleanOptionalAction, default=True,
+                    help="also the guest configurations (default on)")
+    ap.add_argument("--guest-reps", type=int, help="guest repetitions (default 4, --quick 1)")
+    ap.add_argument("--guest-cpu-seconds", type=float, help="default 1.0, --quick 0.3")
+    ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--inside-guest", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    mode = "quick" if a.quick else "full"
+    reps, cpu_s, greps, gcpu_s = MODES[mode]
+    a.reps = a.reps or reps
+    a.cpu_seconds = a.cpu_seconds or cpu_s
+    a.guest_reps = a.guest_reps or greps
+    a.guest_cpu_s = a.guest_cpu_seconds or gcpu_s
+    a.rates = [int(r) for r in a.rates.split(",")]
+    a.build = os.path.abspath(a.build)
+
+    if a.inside_guest:
+        with open("/proc/sys/kernel/perf_cpu_time_max_percent", "w") as f:
+            f.write("0")  # run-guest.sh does this too; the rates must hold
+        iters = calibrate(a.build, a.cpu_seconds)
+        runs = run_all(GUEST_CONFIGS, a.rates, a.reps, a, spin_cmd(a.build, iters), a.seed)
+        print("LCPI-COST-RESULT " + json.dumps({"runs": runs, "iterations": iters,
+                                                 "machine": machine()}), flush=True)
+        return 0
+
+    started = datetime.datetime.now(datetime.timezone.utc)
+    configs = a.configs.split(",")
+    iters = calibrate(a.build, a.cpu_seconds)
+    log("cost: %d iterations per thread (~%.1f CPU-s), %d repetitions of %s at %s/s/CPU" % (
+        iters, a.cpu_seconds, a.reps, ",".join(configs), ",".join(map(str, a.rates))))
+    runs = run_all(configs, a.rates, a.reps, a, spin_cmd(a.build, iters), a.seed)
+    result = {"command": " ".join(["bench/cost/cost.py"] + sys.argv[1:]), "mode": mode,
+              "started": started.isoformat(timespec="seconds"),
+              "event": EVENT, "rates": a.rates, "seed": a.seed,
+              "host": {"machine": machine(), "iterations": iters, "reps": a.reps,
+                       "cpu_s_per_thread": a.cpu_seconds, "runs": runs,
+                       "fits": fits(runs, configs)},
+              "guest": None, "guest_error": "not run (--no-guest)"}
+    if a.guest:
+        g, err = run_guest(a)
+        result["guest_error"] = err
+        if g:
+            result["guest"] = {"machine": g["machine"], "iterations": g["iterations"],
+                               "reps": a.guest_reps, "cpu_s_per_thread": a.guest_cpu_s,
+                               "runs": g["runs"], "fits": fits(g["runs"], GUEST_CONFIGS)}
+    result["minutes"] = (datetime.datetime.now(datetime.timezone.utc) - started).seconds / 60
+    with open(a.out + ".json", "w") as f:
+        json.dump(result, f, indent=1)
+    cost_report.write(result, a.out)
+    log("cost: wrote %s.json, .md, .png" % a.out)
+    return 0 if (not a.guest or result["guest"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
