@@ -186,6 +186,7 @@ Expected<void> Daemon::Start() {
   signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd_ < 0) return ErrnoError("signalfd", errno);
 
+  writer_ = std::make_unique<MergeWriter>(*db_);
   next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
   spdlog::info("lcpid: source {}, {} processes found, epoch {}, database {}", source_->Name(),
                procs, epoch_, options_.db);
@@ -200,46 +201,76 @@ void Daemon::ResolveQueued() {
   }
 }
 
-Expected<void> Daemon::Flush() {
-  Expected<void> r = DrainAndMerge();
-  ReturnFreedMemory();
-  return r;
-}
-
-Expected<void> Daemon::DrainAndMerge() {
+void Daemon::StartMerge(bool close_window) {
+  if (failed_batch_) {
+    // Retried first and alone: the counts pending since stay in the
+    // aggregator, so nothing is counted twice and batches land in order.
+    writer_->Submit(std::move(*failed_batch_));
+    failed_batch_.reset();
+    return;
+  }
   // Every address space that ended before this point can be reaped once the
   // source has been drained: all its samples are resolved by then.
   sideband_->Drain();
-  uint64_t reap_before = sideband_->newest();
+  InFlight f;
+  f.reap_before = sideband_->newest();
   Expected<void> drained = source_->Flush([this](const RecordBuffer& b) { queue_.push_back(b); });
   ResolveQueued();
+  f.drained = drained.has_value();
   if (drained) {
-    tracker_.Reap(reap_before);
+    tracker_.Reap(f.reap_before);
   } else {
     // Records may still sit in the tables, naming spaces that ended: keep
     // those spaces until a drain succeeds, or their samples go unknown.
     spdlog::error("draining the source: {}", drained.error().message());
   }
-
+  // The batch carries epoch_ as it is now: a window closing while this one
+  // is written changes epoch_ only after it is in (FinishMerge), and no
+  // new batch is taken before, so every count lands in its own window.
+  f.entries = aggregator_->entries();
+  f.close_window = close_window;
+  Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
   SourceStats now = source_->Stats();
-  MergeBatch batch = aggregator_->Batch(epoch_, source_->Events());
-  AddSourceDeltas(batch, now, stored_stats_);
-  Expected<void> merged = db_->Merge(batch);
-  if (!merged) {
-    // Nothing was written: the counts stay in memory for the next attempt.
-    failed_flushes_++;
-    last_flush_error_ = merged.error().ToString();
-    spdlog::error("flush failed, counts kept in memory, will retry: {}", last_flush_error_);
-    return merged;
-  }
-  aggregator_->Commit();
-  // Only now: the JIT names the committed counts needed are stored.
-  if (drained) jit_.Reap(reap_before);
+  AddSourceDeltas(taken.batch, now, stored_stats_);
+  // The deltas now belong to the batch, which is written or kept, never dropped.
   stored_stats_ = now;
+  f.marks = std::move(taken.marks);
+  in_flight_ = std::move(f);
+  writer_->Submit(std::move(taken.batch));
+}
+
+Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
+  if (!done.result) {
+    // Nothing was written: the batch is submitted again before any other.
+    failed_flushes_++;
+    last_flush_error_ = done.result.error().ToString();
+    spdlog::error("flush failed, counts kept in memory, will retry: {}", last_flush_error_);
+    failed_batch_ = std::move(done.batch);
+    in_flight_->close_window = false;  // the window closes with a batch taken later
+    return done.result;
+  }
+  InFlight f = std::move(*in_flight_);
+  in_flight_.reset();
+  aggregator_->Committed(f.marks);
+  // Only now: the JIT names the committed counts needed are stored.
+  if (f.drained) jit_.Reap(f.reap_before);
   flushes_++;
   last_flush_error_.clear();
-  spdlog::debug("flushed {} counts for {} images", batch.counts.size(), batch.images.size());
+  spdlog::debug("merged {} entries in {} ms", f.entries, done.ms);
+  if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size) db_bytes_ = size->bytes;
+  ReturnFreedMemory();
+  if (f.close_window) return CloseWindow();
   return {};
+}
+
+Expected<void> Daemon::Flush() {
+  if (writer_->busy()) (void)FinishMerge(writer_->Wait());  // a failure is held and retried
+  if (failed_batch_) {
+    StartMerge(false);
+    if (Expected<void> e = FinishMerge(writer_->Wait()); !e) return e;
+  }
+  StartMerge(false);
+  return FinishMerge(writer_->Wait());
 }
 
 int64_t Daemon::WindowEnd(int64_t now) const {
@@ -247,7 +278,6 @@ int64_t Daemon::WindowEnd(int64_t now) const {
 }
 
 Expected<void> Daemon::CloseWindow() {
-  if (Expected<void> e = Flush(); !e) return e;
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
   Expected<int64_t> id = db_->NewEpoch(std::nullopt, EpochKind::kWindow, now);
   if (!id) return id.error();
@@ -333,8 +363,9 @@ std::string Daemon::Status() {
   o << "retain " << FormatDuration(options_.retention.retain) << "\n";
   o << "retain_tagged " << FormatDuration(options_.retention.retain_tagged) << "\n";
   o << "max_db_size " << FormatSize(options_.retention.max_bytes) << "\n";
-  if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size)
-    o << "db_bytes " << size->bytes << "\n";
+  if (!writer_->busy())  // else the writer has the connection: the last size
+    if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size) db_bytes_ = size->bytes;
+  o << "db_bytes " << db_bytes_ << "\n";
   o << "rollup_after "
     << (options_.retention.rollup_after > 0 ? FormatDuration(options_.retention.rollup_after)
                                             : std::string("never"))
@@ -399,6 +430,13 @@ std::string Daemon::Status() {
     o << "image_cache_max_bytes " << (options_.image_cache_mb << 20) << "\n";
   }
   o << "pending_entries " << aggregator_->entries() << "\n";
+  o << "max_pending_entries " << options_.max_pending_entries << "\n";
+  o << "merges_in_flight " << (writer_->busy() ? 1 : 0) << "\n";
+  o << "in_flight_entries " << (in_flight_ ? in_flight_->entries : 0) << "\n";
+  o << "merge_retry_pending " << (failed_batch_ ? 1 : 0) << "\n";
+  o << "last_merge_ms " << writer_->last_ms() << "\n";
+  o << "max_merge_ms " << writer_->max_ms() << "\n";
+  o << "early_merges " << early_merges_ << "\n";
   o << "daemon_cpu_ns_per_sample " << (all ? CpuNs() / all : 0) << "\n";
   o << "rss_bytes " << RssBytes() << "\n";
   o << "flushes " << flushes_ << "\n";
@@ -455,18 +493,29 @@ int Daemon::Run() {
         stop_ = true;
       }
     }
-    if (std::time(nullptr) >= window_end_) {
-      if (Expected<void> e = CloseWindow(); !e) {
-        spdlog::error("closing the window: {}", e.error().message());
-        window_end_ = std::time(nullptr) + 1;  // retried, as a flush is
+    // The writer has the database while a batch is in flight; the loop
+    // only starts the next one (and only runs NewEpoch and retention) once
+    // it has collected the last.
+    if (writer_->busy()) {
+      std::optional<MergeWriter::Done> done = writer_->Poll();
+      if (!done) continue;
+      if (Expected<void> e = FinishMerge(std::move(*done)); !e) {
+        spdlog::error("merge: {}", e.error().message());
+        retry_after_ = Clock::now() + kRetryAfterFailure;
       }
-      next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
     }
-    if (Clock::now() >= next_flush_) {
-      Expected<void> e = Flush();
-      next_flush_ =
-          Clock::now() + (e ? std::chrono::seconds(options_.flush_interval)
-                            : std::chrono::duration_cast<std::chrono::seconds>(kRetryAfterFailure));
+    const Clock::time_point now = Clock::now();
+    if (now < retry_after_) continue;
+    if (std::time(nullptr) >= window_end_) {
+      StartMerge(true);  // a held failed batch goes first; the window closes after the next
+      next_flush_ = now + std::chrono::seconds(options_.flush_interval);
+    } else if (now >= next_flush_) {
+      StartMerge(false);
+      next_flush_ = now + std::chrono::seconds(options_.flush_interval);
+    } else if (aggregator_->entries() >= options_.max_pending_entries) {
+      // Over the cap: merge now rather than let the maps grow.
+      early_merges_++;
+      StartMerge(false);
     }
   }
   source_->Stop();

@@ -1,6 +1,8 @@
 // daemon.h - lcpid's main loop: reads side-band and sample buffers, resolves
-// and aggregates them, merges into the database every flush interval, on
-// request and on SIGTERM/SIGINT, and answers the control socket.
+// and aggregates them, hands a batch to the merge writer's thread every flush
+// interval or when the pending entries reach --max-pending-entries (and
+// waits for it on request and on SIGTERM/SIGINT), and answers the control
+// socket.
 #ifndef LCPI_DAEMON_DAEMON_H
 #define LCPI_DAEMON_DAEMON_H
 
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "daemon/control_server.h"
+#include "daemon/merge_writer.h"
 #include "daemon/options.h"
 #include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
@@ -42,12 +45,18 @@ class Daemon {
   // Resolves queued buffers after reading the side-band, so every mapping
   // made before a sample is known when the sample is resolved.
   void ResolveQueued();
-  // Drains the source and merges everything into the database, then gives
-  // the batch's memory back to the system.
+  // Drains the source and hands everything pending to the writer as one
+  // batch; a batch whose write failed goes first, alone. Only while the
+  // writer is idle. close_window: once this batch is in the database, the
+  // current window ends (CloseWindow).
+  void StartMerge(bool close_window);
+  // A write finished: remembers what it stored, reaps JIT maps, closes the
+  // window it was asked to; a failed batch is kept to be written again.
+  Expected<void> FinishMerge(MergeWriter::Done done);
+  // Waits until everything aggregated so far is in the database (control
+  // requests, shutdown): blocks the loop, as those callers expect.
   Expected<void> Flush();
-  Expected<void> DrainAndMerge();
-  // Flushes into the current window, then starts the next one; retried by
-  // the loop when the flush fails.
+  // Starts the next window; the batch of the one ending is in the database.
   Expected<void> CloseWindow();
   // When the current window ends: the next multiple of --window (UTC).
   int64_t WindowEnd(int64_t now) const;
@@ -59,6 +68,20 @@ class Daemon {
   DaemonOptions options_;
   StateAccess access_;  // who may read the database
   std::unique_ptr<ProfileDb> db_;
+  // After db_: destroyed first. While a batch is in flight the writer's
+  // thread alone uses db_; the loop uses it only when writer_ is idle.
+  std::unique_ptr<MergeWriter> writer_;
+  // The batch the writer has (or a failed one held in failed_batch_): what
+  // to do once it is in the database.
+  struct InFlight {
+    Aggregator::StoredMarks marks;
+    uint64_t reap_before = 0;  // side-band time the drain before it reached
+    bool drained = false;      // the source drain before it succeeded
+    bool close_window = false;
+    size_t entries = 0;
+  };
+  std::optional<InFlight> in_flight_;
+  std::optional<MergeBatch> failed_batch_;  // written again before any new batch
   int64_t epoch_ = 0;
   std::unique_ptr<Source> source_;
   ProcessTracker tracker_;
@@ -76,11 +99,14 @@ class Daemon {
 
   Clock::time_point started_;
   Clock::time_point next_flush_;
+  Clock::time_point retry_after_;  // no merge starts on its own before (after a failure)
+  uint64_t early_merges_ = 0;      // started by --max-pending-entries
+  uint64_t db_bytes_ = 0;          // the file's size when the writer was last idle
   int64_t window_end_ = 0;         // unix seconds: CloseWindow is due
   uint64_t dropped_epochs_ = 0;    // by retention, since start
   uint64_t rolled_up_epochs_ = 0;  // merged into coarser ones, since start
   std::string last_retention_error_;
-  SourceStats stored_stats_;  // source statistics already merged into the database
+  SourceStats stored_stats_;  // source statistics already handed to a batch
   uint64_t flushes_ = 0;
   uint64_t failed_flushes_ = 0;
   std::string last_flush_error_;

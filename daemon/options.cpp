@@ -52,6 +52,13 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   app.add_option("--flush-interval", o.flush_interval, "seconds between merges into the database")
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
+  app.add_option("--max-pending-entries", o.max_pending_entries,
+                 "distinct (image, event, offset) counts kept in memory before a merge starts "
+                 "early instead of waiting for the flush interval (merges run on their own "
+                 "thread, one at a time: while one is written the next fills, so up to twice "
+                 "this many are in memory)")
+      ->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 32))
+      ->capture_default_str();
   app.add_option("--image-cache-size", o.image_cache_mb,
                  "MiB of copies of profiled programs and libraries kept in images/ beside the "
                  "database, so the tools name their code after the files are deleted, replaced "

@@ -21,7 +21,10 @@ struct DaemonOptions {
   uint64_t period = 0;
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
-  int flush_interval = 300;        // seconds
+  int flush_interval = 300;  // seconds
+  // Distinct (image, event, offset) counts pending before a merge starts
+  // early; one more batch may be in flight, so memory holds up to twice this.
+  uint64_t max_pending_entries = 2000000;
   uint64_t image_cache_mb = 1024;  // copies of profiled images; 0: none
   int64_t window = 3600;           // seconds: each time window is one epoch row
   RetentionPolicy retention;       // --retain, --retain-tagged, --max-db-size

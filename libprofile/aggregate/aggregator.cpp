@@ -67,6 +67,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
         // symbols are stored again (the store keeps those it has): one that
         // was unloaded and loaded again may hold new ones.
         for (const auto& [name, image] : module_images_) symbols_stored_.erase(image);
+        symbols_generation_++;  // a batch in flight must not mark them stored again
         r = kernel_->Locate(rec.pc);
       }
       if (r) {
@@ -140,8 +141,9 @@ void Aggregator::AddProcess(uint32_t pid, std::string comm, uint32_t image, uint
   p.count += count;
 }
 
-MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events) const {
-  MergeBatch b;
+Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<RealEvent>& events) {
+  TakenBatch taken;
+  MergeBatch& b = taken.batch;
   b.epoch = epoch;
   // Times enabled and running are the source's, per merge: lcpid adds them.
   for (const RealEvent& e : events)
@@ -179,7 +181,8 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
   // Nor a JIT map once its process is gone: store the names of the JIT
   // code this batch has samples in.
   if (jit_) {
-    for (const auto& [image, offsets] : JitOffsets()) {
+    taken.marks.jit_offsets = JitOffsets();
+    for (const auto& [image, offsets] : taken.marks.jit_offsets) {
       uint32_t img = index.at(image);
       for (const PerfMapSymbol* s : jit_->Unstored(image, offsets))
         b.symbols.push_back({img, s->start, s->size, s->name});
@@ -210,21 +213,32 @@ MergeBatch Aggregator::Batch(int64_t epoch, const std::vector<RealEvent>& events
       }
     }
   }
-  return b;
-}
-
-void Aggregator::Commit() {
-  for (const auto& [key, count] : counts_) {
-    int32_t image = static_cast<int32_t>(key.image_event >> 32);
+  StoredMarks& marks = taken.marks;
+  marks.symbols_generation = symbols_generation_;
+  for (const auto& [image, img] : index) {
     const ImageEntry& e = images_.at(image);
-    if (IsKernelSide(e.kind) || IsVdso(e)) symbols_stored_.insert(image);
+    if (IsKernelSide(e.kind) || IsVdso(e)) marks.symbol_images.push_back(image);
   }
-  if (jit_)
-    for (const auto& [image, offsets] : JitOffsets()) jit_->MarkStored(image, offsets);
-  counts_.clear();
-  processes_.clear();
+  // Double buffering: the counts leave with the batch, new samples go to
+  // fresh maps (swapped, not cleared, so the old buckets are freed too).
+  decltype(counts_)().swap(counts_);
+  decltype(processes_)().swap(processes_);
   rolled_up_.clear();
   stats_.clear();
+  return taken;
+}
+
+void Aggregator::Committed(const StoredMarks& marks) {
+  for (int32_t image : marks.symbol_images) {
+    // A module's symbols read again since the batch was taken may hold new
+    // names: the next batch stores them.
+    if (marks.symbols_generation != symbols_generation_ &&
+        images_.at(image).kind == ImageKind::kModule)
+      continue;
+    symbols_stored_.insert(image);
+  }
+  if (jit_)
+    for (const auto& [image, offsets] : marks.jit_offsets) jit_->MarkStored(image, offsets);
 }
 
 std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {

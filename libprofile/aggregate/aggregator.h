@@ -3,9 +3,13 @@
 // offset, plus per-process totals. Kernel addresses go to the kernel or a
 // module image; user pcs in anonymous memory that a JIT map names go to the
 // process's JIT image (jit_maps.h); anything unresolvable goes to the
-// unknown image of its process name: counted, never dropped. The counts stay until a merge into
-// the database has committed (Commit()), so a failed merge loses nothing and
-// a retry counts nothing twice.
+// unknown image of its process name: counted, never dropped. TakeBatch hands
+// the pending counts over by move and starts empty maps at once (double
+// buffering: the daemon writes one batch while the next fills). The batch
+// owns its counts until it is in the database: a failed write is retried
+// with the same batch, so nothing is lost and nothing counted twice. Only
+// what the aggregator remembers about the store (symbols stored, JIT names
+// stored) waits for Committed().
 #ifndef LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 #define LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 
@@ -59,10 +63,24 @@ class Aggregator {
   // Adds to a statistic stored with the next merge.
   void AddStat(const std::string& name, int64_t delta) { stats_[name] += delta; }
 
-  // Everything not yet committed, as one batch for ProfileDb::Merge.
-  MergeBatch Batch(int64_t epoch, const std::vector<RealEvent>& events) const;
-  // The batch from Batch() has committed: forget it.
-  void Commit();
+  // What a taken batch stores besides counts, marked as stored once it is
+  // in the database (Committed). Opaque to the caller.
+  struct StoredMarks {
+    std::vector<int32_t> symbol_images;  // kernel, module and vDSO images
+    std::map<int32_t, std::vector<uint64_t>> jit_offsets;
+    uint64_t symbols_generation = 0;  // module symbols read again since: do not mark those
+  };
+  struct TakenBatch {
+    MergeBatch batch;
+    StoredMarks marks;
+  };
+  // Everything pending, as one batch for ProfileDb::Merge filed in `epoch`;
+  // the pending maps start empty. Names (symbols) a batch taken earlier
+  // stores are repeated until that one is Committed (the store keeps one).
+  TakenBatch TakeBatch(int64_t epoch, const std::vector<RealEvent>& events);
+  // A batch TakeBatch made is in the database: its symbols and JIT names
+  // need not be stored again.
+  void Committed(const StoredMarks& marks);
 
   // At most `n` pids of a window keep process rows of their own (0: no
   // cap); the samples of later pids go to one row per command, image and
@@ -96,6 +114,7 @@ class Aggregator {
   std::optional<int32_t> kernel_image_;
   std::map<std::string, int32_t, std::less<>> module_images_;
   std::set<int32_t> symbols_stored_;  // kernel and vDSO images whose symbols are in the database
+  uint64_t symbols_generation_ = 0;   // bumped when kallsyms is read again
   std::vector<VdsoSymbol> vdso_symbols_;  // lcpid's own vDSO: every 64-bit process maps it
 
   // A pair of 32-bit keys as one hashable key.

@@ -116,6 +116,7 @@ class Lcpid {
   }
   int Stop() { return Kill(SIGTERM); }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   std::unique_ptr<ProfileDb> OpenDb() {
     auto db = ProfileDb::Open(db_, DbMode::kReadOnly);

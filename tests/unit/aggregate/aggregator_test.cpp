@@ -50,7 +50,7 @@ std::vector<lcpi::RealEvent> Cycles() {
 
 // The batch's images by kind, and whether a real database takes it.
 void CheckKernelSide(Aggregator& agg, const TempDir& dir) {
-  MergeBatch batch = agg.Batch(1, Cycles());
+  MergeBatch batch = agg.TakeBatch(1, Cycles()).batch;
   for (const lcpi::ImageRecord& im : batch.images) {
     INFO(im.identity);
     CHECK(im.kind != ImageKind::kUnknown);  // never the process's [unknown app]
@@ -121,7 +121,7 @@ TEST_CASE("a module loaded after start is named once kallsyms is read again") {
   CHECK(agg.totals().unknown == 0);
   CHECK(reload.reloads() == 1);
 
-  MergeBatch batch = agg.Batch(1, Cycles());
+  MergeBatch batch = agg.TakeBatch(1, Cycles()).batch;
   std::map<std::string, uint64_t> by_path;
   for (const lcpi::CountRow& c : batch.counts) by_path[batch.images[c.image].path] += c.count;
   CHECK(by_path["[late]"] == 3);
@@ -134,4 +134,113 @@ TEST_CASE("a module loaded after start is named once kallsyms is read again") {
   REQUIRE(db);
   REQUIRE((*db)->CurrentEpoch());
   CHECK((*db)->Merge(batch));
+}
+
+namespace {
+
+uint64_t Sum(const MergeBatch& b) {
+  uint64_t n = 0;
+  for (const lcpi::CountRow& c : b.counts) n += c.count;
+  return n;
+}
+
+size_t KernelSymbolRows(const MergeBatch& b) {
+  size_t n = 0;
+  for (const lcpi::SymbolRow& s : b.symbols) n += b.images[s.image].kind == ImageKind::kKernel;
+  return n;
+}
+
+uint64_t OnDisk(const std::string& path) {
+  auto db = lcpi::ProfileDb::Open(path, lcpi::DbMode::kReadOnly);
+  REQUIRE(db);
+  auto totals = (*db)->ImageTotals(lcpi::kAllEpochs);
+  REQUIRE(totals);
+  uint64_t n = 0;
+  for (const lcpi::ImageTotal& t : *totals) n += t.count;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("TakeBatch hands the pending counts over and starts empty (double buffering)") {
+  TempDir dir;
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule\n");
+  auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "no_modules");
+  REQUIRE(kernel);
+  ImageTable images;
+  ProcessTracker tracker;
+  tracker.OnComm(42, "app", true, 0);
+  Aggregator agg(images, tracker, &*kernel);
+  agg.Add(KernelRecords());
+  agg.AddStat("custom", 5);
+  REQUIRE(agg.entries() == 2);
+
+  Aggregator::TakenBatch first = agg.TakeBatch(1, Cycles());
+  CHECK(first.batch.epoch == 1);
+  CHECK(Sum(first.batch) == 6);
+  CHECK(first.batch.processes.size() == 2);  // the kernel image and the unresolved one
+  CHECK(first.batch.stats.size() >= 2);      // "custom" and "attributed"/"unknown"
+  // The next batch fills from nothing while the first is being written.
+  CHECK(agg.empty());
+  CHECK(agg.entries() == 0);
+  agg.Add(KernelRecords());
+  agg.Add(KernelRecords());
+  Aggregator::TakenBatch second = agg.TakeBatch(2, Cycles());
+  CHECK(second.batch.epoch == 2);  // each batch carries the epoch it was taken for
+  CHECK(Sum(second.batch) == 12);  // only what came after the first: nothing twice
+  CHECK(Sum(first.batch) + Sum(second.batch) == agg.totals().samples);
+  bool custom_again = false;
+  for (const auto& [name, value] : second.batch.stats) custom_again |= name == "custom";
+  CHECK_FALSE(custom_again);
+}
+
+TEST_CASE("a batch whose write failed is written later, whole, names included") {
+  TempDir dir;
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule\n"
+            "ffffffff81002000 T do_idle\n");
+  auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "no_modules");
+  REQUIRE(kernel);
+  const std::string path = dir / "profiles.db";
+  {
+    auto db = lcpi::ProfileDb::Open(path, lcpi::DbMode::kReadWrite);
+    REQUIRE(db);
+    REQUIRE((*db)->CurrentEpoch());
+  }
+  ImageTable images;
+  ProcessTracker tracker;
+  tracker.OnComm(42, "app", true, 0);
+  Aggregator agg(images, tracker, &*kernel);
+  agg.Add(KernelRecords());
+  Aggregator::TakenBatch failed = agg.TakeBatch(1, Cycles());
+  REQUIRE(KernelSymbolRows(failed.batch) > 0);
+
+  // A real failed write: the database cannot be written through this connection.
+  auto read_only = lcpi::ProfileDb::Open(path, lcpi::DbMode::kReadOnly);
+  REQUIRE(read_only);
+  REQUIRE_FALSE((*read_only)->Merge(failed.batch));
+  CHECK(OnDisk(path) == 0);
+
+  // Meanwhile the next batch fills. The failed one was never Committed, so
+  // the kernel's names go with this one as well: the store keeps one copy.
+  agg.Add(KernelRecords());
+  Aggregator::TakenBatch next = agg.TakeBatch(1, Cycles());
+  CHECK(KernelSymbolRows(next.batch) == KernelSymbolRows(failed.batch));
+
+  // Retried first, then the next: every sample on disk once.
+  auto db = lcpi::ProfileDb::Open(path, lcpi::DbMode::kReadWrite);
+  REQUIRE(db);
+  REQUIRE((*db)->Merge(failed.batch));
+  agg.Committed(failed.marks);
+  REQUIRE((*db)->Merge(next.batch));
+  agg.Committed(next.marks);
+  CHECK(OnDisk(path) == 12);
+  CHECK(OnDisk(path) == agg.totals().samples);
+
+  // Once a batch with them is in, the names are not sent again.
+  agg.Add(KernelRecords());
+  CHECK(KernelSymbolRows(agg.TakeBatch(1, Cycles()).batch) == 0);
 }

@@ -1,0 +1,19 @@
+# Merges off the sampling thread (issue 13, item 5): lcpid keeps draining the
+# perf rings while a batch of a million entries is written, and a cap on the
+# pending entries starts a merge early. As root on this host's perf events.
+lcpi_workload(sled ${CMAKE_CURRENT_SOURCE_DIR}/workloads/sled.c)
+
+add_executable(merge_test ${CMAKE_CURRENT_SOURCE_DIR}/merge_test.cpp
+  $<TARGET_OBJECTS:lcpi_catch_main>)
+target_link_libraries(merge_test PRIVATE lcpiprofile Catch2::Catch2)
+target_include_directories(merge_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(merge_test PRIVATE
+  LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
+  WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
+add_dependencies(merge_test lcpid lcpictl workload_sled)
+add_test(NAME "daemon: merge" COMMAND merge_test "~[slow]")
+set_tests_properties("daemon: merge" PROPERTIES
+  LABELS "integration;root" RUN_SERIAL TRUE TIMEOUT 300)
+add_test(NAME "daemon: merge (slow)" COMMAND merge_test "[slow]")
+set_tests_properties("daemon: merge (slow)" PROPERTIES
+  LABELS "integration;root;slow" RUN_SERIAL TRUE TIMEOUT 900)
