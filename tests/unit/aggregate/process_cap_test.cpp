@@ -59,7 +59,8 @@ TEST_CASE("pids beyond the cap are rolled up by command, nothing lost") {
   Aggregator agg(images, tracker, nullptr);
   agg.set_max_processes(2);
   agg.Add(Samples({1, 2, 3, 4, 5, 6}, 10));
-  MergeBatch b = agg.Batch(1, Cycles());
+  Aggregator::TakenBatch taken = agg.TakeBatch(1, Cycles());
+  const MergeBatch& b = taken.batch;
   auto by_pid = ByPid(b);
   CHECK(by_pid.size() == 3);  // 1, 2 and the rolled-up rows
   CHECK(by_pid[1]["sh"] == 10);
@@ -79,7 +80,7 @@ TEST_CASE("pids beyond the cap are rolled up by command, nothing lost") {
   REQUIRE(db);
   REQUIRE((*db)->CurrentEpoch());
   REQUIRE((*db)->Merge(b));
-  agg.Commit();
+  agg.Committed(taken.marks);
   auto totals = (*db)->ProcessTotals(1);
   REQUIRE(totals);
   std::map<std::tuple<uint32_t, std::string>, uint64_t> stored;
@@ -91,16 +92,15 @@ TEST_CASE("pids beyond the cap are rolled up by command, nothing lost") {
   // rolled up (and is not counted again), a new pid is rolled up.
   tracker.OnComm(7, "sh", true, 0);
   agg.Add(Samples({1, 3, 7}, 1));
-  by_pid = ByPid(agg.Batch(1, Cycles()));
+  by_pid = ByPid(agg.TakeBatch(1, Cycles()).batch);
   CHECK(by_pid[1]["sh"] == 1);
   CHECK(by_pid[kRolledUpPid]["sh"] == 2);
   CHECK(agg.processes_rolled_up() == 5);
-  agg.Commit();
 
   // A new window admits pids again, up to the cap.
   agg.NewWindow();
   agg.Add(Samples({7, 3, 5}, 1));
-  by_pid = ByPid(agg.Batch(2, Cycles()));
+  by_pid = ByPid(agg.TakeBatch(2, Cycles()).batch);
   CHECK(by_pid[7]["sh"] == 1);
   CHECK(by_pid[3]["sh"] == 1);
   CHECK(by_pid[kRolledUpPid]["sh"] == 1);
@@ -114,7 +114,7 @@ TEST_CASE("without a cap every pid keeps its row") {
   std::vector<uint32_t> pids;
   for (uint32_t pid = 1; pid <= 3000; ++pid) pids.push_back(pid);
   agg.Add(Samples(pids, 1));
-  CHECK(ByPid(agg.Batch(1, Cycles())).size() == 3000);
+  CHECK(ByPid(agg.TakeBatch(1, Cycles()).batch).size() == 3000);
   CHECK(agg.processes_rolled_up() == 0);
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("samples without a task join the rolled-up rows as [no pid]") {
   Aggregator agg(images, tracker, nullptr);
   agg.set_max_processes(1);
   agg.Add(Samples({kRolledUpPid, 5}, 2));  // perf's pid -1, then a real pid
-  auto by_pid = ByPid(agg.Batch(1, Cycles()));
+  auto by_pid = ByPid(agg.TakeBatch(1, Cycles()).batch);
   CHECK(by_pid[kRolledUpPid]["[no pid]"] == 2);
   CHECK(by_pid[5].size() == 1);  // admitted: pid -1 took no place under the cap
   CHECK(agg.processes_rolled_up() == 0);
