@@ -133,6 +133,7 @@ Expected<void> Daemon::Start() {
                    e.error().message());
   }
   ApplyRetention();
+  ReadRetentionDropped();  // an earlier run's drops count too
 
   if (options_.image_cache_mb > 0) {
     // Readable by whoever may read the database: the same modes and group.
@@ -289,6 +290,14 @@ Expected<void> Daemon::CloseWindow() {
   return {};
 }
 
+void Daemon::ReadRetentionDropped() {
+  if (Expected<std::map<std::string, int64_t>> st = db_->Stats(EpochSet::All()); st) {
+    retention_dropped_samples_ = (*st)["retention_dropped.samples"];
+    retention_dropped_counts_ =
+        (*st)["retention_dropped.attributed"] + (*st)["retention_dropped.unknown"];
+  }
+}
+
 void Daemon::ApplyRetention() {
   const RetentionPolicy& policy = options_.retention;
   auto drop = [this](const std::vector<int64_t>& ids) {
@@ -300,6 +309,7 @@ void Daemon::ApplyRetention() {
     }
     dropped_epochs_ += ids.size();
     spdlog::info("retention: dropped {} epochs (oldest {})", ids.size(), ids.front());
+    ReadRetentionDropped();
     return true;
   };
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
@@ -373,11 +383,8 @@ std::string Daemon::Status() {
   o << "dropped_epochs " << dropped_epochs_ << "\n";
   o << "rolled_up_epochs " << rolled_up_epochs_ << "\n";
   // What retention took away, still counted (ProfileDb::DropEpochs).
-  if (Expected<std::map<std::string, int64_t>> st = db_->Stats(EpochSet::All()); st) {
-    o << "retention_dropped_samples " << (*st)["retention_dropped.samples"] << "\n";
-    o << "retention_dropped_counts "
-      << (*st)["retention_dropped.attributed"] + (*st)["retention_dropped.unknown"] << "\n";
-  }
+  o << "retention_dropped_samples " << retention_dropped_samples_ << "\n";
+  o << "retention_dropped_counts " << retention_dropped_counts_ << "\n";
   o << "max_processes " << options_.max_processes << "\n";
   o << "processes_rolled_up " << aggregator_->processes_rolled_up() << "\n";
   if (!last_retention_error_.empty()) o << "last_retention_error " << last_retention_error_ << "\n";

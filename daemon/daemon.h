@@ -62,6 +62,7 @@ class Daemon {
   int64_t WindowEnd(int64_t now) const;
   // Drops what --retain, --retain-tagged and --max-db-size say must go.
   void ApplyRetention();
+  void ReadRetentionDropped();
   std::string Handle(const std::string& request);
   std::string Status();
 
@@ -101,6 +102,11 @@ class Daemon {
   Clock::time_point next_flush_;
   Clock::time_point retry_after_;  // no merge starts on its own before (after a failure)
   uint64_t early_merges_ = 0;      // started by --max-pending-entries
+  // What retention dropped, over the database (ProfileDb::DropEpochs keeps
+  // it as retention_dropped.*): read where retention runs, with the writer
+  // idle, since status may be asked while the writer has the connection.
+  int64_t retention_dropped_samples_ = 0;
+  int64_t retention_dropped_counts_ = 0;
   uint64_t db_bytes_ = 0;          // the file's size when the writer was last idle
   int64_t window_end_ = 0;         // unix seconds: CloseWindow is due
   uint64_t dropped_epochs_ = 0;    // by retention, since start
