@@ -50,8 +50,11 @@ std::string HeaderFields(const Header& h, const std::string& indent) {
   for (size_t i = 0; i < h.events.size(); ++i) {
     const EventInfo& e = h.events[i];
     out += std::string(i ? ", " : "") + "{\"name\": " + JsonString(e.name) +
-           ", \"used\": " + JsonString(e.used) + ", \"period\": " + std::to_string(e.period) +
-           ", \"samples\": " + std::to_string(i < h.totals.size() ? h.totals[i] : 0);
+           ", \"used\": " + JsonString(e.used) + ", \"period\": " + std::to_string(e.period);
+    // Only when above 0 (the PMU's plain interrupt, with skid): precise_ip.
+    if (i < h.precise.size() && h.precise[i] > 0)
+      out += ", \"precise\": " + std::to_string(h.precise[i]);
+    out += ", \"samples\": " + std::to_string(i < h.totals.size() ? h.totals[i] : 0);
     // Only when the PMU multiplexed the event: the scale its counts (and
     // samples) were multiplied by, and the share of the time it ran.
     if (i < h.scale.size() && h.scale[i] != 1.0) {

@@ -113,6 +113,8 @@ std::string SourceLines(const Header& h) {
     out += std::string(e ? "; " : " ") + ev.name;
     if (ev.used != ev.name) out += " (sampled as " + ev.used + ")";
     out += " every " + std::to_string(ev.period);
+    if (e < h.precise.size() && h.precise[e] > 0)
+      out += ", precise_ip " + std::to_string(h.precise[e]);
     if (e < h.periods.size() && !h.periods[e].empty()) {
       std::string all;
       for (uint64_t p : h.periods[e]) all += (all.empty() ? "" : ", ") + std::to_string(p);

@@ -292,15 +292,22 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   if (!facts) return facts.error();
   for (EventInfo& e : h.events) {
     std::set<uint64_t> seen;
+    std::set<int> levels;
+    int precise = 0;
     for (const EpochEvent& f : *facts) {  // oldest epoch first: the newest wins
       if (f.event_id == e.id) {
         e.used = f.used;
         e.period = f.period;
+        precise = f.precise;
         seen.insert(f.period);
+        levels.insert(f.precise);
       }
     }
     h.periods.push_back(seen.size() > 1 ? std::vector<uint64_t>(seen.begin(), seen.end())
                                         : std::vector<uint64_t>{});
+    h.precise.push_back(precise);
+    h.precise_levels.push_back(levels.size() > 1 ? std::vector<int>(levels.begin(), levels.end())
+                                                 : std::vector<int>{});
     // Summed over the epochs read, so the scale is the share of the whole
     // span the event counted (as perf stat scales a count over its run).
     uint64_t enabled = 0, running = 0;
@@ -341,8 +348,17 @@ uint64_t ScaleCount(const Header& header, size_t e, uint64_t count) {
   return static_cast<uint64_t>(std::llround(static_cast<double>(count) * header.scale[e]));
 }
 
-std::vector<std::string> MultiplexWarnings(const Header& header) {
+std::vector<std::string> EventWarnings(const Header& header) {
   std::vector<std::string> out;
+  for (size_t e = 0; e < header.precise_levels.size() && e < header.events.size(); ++e) {
+    const std::vector<int>& levels = header.precise_levels[e];
+    if (levels.empty()) continue;
+    std::string list;
+    for (size_t i = 0; i < levels.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == levels.size() ? " and " : ", ") + std::to_string(levels[i]);
+    out.push_back("event " + header.events[e].name +
+                  ": the epochs read were sampled at precise_ip " + list + "; their skid differs");
+  }
   for (size_t e = 0; e < header.scale.size() && e < header.events.size(); ++e) {
     if (header.scale[e] == 1.0) continue;
     const double running_pct = 100.0 * static_cast<double>(header.time_running[e]) /
@@ -394,7 +410,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   p.rows = std::move(*rows);
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
-  for (std::string& w : MultiplexWarnings(p.header)) p.warnings.push_back(std::move(w));
+  for (std::string& w : EventWarnings(p.header)) p.warnings.push_back(std::move(w));
   return p;
 }
 

@@ -56,6 +56,11 @@ struct Header {
   // when there is more than one (the configuration changed between them);
   // else empty. events[i].period is the newest epoch's.
   std::vector<std::vector<uint64_t>> periods;
+  // Per event column: the perf_event_attr.precise_ip the newest epoch read
+  // sampled it with (0: the PMU's plain interrupt, with skid), and the
+  // distinct levels of the epochs read, ascending, when they differ.
+  std::vector<int> precise;
+  std::vector<std::vector<int>> precise_levels;
   // Per event column: ns enabled and running summed over the epochs read
   // (0 and 0: not known, e.g. epochs older than schema 4), and the scale
   // their counts were multiplied by: enabled/running when the PMU
@@ -96,9 +101,12 @@ double MultiplexScale(uint64_t time_enabled, uint64_t time_running);
 // count * header.scale[e], rounded to the nearest integer (a row's count is
 // rounded on its own: rows may not add up to the scaled total exactly).
 uint64_t ScaleCount(const Header& header, size_t e, uint64_t count);
-// One line per event column the PMU multiplexed: "event cycles multiplexed:
-// counts scaled by 1.60 (running 62.5% of enabled)"; none when no event was.
-std::vector<std::string> MultiplexWarnings(const Header& header);
+// What a reader must know about how the events were sampled, one line each:
+// per event column the PMU multiplexed, "event cycles multiplexed: counts
+// scaled by 1.60 (running 62.5% of enabled)"; per event whose epochs read
+// were sampled at different precise_ip, "event cycles: the epochs read were
+// sampled at precise_ip 0 and 3; their skid differs". None when neither.
+std::vector<std::string> EventWarnings(const Header& header);
 
 // ----- lcpiprof
 

@@ -64,7 +64,7 @@ Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options) {
   l.by_lines = options.lines;
   const size_t events = l.header.events.size();
 
-  l.warnings = MultiplexWarnings(l.header);
+  l.warnings = EventWarnings(l.header);
   auto target = ChooseTarget(db, l.header, options, &l.warnings);
   if (!target) return target.error();
   l.procedure = target->name;

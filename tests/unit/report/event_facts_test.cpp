@@ -1,7 +1,10 @@
-// multiplex_test.cpp - counts of an event the PMU multiplexed (time running
-// < time enabled) are scaled by enabled/running in every report, and the
-// report says so (a warning, the text header, JSON's events); an event that
-// ran all the time, or whose times are not known, is shown as stored.
+// event_facts_test.cpp - what a report states about how each event was
+// sampled. Counts of an event the PMU multiplexed (time running < time
+// enabled) are scaled by enabled/running in every report, and the report
+// says so (a warning, the text header, JSON's events); an event that ran all
+// the time, or whose times are not known, is shown as stored. An event
+// sampled with precise_ip > 0 says so; epochs of different precision summed
+// into one report are warned about (their skid differs).
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
@@ -43,12 +46,12 @@ struct Db {
   }
   // cycles: 1000 samples in prog, 500 in libc, with the times given;
   // imiss: 300 in prog, never multiplexed.
-  void Merge(int64_t epoch, uint64_t enabled, uint64_t running) {
+  void Merge(int64_t epoch, uint64_t enabled, uint64_t running, int precise = 0) {
     MergeBatch b;
     b.epoch = epoch;
     b.images.push_back({"build-id:aa", "/bin/prog", ImageKind::kUser});
     b.images.push_back({"build-id:bb", "/lib/libc.so.6", ImageKind::kUser});
-    b.events.push_back({"cycles", "cycles", 100000, enabled, running, 0});
+    b.events.push_back({"cycles", "cycles", 100000, enabled, running, precise});
     b.events.push_back({"imiss", "imiss", 5000, 4000, 4000, 0});
     b.counts.push_back({0, 0, 16, 1000});
     b.counts.push_back({1, 0, 32, 500});
@@ -141,4 +144,37 @@ TEST_CASE("unknown or full-time times leave counts as stored", "[report]") {
   RenderOptions ro;
   ro.format = Format::kJson;
   CHECK(RenderProfile(p, ro).find("scale") == std::string::npos);
+}
+
+TEST_CASE("an event sampled with precise_ip says so in the header", "[report]") {
+  Db d;
+  d.Merge(Ok(d.db->CurrentEpoch()), 1000, 1000, 2);
+  Profile p = Build(*d.db);
+  REQUIRE(p.header.precise.size() == 2);
+  CHECK(p.header.precise[0] == 2);
+  CHECK(p.header.precise[1] == 0);
+  CHECK(p.warnings.empty());
+  RenderOptions ro;
+  ro.width = 200;
+  const std::string text = RenderProfile(p, ro);
+  CHECK(text.find("cycles every 100000, precise_ip 2: 1500 samples") != std::string::npos);
+  CHECK(text.find("imiss every 5000: 300 samples\n") != std::string::npos);  // 0: not said
+  ro.format = Format::kJson;
+  const std::string json = RenderProfile(p, ro);
+  CHECK(json.find("\"period\": 100000, \"precise\": 2, \"samples\": 1500") != std::string::npos);
+  CHECK(json.find("\"period\": 5000, \"samples\": 300") != std::string::npos);
+}
+
+TEST_CASE("epochs sampled at different precise_ip, summed, are warned about", "[report]") {
+  Db d;
+  d.Merge(Ok(d.db->CurrentEpoch()), 1000, 1000, 0);
+  d.Merge(Ok(d.db->NewEpoch(std::nullopt, EpochKind::kWindow)), 1000, 1000, 3);
+  Profile newest = Build(*d.db);
+  CHECK(newest.header.precise[0] == 3);
+  CHECK(newest.warnings.empty());
+  Profile all = Build(*d.db, View::kImages, "all");
+  CHECK(all.header.precise[0] == 3);  // the newest epoch's, as its period
+  REQUIRE(all.warnings.size() == 1);
+  CHECK(all.warnings[0] ==
+        "event cycles: the epochs read were sampled at precise_ip 0 and 3; their skid differs");
 }
