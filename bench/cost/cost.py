@@ -152,9 +152,11 @@ def fits(runs, configs):
         cpu = fit.fit_iv(xs, [r["cpu_s"] for r in rs], zs)
         wall = fit.fit_iv(xs, [r["wall_s"] for r in rs], zs)
         ols = fit.fit(xs, [r["cpu_s"] for r in rs])
-        prof = [r for r in rs if r["samples"]]
-        own = fit.fit([r["samples"] for r in prof], [r["profiler_cpu_s"] for r in prof])
-        tot_s = sum(r["samples"] for r in prof)
+        # The profiler's own CPU goes to every sample it handles (every CPU's,
+        # every process's), not only the workload's: divided by all of them.
+        prof = [r for r in rs if r["samples_all"]]
+        own = fit.fit([r["samples_all"] for r in prof], [r["profiler_cpu_s"] for r in prof])
+        tot_s = sum(r["samples_all"] for r in prof)
         out[cfg] = {
             "cpu": cpu.as_dict() if cpu else None,
             "wall": wall.as_dict() if wall else None,

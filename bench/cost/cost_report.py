@@ -108,10 +108,13 @@ def write(result, out):
           "added in quadrature. "
           "\"Implied overhead\" is slope x 5,000 samples per CPU-second. The profiler's own "
           "CPU is its process's CPU time (schedstat) over the workload's run, divided by "
-          "the samples (total: every run's CPU over every run's samples, which includes "
-          "fixed costs such as lcpid's start-up work still running; slope: the same fit of "
-          "the profiler's CPU against samples, which leaves fixed costs out); work done in the sampling interrupt is charged to the workload, not "
-          "to it." % (h["iterations"], h["cpu_s_per_thread"],
+          "every sample it handled meanwhile (every CPU's and every process's, not only "
+          "the workload's: floor and perf count them, lcpid's `samples` in `lcpictl "
+          "status`; total: every run's CPU over every run's samples, which includes "
+          "fixed costs such as polling and the other jobs' new processes and images; "
+          "slope: the same fit of the profiler's CPU against samples, which leaves fixed "
+          "costs out); work done in the sampling interrupt is charged to the workload, "
+          "not to it." % (h["iterations"], h["cpu_s_per_thread"],
                       ", ".join("{:,}".format(r) for r in result["rates"]), result["event"],
                       h["reps"], result["seed"]), "",
           "Machine: %d CPUs (%s), kernel %s, no hardware PMU (cpu-clock for every "

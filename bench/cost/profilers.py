@@ -165,6 +165,9 @@ class LcpidProf:
         self.cpu_end = proc_cpu(self.pid)
         after = self._status()
         lost = int(after.get("lost", 0) - self.before.get("lost", 0))
+        # every sample it handled meanwhile, on every CPU and of every
+        # process: what its own CPU time is spent on
+        handled = int(after.get("samples", 0) - self.before.get("samples", 0))
         l = self.l
         l._stop.set()
         l.ctl("stop")
@@ -180,7 +183,7 @@ class LcpidProf:
         finally:
             db.close()
         shutil.rmtree(l.dir, ignore_errors=True)
-        return int(mine), None, lost
+        return int(mine), handled, lost
 
     def stop(self):
         pass
