@@ -18,6 +18,8 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 [ -e /dev/console ] || mknod /dev/console c 5 1
 exec </dev/console >/dev/console 2>&1
+# The kernel booted: run-guest.sh boots again only a guest that died before this.
+echo "LCPI-GUEST-INIT"
 
 finish() {
 	echo "LCPI-GUEST-EXIT=$1"

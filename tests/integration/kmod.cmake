@@ -49,6 +49,14 @@ lcpi_kmod_test(fallback 120
 lcpi_kmod_test(stress 300 --no-load
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)
 
+# (c1) the harness: a guest kernel that dies while booting, before /init
+# ran, is booted once more (Debian 13's 6.12 sometimes does under TCG);
+# nothing later is retried. On the host; one guest kernel is enough.
+add_test(NAME kmod.harness.boot_retry
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/kmod/boot_retry.sh ${LCPI_RUN_GUEST} ${LCPI_QEMU_BUILD})
+set_tests_properties(kmod.harness.boot_retry PROPERTIES
+  LABELS "kmod;integration;slow" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 600)
+
 # (c2) per-CPU memory follows the online CPUs (2 online of 4 possible) and
 # an offline CPU's counts still reconcile
 lcpi_kmod_test(memory 150 --smp 2,maxcpus=4
