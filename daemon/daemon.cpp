@@ -272,6 +272,13 @@ void Daemon::DropHeld() {
   ReturnFreedMemory();
 }
 
+void Daemon::ForgetImages() {
+  std::vector<bool> in_use(images_.size(), false);
+  tracker_.MarkImages(in_use);
+  aggregator_->MarkImages(in_use);
+  images_forgotten_ += images_.Forget(in_use);
+}
+
 Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
   if (!done.result) {
     // Nothing was written: the batch is submitted again before any other.
@@ -287,6 +294,7 @@ Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
   aggregator_->Committed(f.marks);
   // Only now: the JIT names the committed counts needed are stored.
   if (f.drained) jit_.Reap(f.reap_before);
+  ForgetImages();
   flushes_++;
   last_flush_error_.clear();
   spdlog::debug("merged {} entries in {} ms", f.entries, done.ms);
@@ -444,7 +452,8 @@ std::string Daemon::Status() {
   o << "sideband_records " << sideband_->records() << "\n";
   o << "sideband_lost " << sideband_->lost() << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
-  o << "images " << images_.size() << "\n";
+  o << "images " << images_.live() << "\n";
+  o << "images_forgotten " << images_forgotten_ << "\n";
   o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
   o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";
   if (!kernel_reload_.last_error().empty())

@@ -111,6 +111,11 @@ class Daemon {
   // the pending ones taken and dropped into it (held_batch.h).
   void DropHeld();
   uint64_t pending_dropped_ = 0;  // samples dropped so, since start
+  // After a merge is in: the images no address space maps and no pending
+  // count names are forgotten (ImageTable::Forget), so the table follows
+  // what runs, not everything that ever ran.
+  void ForgetImages();
+  uint64_t images_forgotten_ = 0;
   // What retention dropped, over the database (ProfileDb::DropEpochs keeps
   // it as retention_dropped.*): read where retention runs, with the writer
   // idle, since status may be asked while the writer has the connection.

@@ -266,4 +266,10 @@ void Aggregator::NewWindow() {
 
 size_t Aggregator::entries() const { return counts_.size(); }
 
+void Aggregator::MarkImages(std::vector<bool>& in_use) const {
+  for (const auto& [key, count] : counts_) in_use[key.image_event >> 32] = true;
+  for (const auto& [key, events] : processes_) in_use[key & 0xffffffffu] = true;
+  for (const auto& [key, count] : rolled_up_) in_use[std::get<1>(key)] = true;
+}
+
 }  // namespace lcpi

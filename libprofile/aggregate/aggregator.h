@@ -96,6 +96,9 @@ class Aggregator {
     return counts_.empty() && processes_.empty() && rolled_up_.empty() && stats_.empty();
   }
   size_t entries() const;  // distinct (image, event, offset) pending
+  // Sets in_use[image] for every image a pending count or process row names;
+  // in_use must cover every index of the image table.
+  void MarkImages(std::vector<bool>& in_use) const;
   const AggregateTotals& totals() const { return totals_; }
 
  private:
