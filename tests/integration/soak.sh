@@ -76,6 +76,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 kill $workload
 wait $workload 2>/dev/null || true
+sleep 3 # a few merges (one a second) after the last process of the workload ended
 ctl status >"$out/status.txt"
 ctl stop >/dev/null
 wait $daemon
@@ -138,12 +139,12 @@ status = dict(l.split(' ', 1) for l in open(f'{out}/status.txt').read().split('\
 check(int(status['dropped_epochs']) > 0, f'retention dropped epochs: {status["dropped_epochs"]}')
 check(int(status['processes_rolled_up']) > 0,
       f'pids rolled up: {status["processes_rolled_up"]}')
-# Images of processes long gone are forgotten: the table follows what runs
-# (the processes still tracked, ended ones until they are reaped), not every
-# binary that ran, which would be all of them and their libraries.
-check(int(status['images_forgotten']) > binaries and int(status['images']) < binaries,
-      f'images forgotten: {status["images_forgotten"]} > {binaries}, known at the end '
-      f'{status["images"]} < {binaries}')
+# Images of processes long gone are forgotten: a few merges after the
+# workload ended, the table holds what the host's other processes map, not
+# every binary that ran (all of them and their libraries: 398 here before).
+check(int(status['images_forgotten']) > binaries and int(status['images']) < binaries // 2,
+      f'images forgotten: {status["images_forgotten"]} > {binaries}, known once the '
+      f'workload ended {status["images"]} < {binaries // 2}')
 
 con = sqlite3.connect(f'file:{out}/p.db?mode=ro', uri=True)
 q = lambda sql, *a: con.execute(sql, a).fetchall()
