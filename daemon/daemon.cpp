@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "lcpi_hashtable.h"
+#include "libprofile/aggregate/held_batch.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/collect/kmod_source.h"
 #include "libprofile/collect/perf_source.h"
@@ -202,7 +203,14 @@ void Daemon::ResolveQueued() {
   }
 }
 
+void Daemon::NoteHandover(Clock::time_point since) {
+  last_handover_us_ = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - since).count());
+  max_handover_us_ = std::max(max_handover_us_, last_handover_us_);
+}
+
 void Daemon::StartMerge(bool close_window) {
+  const Clock::time_point t0 = Clock::now();
   if (failed_batch_) {
     // Retried first and alone: the counts pending since stay in the
     // aggregator, so nothing is counted twice and batches land in order.
@@ -238,6 +246,37 @@ void Daemon::StartMerge(bool close_window) {
   f.marks = std::move(taken.marks);
   in_flight_ = std::move(f);
   writer_->Submit(std::move(taken.batch));
+  NoteHandover(t0);
+}
+
+void Daemon::DropHeld() {
+  // The oldest first: the held batch's counts, then the pending ones.
+  uint64_t dropped = DropCounts(*failed_batch_);
+  Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
+  SourceStats now = source_->Stats();
+  AddSourceDeltas(taken.batch, now, stored_stats_);
+  stored_stats_ = now;  // its deltas go into the held batch, written later
+  dropped += DropCounts(taken.batch);
+  FoldInto(*failed_batch_, taken.batch);
+  if (in_flight_) {
+    in_flight_->entries = 0;
+    // Their names were dropped too: nothing is marked stored on commit.
+    in_flight_->marks = {};
+  }
+  if (pending_dropped_ == 0)
+    spdlog::warn(
+        "the database refuses merges ({}): held samples are dropped, oldest first, to "
+        "stay within --max-pending-entries (counted as pending_dropped)",
+        last_flush_error_);
+  pending_dropped_ += dropped;
+  ReturnFreedMemory();
+}
+
+void Daemon::ForgetImages() {
+  std::vector<bool> in_use(images_.size(), false);
+  tracker_.MarkImages(in_use);
+  aggregator_->MarkImages(in_use);
+  images_forgotten_ += images_.Forget(in_use);
 }
 
 Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
@@ -255,6 +294,7 @@ Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
   aggregator_->Committed(f.marks);
   // Only now: the JIT names the committed counts needed are stored.
   if (f.drained) jit_.Reap(f.reap_before);
+  ForgetImages();
   flushes_++;
   last_flush_error_.clear();
   spdlog::debug("merged {} entries in {} ms", f.entries, done.ms);
@@ -412,7 +452,8 @@ std::string Daemon::Status() {
   o << "sideband_records " << sideband_->records() << "\n";
   o << "sideband_lost " << sideband_->lost() << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
-  o << "images " << images_.size() << "\n";
+  o << "images " << images_.live() << "\n";
+  o << "images_forgotten " << images_forgotten_ << "\n";
   o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
   o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";
   if (!kernel_reload_.last_error().empty())
@@ -443,7 +484,10 @@ std::string Daemon::Status() {
   o << "merge_retry_pending " << (failed_batch_ ? 1 : 0) << "\n";
   o << "last_merge_ms " << writer_->last_ms() << "\n";
   o << "max_merge_ms " << writer_->max_ms() << "\n";
+  o << "last_handover_ms " << last_handover_us_ / 1000 << "\n";
+  o << "max_handover_ms " << max_handover_us_ / 1000 << "\n";
   o << "early_merges " << early_merges_ << "\n";
+  o << "pending_dropped_samples " << pending_dropped_ << "\n";
   o << "daemon_cpu_ns_per_sample " << (all ? CpuNs() / all : 0) << "\n";
   o << "rss_bytes " << RssBytes() << "\n";
   o << "flushes " << flushes_ << "\n";
@@ -506,11 +550,18 @@ int Daemon::Run() {
     if (writer_->busy()) {
       std::optional<MergeWriter::Done> done = writer_->Poll();
       if (!done) continue;
-      if (Expected<void> e = FinishMerge(std::move(*done)); !e) {
+      const Clock::time_point t0 = Clock::now();
+      Expected<void> e = FinishMerge(std::move(*done));
+      done.reset();  // the written batch is freed here, on the loop: counted
+      NoteHandover(t0);
+      if (!e) {
         spdlog::error("merge: {}", e.error().message());
         retry_after_ = Clock::now() + kRetryAfterFailure;
       }
     }
+    // While the database refuses merges, what is held stays under the cap:
+    // the oldest goes first.
+    if (failed_batch_ && aggregator_->entries() >= options_.max_pending_entries) DropHeld();
     const Clock::time_point now = Clock::now();
     if (now < retry_after_) continue;
     if (std::time(nullptr) >= window_end_) {

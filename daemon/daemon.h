@@ -102,6 +102,20 @@ class Daemon {
   Clock::time_point next_flush_;
   Clock::time_point retry_after_;  // no merge starts on its own before (after a failure)
   uint64_t early_merges_ = 0;      // started by --max-pending-entries
+  // How long the loop itself spent handing a batch over (StartMerge) and
+  // taking the result back (FinishMerge): sampling waits that long.
+  uint64_t last_handover_us_ = 0, max_handover_us_ = 0;
+  void NoteHandover(Clock::time_point since);
+  // The database refuses merges (a batch is held) and the pending entries
+  // reached --max-pending-entries: the held batch's counts are dropped, and
+  // the pending ones taken and dropped into it (held_batch.h).
+  void DropHeld();
+  uint64_t pending_dropped_ = 0;  // samples dropped so, since start
+  // After a merge is in: the images no address space maps and no pending
+  // count names are forgotten (ImageTable::Forget), so the table follows
+  // what runs, not everything that ever ran.
+  void ForgetImages();
+  uint64_t images_forgotten_ = 0;
   // What retention dropped, over the database (ProfileDb::DropEpochs keeps
   // it as retention_dropped.*): read where retention runs, with the writer
   // idle, since status may be asked while the writer has the connection.

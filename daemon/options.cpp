@@ -56,7 +56,8 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "distinct (image, event, offset) counts kept in memory before a merge starts "
                  "early instead of waiting for the flush interval (merges run on their own "
                  "thread, one at a time: while one is written the next fills, so up to twice "
-                 "this many are in memory)")
+                 "this many are in memory; while the database refuses merges, what is held "
+                 "beyond this is dropped, the oldest first, and counted as pending_dropped)")
       ->check(CLI::Range(uint64_t{1000}, uint64_t{1} << 32))
       ->capture_default_str();
   app.add_option("--image-cache-size", o.image_cache_mb,

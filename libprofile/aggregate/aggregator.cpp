@@ -130,7 +130,7 @@ void Aggregator::AddProcess(uint32_t pid, std::string comm, uint32_t image, uint
   }
   if (!own) {
     rolled_up_[{std::move(comm), image, event}] += count;
-    if (rolled_pids_.insert(pid).second) {
+    if (FirstRolledUp(pid)) {
       processes_rolled_up_++;
       stats_["processes_rolled_up"]++;
     }
@@ -250,11 +250,26 @@ std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {
   return out;
 }
 
+bool Aggregator::FirstRolledUp(uint32_t pid) {
+  constexpr uint32_t kPidLimit = 1u << 22;  // the kernel's PID_MAX_LIMIT on 64-bit
+  if (pid >= kPidLimit) return true;        // not a Linux pid: counted each time
+  if (pid >= rolled_pids_.size()) rolled_pids_.resize(pid + 1, false);
+  if (rolled_pids_[pid]) return false;
+  rolled_pids_[pid] = true;
+  return true;
+}
+
 void Aggregator::NewWindow() {
   admitted_.clear();
-  rolled_pids_.clear();
+  rolled_pids_.assign(rolled_pids_.size(), false);
 }
 
 size_t Aggregator::entries() const { return counts_.size(); }
+
+void Aggregator::MarkImages(std::vector<bool>& in_use) const {
+  for (const auto& [key, count] : counts_) in_use[key.image_event >> 32] = true;
+  for (const auto& [key, events] : processes_) in_use[key & 0xffffffffu] = true;
+  for (const auto& [key, count] : rolled_up_) in_use[std::get<1>(key)] = true;
+}
 
 }  // namespace lcpi

@@ -96,6 +96,9 @@ class Aggregator {
     return counts_.empty() && processes_.empty() && rolled_up_.empty() && stats_.empty();
   }
   size_t entries() const;  // distinct (image, event, offset) pending
+  // Sets in_use[image] for every image a pending count or process row names;
+  // in_use must cover every index of the image table.
+  void MarkImages(std::vector<bool>& in_use) const;
   const AggregateTotals& totals() const { return totals_; }
 
  private:
@@ -142,10 +145,14 @@ class Aggregator {
   std::map<std::tuple<std::string, uint32_t, uint32_t>, uint64_t> rolled_up_;
   std::map<std::string, int64_t> stats_;
   AggregateTotals totals_;
-  // The window's pids with rows of their own, and those rolled up (to count
-  // each once): both at most one entry per pid that ran in the window.
+  // The window's pids with rows of their own (at most max_processes_), and
+  // those rolled up, to count each once: a bit per pid, since a host that
+  // forks all day can run every pid of its pid space (Linux: below 2^22)
+  // within one window, at most 512 KiB.
   size_t max_processes_ = 0;
-  std::unordered_set<uint32_t> admitted_, rolled_pids_;
+  std::unordered_set<uint32_t> admitted_;
+  std::vector<bool> rolled_pids_;
+  bool FirstRolledUp(uint32_t pid);
   uint64_t processes_rolled_up_ = 0;
 };
 

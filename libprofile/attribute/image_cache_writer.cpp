@@ -129,6 +129,7 @@ Expected<void> ImageCacheWriter::Start() {
 void ImageCacheWriter::Offer(const std::string& identity, const FileMapping& m, int fd) {
   std::string name = CachedImageName(identity);
   std::lock_guard<std::mutex> lock(mutex_);
+  if (seen_.size() >= kSeenLimit) seen_.clear();
   bool first = !name.empty() && seen_.insert(name).second;
   auto cached = entries_.find(name);
   // Once queued is enough; a copy is made once; a cached one is marked used

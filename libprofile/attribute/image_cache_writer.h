@@ -101,7 +101,12 @@ class ImageCacheWriter {
   std::deque<Job> queue_;
   std::map<std::string, Entry> entries_;  // copies on disk, by name
   std::set<std::string> queued_;          // names offered and not done
-  std::set<std::string> seen_;            // names offered since start (hits and misses count once)
+  // Names offered since start, so that hits and misses count each image
+  // once; forgotten all at once when it reaches kSeenLimit, so that a host
+  // running new binaries for months does not grow it without bound (an
+  // image offered again after that counts again).
+  std::set<std::string> seen_;
+  static constexpr size_t kSeenLimit = 65536;
   ImageCacheStats stats_;
   std::atomic<bool> stop_{false};
   bool finished_ = false;  // the thread is out of Run

@@ -17,10 +17,40 @@ namespace lcpi {
 int32_t ImageTable::Intern(const std::string& identity, const std::string& path, ImageKind kind) {
   auto it = by_identity_.find(identity);
   if (it != by_identity_.end()) return it->second;
-  int32_t index = static_cast<int32_t>(images_.size());
-  images_.push_back({identity, path, kind});
+  int32_t index;
+  if (free_.empty()) {
+    index = static_cast<int32_t>(images_.size());
+    images_.push_back({identity, path, kind});
+  } else {
+    index = free_.back();
+    free_.pop_back();
+    images_[index] = {identity, path, kind};
+  }
   by_identity_.emplace(identity, index);
   return index;
+}
+
+size_t ImageTable::Forget(const std::vector<bool>& in_use) {
+  auto forgettable = [&](int32_t i) {
+    const ImageEntry& e = images_[i];
+    if (e.identity.empty()) return false;  // already forgotten
+    if (static_cast<size_t>(i) < in_use.size() && in_use[i]) return false;
+    if (e.kind == ImageKind::kUnknown) return true;
+    return e.kind == ImageKind::kUser && !e.identity.starts_with("vdso:");
+  };
+  size_t gone = 0;
+  for (int32_t i = 0; i < static_cast<int32_t>(images_.size()); ++i) {
+    if (!forgettable(i)) continue;
+    by_identity_.erase(images_[i].identity);
+    images_[i] = ImageEntry{};
+    free_.push_back(i);
+    gone++;
+  }
+  if (gone == 0) return 0;
+  std::erase_if(by_file_, [&](const auto& f) { return images_[f.second].identity.empty(); });
+  // Said once per file while it was known; said again if it comes back.
+  warned_.clear();
+  return gone;
 }
 
 int32_t ImageTable::ForFile(const FileMapping& m) {

@@ -45,9 +45,18 @@ class ImageTable {
   int32_t Unknown(const std::string& comm);
   int32_t Intern(const std::string& identity, const std::string& path, ImageKind kind);
 
+  // Forgets the file and unknown images nothing refers to any more
+  // (in_use[index] false or past its end: the caller knows that no address
+  // space maps them and no pending count names them), so that the table does
+  // not grow for months with every binary a host ever ran. Their indices go
+  // to later images; one seen again is identified again. The kernel side,
+  // the vDSO and JIT images stay. Returns how many went.
+  size_t Forget(const std::vector<bool>& in_use);
+
   const ImageEntry& at(int32_t index) const { return images_[index]; }
-  size_t size() const { return images_.size(); }
-  const std::vector<ImageEntry>& all() const { return images_; }
+  size_t size() const { return images_.size(); }  // indices handed out, forgotten included
+  size_t live() const { return images_.size() - free_.size(); }
+  const std::vector<ImageEntry>& all() const { return images_; }  // forgotten: identity ""
 
  private:
   std::vector<ImageEntry> images_;
@@ -56,6 +65,7 @@ class ImageTable {
   // live process, a readable root) may succeed; its log line is said once.
   std::map<std::tuple<uint64_t, uint64_t, std::string>, int32_t> by_file_;
   std::set<std::tuple<uint64_t, uint64_t, std::string>> warned_;
+  std::vector<int32_t> free_;  // forgotten indices, for reuse
   ImageCacheWriter* cache_ = nullptr;
 };
 

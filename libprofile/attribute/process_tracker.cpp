@@ -116,4 +116,11 @@ size_t ProcessTracker::address_spaces() const {
   return n;
 }
 
+void ProcessTracker::MarkImages(std::vector<bool>& in_use) const {
+  for (const auto& [pid, spaces] : history_)
+    for (const AddressSpace& space : spaces)
+      for (const auto& [start, m] : space.maps)
+        if (m.image >= 0) in_use[static_cast<size_t>(m.image)] = true;
+}
+
 }  // namespace lcpi

@@ -59,6 +59,10 @@ class ProcessTracker {
   // buffer holding samples older than time has been resolved.
   void Reap(uint64_t time);
 
+  // Sets in_use[image] for every image an address space still maps (ended
+  // ones not yet reaped included); in_use must cover every index.
+  void MarkImages(std::vector<bool>& in_use) const;
+
   size_t processes() const { return history_.size(); }
   size_t address_spaces() const;
 

@@ -26,7 +26,7 @@ foreach(t reliability churn load)
     WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
   add_dependencies(${t}_test lcpid lcpictl lcpiprof workload_shares workload_tiny
     workload_reuse_a workload_reuse_b workload_replaced_v1 workload_replaced_v2
-    workload_blip workload_churn workload_pid_reuse workload_evil_name)
+    workload_blip workload_churn workload_pid_reuse workload_evil_name workload_sled)
   # One CTest entry per file and speed (catch_discover_tests cannot pass a
   # list of labels through PROPERTIES: only the first would stick).
   add_test(NAME "reliability: ${t}" COMMAND ${t}_test "~[slow]")

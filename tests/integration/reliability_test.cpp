@@ -56,8 +56,10 @@ void CheckAddsUp(const DbFigures& f) {
                   << f.Stat("attributed") << ", unknown " << f.Stat("unknown") << ", lost "
                   << f.Stat("lost") << ", dropped " << f.Stat("dropped"));
   CHECK(f.on_disk == static_cast<uint64_t>(f.Stat("attributed") + f.Stat("unknown")));
+  // pending_dropped: held while the database refused merges, over the cap
   CHECK(static_cast<uint64_t>(f.Stat("samples")) ==
-        f.on_disk + static_cast<uint64_t>(f.Stat("lost") + f.Stat("dropped")));
+        f.on_disk +
+            static_cast<uint64_t>(f.Stat("lost") + f.Stat("dropped") + f.Stat("pending_dropped")));
 }
 
 // A tmpfs of `size` mounted on a temporary directory; unmounted at the end,
@@ -219,6 +221,62 @@ TEST_CASE("a full file system: counts kept, the error shown, written once when s
                      << " samples held in memory, recovered " << recover_s
                      << " s after space returned; " << last.on_disk << " samples on disk of "
                      << last.Stat("samples") << " taken");
+  d.reset();
+}
+
+TEST_CASE("a full file system for long: what is held stays under the cap, the dropped counted") {
+  SmallTmpfs tmpfs("48m");
+  REQUIRE(tmpfs.mounted);
+  constexpr uint64_t kCap = 1000;  // --max-pending-entries
+  auto d = std::make_unique<lcpi::testing::Lcpid>(
+      tmpfs.dir.path, 2, std::vector<std::string>{"--max-pending-entries", std::to_string(kCap)});
+  REQUIRE(d->running());
+  std::string filler = tmpfs.dir.path + "/filler";
+  REQUIRE(FillUp(filler) > 0);
+  // The sled's every sample is a new entry: thousands a second (about
+  // 100,000 in the 12 s, all held without the cap). While a failed batch is
+  // held (not while a write is tried: that takes what it takes), what is
+  // held stays near the cap: the records arrive a buffer at a time (8,000),
+  // and one poll may bring a few before lcpid drops what it holds.
+  pid_t sled;
+  std::string path = kWorkloads + "/sled", secs = "60";
+  char* argv[] = {path.data(), secs.data(), nullptr};
+  REQUIRE(posix_spawn(&sled, argv[0], nullptr, nullptr, argv, environ) == 0);
+  uint64_t most_held = 0, held_seen = 0;
+  Clock::time_point start = Clock::now();
+  while (Seconds(start) < 12) {
+    SleepMs(100);
+    auto st = d->Status();
+    if (Num(st, "merge_retry_pending") != 1) continue;
+    held_seen++;
+    most_held = std::max(most_held, Num(st, "pending_entries") + Num(st, "in_flight_entries"));
+  }
+  kill(sled, SIGTERM);
+  waitpid(sled, nullptr, 0);
+  auto st = d->Status();
+  INFO("last_flush_error: " << st["last_flush_error"]);
+  CHECK(Num(st, "flushes") == 0);
+  CHECK(Num(st, "failed_flushes") > 0);
+  const uint64_t dropped = Num(st, "pending_dropped_samples");
+  CHECK(dropped > kCap);
+  CHECK(held_seen > 10);
+  CHECK(most_held < kCap + 3 * 8000);
+  // Space returns: the held batch (its counts dropped, its statistics kept)
+  // and everything since are written; every sample is accounted for.
+  REQUIRE(unlink(filler.c_str()) == 0);
+  REQUIRE(WaitFor(30, [&] { return Num(d->Status(), "flushes") > 0; }));
+  const uint64_t sampled = Num(d->Status(), "samples");
+  REQUIRE(d->Stop() == 0);
+  DbFigures last = ReadDb(d->db_path());
+  REQUIRE(last.ok);
+  CHECK(last.intact);
+  CheckAddsUp(last);
+  CHECK(static_cast<uint64_t>(last.Stat("pending_dropped")) >= dropped);
+  CHECK(static_cast<uint64_t>(last.Stat("samples")) >= sampled);
+  WARN("disk full for 12 s with --max-pending-entries "
+       << kCap << ": at most " << most_held << " entries held, " << dropped
+       << " samples dropped and counted; " << last.on_disk << " on disk of " << last.Stat("samples")
+       << " taken");
   d.reset();
 }
 

@@ -129,3 +129,20 @@ TEST_CASE("samples without a task join the rolled-up rows as [no pid]") {
   CHECK(by_pid[5].size() == 1);  // admitted: pid -1 took no place under the cap
   CHECK(agg.processes_rolled_up() == 0);
 }
+
+TEST_CASE("each pid rolled up in a window is counted once, across the whole pid space") {
+  ImageTable images;
+  ProcessTracker tracker;
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_max_processes(1);
+  std::vector<uint32_t> pids = {1};  // admitted; the rest roll up
+  for (uint32_t pid = 2; pid <= 100001; ++pid) pids.push_back(pid);
+  pids.push_back(4194303);  // the highest pid Linux gives
+  agg.Add(Samples(pids, 1));
+  agg.Add(Samples({4194303, 100001, 2}, 1));  // seen already this window
+  CHECK(agg.processes_rolled_up() == 100001);
+  CHECK(ByPid(agg.TakeBatch(1, Cycles()).batch)[kRolledUpPid].begin()->second == 100004);
+  agg.NewWindow();  // counted again in the next window
+  agg.Add(Samples({1, 4194303, 2}, 1));
+  CHECK(agg.processes_rolled_up() == 100003);
+}

@@ -1,0 +1,54 @@
+// held_batch.cpp - dropping a held batch's counts, keeping its accounting.
+#include "libprofile/aggregate/held_batch.h"
+
+#include <algorithm>
+#include <string>
+
+namespace lcpi {
+
+namespace {
+
+void Add(MergeBatch& b, const std::string& name, int64_t delta) {
+  if (delta == 0) return;
+  auto it =
+      std::find_if(b.stats.begin(), b.stats.end(), [&](const auto& s) { return s.first == name; });
+  if (it == b.stats.end()) {
+    b.stats.emplace_back(name, delta);
+  } else {
+    it->second += delta;
+  }
+}
+
+}  // namespace
+
+uint64_t DropCounts(MergeBatch& batch) {
+  uint64_t samples = 0;
+  for (const CountRow& c : batch.counts) samples += c.count;
+  batch.counts.clear();
+  batch.counts.shrink_to_fit();
+  batch.processes.clear();
+  batch.processes.shrink_to_fit();
+  batch.symbols.clear();
+  batch.symbols.shrink_to_fit();
+  batch.images.clear();
+  // The Aggregator counts each sample it files as attributed or unknown:
+  // those statistics are exactly the batch's counted samples.
+  int64_t moved = 0;
+  std::erase_if(batch.stats, [&](const auto& s) {
+    if (s.first != "attributed" && s.first != "unknown") return false;
+    moved += s.second;
+    return true;
+  });
+  Add(batch, kPendingDroppedStat, moved);
+  return samples;
+}
+
+void FoldInto(MergeBatch& held, const MergeBatch& newer) {
+  for (const auto& [name, delta] : newer.stats) Add(held, name, delta);
+  for (size_t e = 0; e < held.events.size() && e < newer.events.size(); ++e) {
+    held.events[e].time_enabled += newer.events[e].time_enabled;
+    held.events[e].time_running += newer.events[e].time_running;
+  }
+}
+
+}  // namespace lcpi

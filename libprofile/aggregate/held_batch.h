@@ -1,0 +1,36 @@
+// held_batch.h - the pending data while the database refuses merges (a full
+// disk, a lock held for long). lcpid holds the batch whose write failed and
+// writes it again before any newer one, and the counts taken since wait in
+// the Aggregator. Held data is capped: once the pending entries reach the
+// cap, what is held is dropped, the oldest first (the held batch's counts,
+// then the pending ones, taken as a newer batch and dropped into it). A
+// dropped batch keeps only its statistics and event times: it is still
+// written, so every sample stays accounted for, its counted samples moved
+// from "attributed" and "unknown" to "pending_dropped":
+//   samples = on disk + lost + dropped + pending_dropped (+ retention's).
+// Its images and symbols go too, so that retries are quick; the caller must
+// then not mark those names stored when it commits (they are sent again).
+#ifndef LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H
+#define LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H
+
+#include <cstdint>
+
+#include "libprofile/store/profile_db.h"
+
+namespace lcpi {
+
+// The statistic that counts samples dropped while held.
+inline constexpr const char* kPendingDroppedStat = "pending_dropped";
+
+// Drops `batch`'s counts, process rows, images and symbols, moving its
+// samples from its "attributed" and "unknown" statistics to
+// "pending_dropped"; returns how many samples that was (0 if none).
+uint64_t DropCounts(MergeBatch& batch);
+
+// Adds a newer batch's statistics (by name) and event times (by position:
+// the same source, the same events) to `held`, after DropCounts on it.
+void FoldInto(MergeBatch& held, const MergeBatch& newer);
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H

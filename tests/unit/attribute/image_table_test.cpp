@@ -1,0 +1,54 @@
+// image_table_test.cpp - the daemon's image table forgets the file and
+// unknown images nothing refers to any more (ImageTable::Forget), reuses
+// their indices, identifies one seen again afresh, and keeps the kernel
+// side, the vDSO and JIT images.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "libprofile/attribute/image_table.h"
+
+using lcpi::ImageKind;
+using lcpi::ImageTable;
+
+TEST_CASE("images nothing refers to are forgotten and their indices reused") {
+  ImageTable t;
+  const int32_t a = t.Intern("build-id:aa", "/bin/a", ImageKind::kUser);
+  const int32_t b = t.Intern("build-id:bb", "/bin/b", ImageKind::kUser);
+  const int32_t kernel = t.Intern("kernel:cc", "[kernel]", ImageKind::kKernel);
+  const int32_t vdso = t.Vdso();
+  const int32_t unknown = t.Unknown("sh");
+  const int32_t jit = t.Intern("jit:boot:7:1", "[jit node 7]", ImageKind::kJit);
+  REQUIRE(t.live() == 6);
+
+  std::vector<bool> in_use(t.size(), false);
+  in_use[b] = true;              // still mapped, or named by a pending count
+  CHECK(t.Forget(in_use) == 2);  // a and the unknown image
+  CHECK(t.live() == 4);
+  CHECK(t.size() == 6);
+  CHECK(t.at(a).identity.empty());
+  CHECK(t.at(unknown).identity.empty());
+  for (int32_t kept : {b, kernel, vdso, jit}) CHECK(!t.at(kept).identity.empty());
+  CHECK(t.Forget(in_use) == 0);  // nothing more
+
+  // Seen again: a new image in a freed slot, not the old entry.
+  const int32_t a2 = t.Intern("build-id:aa", "/opt/a", ImageKind::kUser);
+  CHECK((a2 == a || a2 == unknown));
+  CHECK(t.at(a2).path == "/opt/a");
+  const int32_t c = t.Intern("build-id:dd", "/bin/d", ImageKind::kUser);
+  CHECK((c == a || c == unknown));
+  CHECK(c != a2);
+  CHECK(t.size() == 6);  // no growth while slots are free
+  CHECK(t.Intern("build-id:bb", "/bin/b", ImageKind::kUser) == b);
+  CHECK(t.Intern("build-id:ee", "/bin/e", ImageKind::kUser) == 6);
+  CHECK(t.live() == 7);
+}
+
+TEST_CASE("an index past the end of in_use counts as not in use") {
+  ImageTable t;
+  t.Intern("build-id:aa", "/bin/a", ImageKind::kUser);
+  const int32_t b = t.Intern("build-id:bb", "/bin/b", ImageKind::kUser);
+  std::vector<bool> in_use(1, true);  // covers only a
+  CHECK(t.Forget(in_use) == 1);
+  CHECK(t.at(b).identity.empty());
+}
