@@ -63,6 +63,7 @@ void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStat
   // Times perf's core throttled an event (each stops it until the next tick):
   // events, not a number of samples missed, which nobody counts.
   add("throttle_events", d.throttled);
+  add("bad_records", d.bad_records);
   // Each event's time enabled and running since the last merge (batch.events
   // is in the source's event order): the reports' multiplex scale.
   for (size_t e = 0; e < batch.events.size() && e < LCPI_MAX_EVENTS; ++e) {
@@ -240,6 +241,11 @@ void Daemon::StartMerge(bool close_window) {
   f.close_window = close_window;
   Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
   SourceStats now = source_->Stats();
+  if (now.bad_records > stored_stats_.bad_records)
+    spdlog::error(
+        "{} malformed records in the perf rings since the last merge: the rest of "
+        "each ring read was skipped (bad_records)",
+        now.bad_records - stored_stats_.bad_records);
   AddSourceDeltas(taken.batch, now, stored_stats_);
   // The deltas now belong to the batch, which is written or kept, never dropped.
   stored_stats_ = now;
@@ -435,6 +441,7 @@ std::string Daemon::Status() {
   o << "unknown " << t.unknown << "\n";
   o << "lost " << lost << "\n";
   o << "throttle_events " << s.throttled << "\n";
+  o << "bad_records " << s.bad_records << "\n";
   o << "in_tables " << pending << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";
   o << "hits " << s.table.hits << "\n";
@@ -451,6 +458,7 @@ std::string Daemon::Status() {
   o << "buffers " << t.buffers << "\n";
   o << "sideband_records " << sideband_->records() << "\n";
   o << "sideband_lost " << sideband_->lost() << "\n";
+  o << "sideband_bad_records " << sideband_->bad_records() << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
   o << "images " << images_.live() << "\n";
   o << "images_forgotten " << images_forgotten_ << "\n";

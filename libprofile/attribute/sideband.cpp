@@ -246,4 +246,10 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& 
   return n;
 }
 
+uint64_t Sideband::bad_records() const {
+  uint64_t n = 0;
+  for (const auto& ring : rings_) n += ring->bad_records();
+  return n;
+}
+
 }  // namespace lcpi

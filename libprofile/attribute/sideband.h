@@ -33,6 +33,7 @@ class Sideband {
   std::vector<int> fds() const;
 
   uint64_t lost() const { return lost_; }      // side-band records the kernel dropped
+  uint64_t bad_records() const;                // of impossible size: the rest of that read skipped
   uint64_t newest() const { return newest_; }  // perf-clock time of the newest record
   uint64_t records() const { return records_; }
 

@@ -58,6 +58,56 @@ class PerfRing {
   std::vector<uint8_t> scratch_;
 };
 
+// The records of a ring's data area (`data`, `data_size` bytes, a power of
+// two) from `*tail` up to `head` (positions that only grow; the data wraps),
+// each handed to fn(header, body) as PerfRing::Read says, records that wrap
+// copied into `scratch`. A record whose size is impossible (smaller than its
+// header, larger than what is left or than the ring) ends the walk: the rest
+// cannot be framed, so *tail moves to head and *bad counts one. Returns how
+// many records were handed out.
+template <class Fn>
+size_t WalkRingRecords(const uint8_t* data, uint64_t data_size, uint64_t head, uint64_t* tail,
+                       std::vector<uint8_t>& scratch, uint64_t* bad, Fn&& fn) {
+  size_t n = 0;
+  while (*tail < head) {
+    uint64_t avail = head - *tail;
+    if (avail < sizeof(perf_event_header)) {
+      ++*bad;
+      *tail = head;
+      break;
+    }
+    perf_event_header hdr;
+    uint64_t off = *tail % data_size;
+    const uint8_t* rec;
+    // The header itself may wrap; copy it byte by byte.
+    if (off + sizeof(hdr) <= data_size) {
+      std::memcpy(&hdr, data + off, sizeof(hdr));
+    } else {
+      uint8_t tmp[sizeof(hdr)];
+      for (size_t i = 0; i < sizeof(hdr); i++) tmp[i] = data[(off + i) % data_size];
+      std::memcpy(&hdr, tmp, sizeof(hdr));
+    }
+    if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size > data_size) {
+      ++*bad;
+      *tail = head;
+      break;
+    }
+    if (off + hdr.size <= data_size) {
+      rec = data + off;
+    } else {
+      scratch.resize(hdr.size);
+      uint64_t first = data_size - off;
+      std::memcpy(scratch.data(), data + off, first);
+      std::memcpy(scratch.data() + first, data, hdr.size - first);
+      rec = scratch.data();
+    }
+    fn(hdr, rec + sizeof(hdr));
+    *tail += hdr.size;
+    n++;
+  }
+  return n;
+}
+
 template <class Fn>
 size_t PerfRing::Read(Fn&& fn) {
   auto* meta = static_cast<perf_event_mmap_page*>(base_);
@@ -66,43 +116,7 @@ size_t PerfRing::Read(Fn&& fn) {
   // Pairs with the kernel's store of data_head after writing the records.
   uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = meta->data_tail;
-  size_t n = 0;
-  while (tail < head) {
-    uint64_t avail = head - tail;
-    if (avail < sizeof(perf_event_header)) {
-      bad_records_++;
-      tail = head;
-      break;
-    }
-    perf_event_header hdr;
-    uint64_t off = tail % data_size_;
-    const uint8_t* rec;
-    // The header itself may wrap; copy it byte by byte through scratch.
-    if (off + sizeof(hdr) <= data_size_) {
-      std::memcpy(&hdr, data + off, sizeof(hdr));
-    } else {
-      uint8_t tmp[sizeof(hdr)];
-      for (size_t i = 0; i < sizeof(hdr); i++) tmp[i] = data[(off + i) % data_size_];
-      std::memcpy(&hdr, tmp, sizeof(hdr));
-    }
-    if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size > data_size_) {
-      bad_records_++;
-      tail = head;
-      break;
-    }
-    if (off + hdr.size <= data_size_) {
-      rec = data + off;
-    } else {
-      scratch_.resize(hdr.size);
-      uint64_t first = data_size_ - off;
-      std::memcpy(scratch_.data(), data + off, first);
-      std::memcpy(scratch_.data() + first, data, hdr.size - first);
-      rec = scratch_.data();
-    }
-    fn(hdr, rec + sizeof(hdr));
-    tail += hdr.size;
-    n++;
-  }
+  size_t n = WalkRingRecords(data, data_size_, head, &tail, scratch_, &bad_records_, fn);
   // Tells the kernel the space is free only after the records were used.
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
   return n;

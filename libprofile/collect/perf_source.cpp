@@ -243,6 +243,7 @@ SourceStats PerfSource::Stats() const {
   SourceStats s;
   for (const Cpu& c : cpus_) {
     AddTableStats(s.table, c.table.stats);
+    for (const auto& ring : c.rings) s.bad_records += ring->bad_records();
     for (size_t e = 0; e < c.rings.size() && e < LCPI_MAX_EVENTS; ++e) {
       // A failed read leaves this CPU out of both times: the ratio stays true.
       Expected<std::pair<uint64_t, uint64_t>> t = c.rings[e]->ReadTimes();

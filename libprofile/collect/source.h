@@ -41,6 +41,9 @@ struct SourceStats {
   uint64_t handler_ns_hit = 0;   // kmod: handler time spent on hits
   uint64_t handler_ns_miss = 0;  // kmod: handler time spent on misses
   uint64_t buffers = 0;          // buffers delivered
+  // perf: records of impossible size in a sample ring; each ends that read
+  // of the ring, whose rest (samples nobody can count) is skipped.
+  uint64_t bad_records = 0;
   // Per event (Source::Events() order), summed over CPUs: ns each event was
   // enabled, and ns it was really on the PMU counting. running < enabled
   // means the PMU multiplexed it: its samples undercount by running/enabled.
