@@ -3,8 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -19,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "libprofile/base/quiet_thread.h"
 #include "libprofile/base/text.h"
 #include "libprofile/image/image_cache.h"
 #include "libprofile/image/image_id.h"
@@ -115,14 +114,7 @@ Expected<void> ImageCacheWriter::Start() {
   }
   stats_.files = entries_.size();
   Unlink(Evict());  // the bound may have shrunk since
-  // The thread is born with every signal blocked: lcpid takes SIGTERM and
-  // the others through a signalfd on its main thread, and a signal the
-  // kernel handed to this thread instead would take its default action.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  thread_ = std::thread([this] { Run(); });
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  thread_ = QuietThread([this] { Run(); });
   return {};
 }
 

@@ -1,0 +1,121 @@
+// lookup_worker.h - the lookups that may block, off lcpid's loop.
+//
+// Naming a sample's code means opening and hashing files that other users
+// name (a FIFO, a file on a hung network mount, a 2 GB binary), reading
+// their processes' JIT maps and re-reading kallsyms. None of that may hold
+// up the loop that resolves samples and answers the control socket, so each
+// such lookup runs here, on a thread of its own: the caller submits it and
+// goes on; its result comes back to the caller's thread (RunCompletions),
+// the only place where it may touch the caller's state.
+//
+// Bounded, and never blocking the caller:
+// - Limits::threads threads take lookups from one queue;
+// - at most Limits::max_queued lookups wait; one more is refused;
+// - a lookup whose thread has used no CPU for Limits::stuck_after (blocked
+//   in a system call that does not return: a hung mount) is abandoned: a
+//   new thread takes over the queue, and the stuck one is left to finish,
+//   its result discarded, or to die with the process. A lookup that works
+//   (hashing a 2 GB file) is not stuck, however long it takes. After
+//   Limits::max_stuck stuck threads, lookups are refused until one of them
+//   comes back.
+// Every lookup submitted ends exactly once on the caller's thread, from
+// RunCompletions, WaitIdle or Stop: by its completion, or by its
+// `abandoned` with the reason (refused, stuck, stopped). Both are counted.
+// They touch the state of whoever submitted them: stop (or destroy) the
+// worker before that state goes.
+#ifndef LCPI_LIBPROFILE_BASE_LOOKUP_WORKER_H
+#define LCPI_LIBPROFILE_BASE_LOOKUP_WORKER_H
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "libprofile/base/error.h"
+
+namespace lcpi {
+
+struct LookupStats {
+  uint64_t submitted = 0;
+  uint64_t completed = 0;  // completions run
+  uint64_t refused = 0;    // queue full, or every thread stuck
+  uint64_t abandoned = 0;  // stuck past stuck_after, or still pending at Stop
+  size_t queued = 0;       // waiting now
+  size_t running = 0;      // on a thread now, stuck ones included
+  size_t stuck_threads = 0;
+};
+
+class LookupWorker {
+ public:
+  struct Limits {
+    size_t max_queued = 4096;
+    std::chrono::milliseconds stuck_after{10000};
+    size_t max_stuck = 4;
+    // Threads taking lookups: with more than one, a lookup that hangs holds
+    // up only its own thread until it is found stuck, not the queue.
+    size_t threads = 2;
+  };
+  // Runs on the worker's thread and may block; returns what to do with its
+  // result on the caller's thread. It must not touch the caller's state:
+  // capture what it needs by value.
+  using Work = std::function<std::function<void()>()>;
+  // Runs on the caller's thread when the lookup will not complete.
+  using Abandoned = std::function<void(const std::string& why)>;
+
+  explicit LookupWorker(Limits limits);
+  LookupWorker() : LookupWorker(Limits{}) {}
+  ~LookupWorker();  // Stop()
+  LookupWorker(const LookupWorker&) = delete;
+  LookupWorker& operator=(const LookupWorker&) = delete;
+
+  // Queues a lookup; never waits. A refused one ends (abandoned) at the next
+  // RunCompletions, never inside Submit, so callers need not be re-entrant.
+  void Submit(Work work, Abandoned abandoned);
+  // Runs the completions of finished lookups and the `abandoned` of refused
+  // and stuck ones; replaces a stuck thread. Returns how many ended.
+  size_t RunCompletions();
+  // RunCompletions until nothing is queued or running (stuck threads aside),
+  // or until `wait` has passed. True when idle.
+  bool WaitIdle(std::chrono::milliseconds wait);
+  // Ends every lookup still queued or running (their `abandoned` run here,
+  // "stopped") and lets the threads go; a thread stuck in a system call
+  // ends with the process. Submit after Stop refuses.
+  void Stop();
+  LookupStats stats() const;
+
+ private:
+  struct State;
+  static void ThreadMain(std::shared_ptr<State> state);
+  // With State::mutex held: one more thread taking lookups.
+  void StartThreadLocked();
+
+  Limits limits_;
+  // Shared with the threads, which may outlive this object (a stuck one).
+  std::shared_ptr<State> state_;
+};
+
+// Runs `work` (which may block) on `lookups`, or at once when lookups is
+// null (tests, single-threaded tools), and hands its result to `done` on the
+// caller's thread; a lookup that is refused or abandoned hands `done` an
+// Error (kBusy, saying why). `done` is called exactly once.
+template <typename T>
+void RunLookup(LookupWorker* lookups, std::function<Expected<T>()> work,
+               std::function<void(Expected<T>)> done) {
+  if (!lookups) {
+    done(work());
+    return;
+  }
+  auto finish = std::make_shared<std::function<void(Expected<T>)>>(std::move(done));
+  lookups->Submit(
+      [work = std::move(work), finish] {
+        auto result = std::make_shared<Expected<T>>(work());
+        return std::function<void()>([finish, result] { (*finish)(std::move(*result)); });
+      },
+      [finish](const std::string& why) { (*finish)(Error(Errc::kBusy, why)); });
+}
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_BASE_LOOKUP_WORKER_H

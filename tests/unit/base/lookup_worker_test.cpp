@@ -1,0 +1,242 @@
+// lookup_worker_test.cpp - LookupWorker (libprofile/base/lookup_worker.h):
+// results come back on the caller's thread and only from RunCompletions; a
+// full queue refuses; a lookup stuck in a real blocking system call (open of
+// a FIFO nobody writes, as a hung mount would hold it) is abandoned, a new
+// thread takes the queue over, and what the stuck one returns later is
+// discarded; every lookup ends exactly once, Stop included.
+#include "libprofile/base/lookup_worker.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_files.h"
+
+using lcpi::LookupWorker;
+using lcpi::testing::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+// How each lookup ended, as seen on the caller's thread.
+struct Outcomes {
+  std::vector<std::string> completed;
+  std::vector<std::string> abandoned;  // "name: why"
+  bool wrong_thread = false;
+  std::thread::id caller = std::this_thread::get_id();
+
+  LookupWorker::Work Returns(std::string name) {
+    return [this, name] {
+      return std::function<void()>([this, name] {
+        wrong_thread |= std::this_thread::get_id() != caller;
+        completed.push_back(name);
+      });
+    };
+  }
+  LookupWorker::Abandoned Gives(std::string name) {
+    return [this, name](const std::string& why) {
+      wrong_thread |= std::this_thread::get_id() != caller;
+      abandoned.push_back(name + ": " + why);
+    };
+  }
+};
+
+// A lookup that blocks in open(2) of a FIFO until someone opens it for
+// writing: the real system call a hung file system holds a thread in.
+LookupWorker::Work BlocksOn(const std::string& fifo, Outcomes& out, std::string name) {
+  return [fifo, &out, name] {
+    int fd = open(fifo.c_str(), O_RDONLY | O_CLOEXEC);
+    return std::function<void()>([fd, &out, name] {
+      if (fd >= 0) close(fd);
+      out.completed.push_back(name);
+    });
+  };
+}
+
+// Lets the thread blocked on `fifo` go.
+void Release(const std::string& fifo) {
+  for (int i = 0; i < 500; i++) {
+    int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      close(fd);
+      return;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  FAIL("nobody was reading " << fifo);
+}
+
+}  // namespace
+
+TEST_CASE("results come back on the caller's thread, from RunCompletions only") {
+  LookupWorker worker;
+  Outcomes out;
+  worker.Submit(out.Returns("a"), out.Gives("a"));
+  worker.Submit(out.Returns("b"), out.Gives("b"));
+  std::this_thread::sleep_for(50ms);
+  CHECK(out.completed.empty());  // nothing runs behind the caller's back
+  REQUIRE(worker.WaitIdle(5s));
+  CHECK(out.completed == std::vector<std::string>{"a", "b"});
+  CHECK(out.abandoned.empty());
+  CHECK_FALSE(out.wrong_thread);
+  lcpi::LookupStats st = worker.stats();
+  CHECK(st.submitted == 2);
+  CHECK(st.completed == 2);
+  CHECK(st.queued == 0);
+}
+
+TEST_CASE("one lookup that hangs does not hold up the others") {
+  TempDir dir;
+  const std::string fifo = dir / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  LookupWorker worker;  // two threads, stuck only after 10 s
+  Outcomes out;
+  worker.Submit(BlocksOn(fifo, out, "hangs"), out.Gives("hangs"));
+  for (int i = 0; i < 3; i++) worker.Submit(out.Returns("quick"), out.Gives("quick"));
+  for (int i = 0; i < 500 && out.completed.size() < 3; i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(out.completed == std::vector<std::string>{"quick", "quick", "quick"});
+  CHECK(worker.stats().running == 1);
+  Release(fifo);
+  REQUIRE(worker.WaitIdle(5s));
+  CHECK(out.completed.back() == "hangs");
+  CHECK(out.abandoned.empty());
+}
+
+TEST_CASE("a full queue refuses at once, ending the lookup at the next RunCompletions") {
+  TempDir dir;
+  const std::string fifo = dir / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  LookupWorker worker(LookupWorker::Limits{2, 60s, 4, 1});
+  Outcomes out;
+  worker.Submit(BlocksOn(fifo, out, "blocker"), out.Gives("blocker"));
+  while (worker.stats().running == 0) std::this_thread::sleep_for(1ms);
+  worker.Submit(out.Returns("q1"), out.Gives("q1"));
+  worker.Submit(out.Returns("q2"), out.Gives("q2"));
+  worker.Submit(out.Returns("q3"), out.Gives("q3"));  // one too many
+  CHECK(out.abandoned.empty());                       // not inside Submit
+  worker.RunCompletions();
+  REQUIRE(out.abandoned.size() == 1);
+  CHECK(out.abandoned[0] == "q3: lookup queue full (2 waiting)");
+  CHECK(worker.stats().refused == 1);
+  Release(fifo);
+  REQUIRE(worker.WaitIdle(5s));
+  CHECK(out.completed == std::vector<std::string>{"blocker", "q1", "q2"});
+}
+
+TEST_CASE("a stuck lookup is abandoned and another thread serves the queue") {
+  TempDir dir;
+  const std::string fifo = dir / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  LookupWorker worker(LookupWorker::Limits{16, 200ms, 4, 1});
+  Outcomes out;
+  worker.Submit(BlocksOn(fifo, out, "stuck"), out.Gives("stuck"));
+  worker.Submit(out.Returns("after"), out.Gives("after"));
+  // The one behind the stuck lookup still completes: on a new thread.
+  REQUIRE(worker.WaitIdle(10s));
+  CHECK(out.completed == std::vector<std::string>{"after"});
+  REQUIRE(out.abandoned.size() == 1);
+  CHECK(out.abandoned[0].rfind("stuck: lookup stuck for", 0) == 0);
+  CHECK(out.abandoned[0].find("its thread idle") != std::string::npos);
+  CHECK(worker.stats().stuck_threads == 1);
+
+  // The stuck thread comes back: its result is discarded, not run.
+  Release(fifo);
+  for (int i = 0; i < 500 && worker.stats().stuck_threads > 0; i++)
+    std::this_thread::sleep_for(10ms);
+  CHECK(worker.stats().stuck_threads == 0);
+  worker.RunCompletions();
+  CHECK(out.completed == std::vector<std::string>{"after"});
+  worker.Submit(out.Returns("later"), out.Gives("later"));
+  REQUIRE(worker.WaitIdle(5s));
+  CHECK(out.completed.back() == "later");
+  CHECK_FALSE(out.wrong_thread);
+}
+
+TEST_CASE("a lookup that works longer than stuck_after is not stuck") {
+  LookupWorker worker(LookupWorker::Limits{16, 200ms, 4});
+  Outcomes out;
+  // A second of CPU (hashing a big file): its thread's clock advances.
+  worker.Submit(
+      [&out] {
+        volatile uint64_t x = 0;
+        const auto end = std::chrono::steady_clock::now() + 1s;
+        while (std::chrono::steady_clock::now() < end)
+          for (int i = 0; i < 100000; i++) x = x + static_cast<uint64_t>(i);
+        return std::function<void()>([&out] { out.completed.push_back("worker"); });
+      },
+      out.Gives("worker"));
+  REQUIRE(worker.WaitIdle(20s));
+  CHECK(out.abandoned.empty());
+  CHECK(out.completed == std::vector<std::string>{"worker"});
+  CHECK(worker.stats().stuck_threads == 0);
+}
+
+TEST_CASE("with every thread stuck, lookups are refused, not queued for ever") {
+  TempDir dir;
+  std::vector<std::string> fifos;
+  LookupWorker worker(LookupWorker::Limits{16, 100ms, 2, 1});
+  Outcomes out;
+  for (int i = 0; i < 2; i++) {
+    fifos.push_back(dir / ("fifo" + std::to_string(i)));
+    REQUIRE(mkfifo(fifos.back().c_str(), 0600) == 0);
+    worker.Submit(BlocksOn(fifos.back(), out, "stuck"), out.Gives("stuck"));
+  }
+  worker.Submit(out.Returns("queued"), out.Gives("queued"));
+  for (int i = 0; i < 300 && worker.stats().stuck_threads < 2; i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(worker.stats().stuck_threads == 2);
+  worker.RunCompletions();
+  worker.Submit(out.Returns("new"), out.Gives("new"));
+  worker.RunCompletions();
+  CHECK(out.completed.empty());
+  REQUIRE(out.abandoned.size() == 4);
+  CHECK(out.abandoned[2] == "queued: lookups stalled: 2 threads stuck");
+  CHECK(out.abandoned[3] == "new: lookups stalled: 2 threads stuck");
+  for (const std::string& f : fifos) Release(f);
+}
+
+TEST_CASE("a lookup that throws or returns nothing ends as abandoned") {
+  LookupWorker worker;
+  Outcomes out;
+  worker.Submit([]() -> std::function<void()> { throw std::runtime_error("bad"); },
+                out.Gives("throws"));
+  worker.Submit([] { return std::function<void()>(); }, out.Gives("empty"));
+  REQUIRE(worker.WaitIdle(5s));
+  CHECK(out.abandoned ==
+        std::vector<std::string>{"throws: lookup failed: bad", "empty: lookup failed: no result"});
+}
+
+TEST_CASE("Stop ends what is queued and running, and later lookups are refused") {
+  TempDir dir;
+  const std::string fifo = dir / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  auto worker = std::make_unique<LookupWorker>(LookupWorker::Limits{16, 60s, 4, 1});
+  Outcomes out;
+  worker->Submit(BlocksOn(fifo, out, "running"), out.Gives("running"));
+  while (worker->stats().running == 0) std::this_thread::sleep_for(1ms);
+  worker->Submit(out.Returns("queued"), out.Gives("queued"));
+  worker->Stop();
+  CHECK(out.abandoned ==
+        std::vector<std::string>{"queued: lookups stopped", "running: lookups stopped"});
+  worker->Submit(out.Returns("late"), out.Gives("late"));
+  worker->RunCompletions();
+  CHECK(out.abandoned.back() == "late: lookups stopped");
+  // Destroyed with a thread still blocked: the thread keeps what it needs.
+  worker.reset();
+  Release(fifo);
+  std::this_thread::sleep_for(50ms);
+  CHECK(out.completed.empty());
+}
