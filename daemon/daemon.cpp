@@ -24,9 +24,16 @@
 namespace lcpi {
 namespace {
 
-constexpr int kPollMs = 100;
+constexpr auto kPoll = std::chrono::milliseconds(Drainer::kPollMs);
 constexpr auto kRetryAfterFailure = std::chrono::seconds(10);
 constexpr auto kFlushBusyTimeout = std::chrono::milliseconds(250);
+// How long a requested flush (lcpictl flush/epoch, shutdown) waits for the
+// lookups under way, so that what was sampled before it is named in it; a
+// lookup still running then (a file on a hung mount) goes on, and its
+// image's counts go into a later batch.
+constexpr auto kLookupWait = std::chrono::seconds(2);
+// How long status waits for the drain thread's fresh statistics.
+constexpr auto kStatsWait = std::chrono::milliseconds(500);
 
 uint64_t RssBytes() {
   std::ifstream in("/proc/self/statm");
@@ -49,17 +56,28 @@ lcpi_ht_config DefaultTableConfig() {
                         LCPI_HASH_MULTIPLY, LCPI_HT_DEFAULT_BUFFER_RECORDS};
 }
 
-// The source statistics that go into the database, as deltas since the last merge.
-void AddSourceDeltas(MergeBatch& batch, const SourceStats& now, const SourceStats& before) {
-  SourceStats d = now - before;
+// The drain statistics that go into the database, as deltas since the last
+// merge; held_change: samples taken whose counts wait for a later batch
+// (Aggregator::TakenBatch), less those that waited and come now.
+void AddSourceDeltas(MergeBatch& batch, const DrainStats& now_all, const DrainStats& before_all,
+                     int64_t held_change) {
+  SourceStats d = now_all.source - before_all.source;
+  // Samples the drain thread dropped on a full queue (the loop fell behind)
+  // are lost; the drops their buffers' headers reported are still drops.
+  const uint64_t queue_lost = now_all.queue_dropped_samples - before_all.queue_dropped_samples;
+  const uint64_t queue_table_drops =
+      now_all.queue_dropped_table_drops - before_all.queue_dropped_table_drops;
   auto add = [&](const char* name, uint64_t delta) {
     if (delta) batch.stats.emplace_back(name, static_cast<int64_t>(delta));
   };
-  add("samples", d.table.samples + d.lost + d.nested);
+  const int64_t samples = static_cast<int64_t>(d.table.samples + d.lost + d.nested) - held_change;
+  if (samples) batch.stats.emplace_back("samples", samples);
   add("hits", d.table.hits);
   add("misses", d.table.misses);
   add("evictions", d.table.evictions);
-  add("lost", d.lost + d.nested);
+  add("lost", d.lost + d.nested + queue_lost);
+  add("queue_dropped", queue_lost);
+  add("dropped", queue_table_drops);
   // Times perf's core throttled an event (each stops it until the next tick):
   // events, not a number of samples missed, which nobody counts.
   add("throttle_events", d.throttled);
@@ -100,6 +118,16 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
 
 Expected<void> Daemon::Start() {
   started_ = Clock::now();
+  // Before any thread starts: every thread inherits the mask, and the
+  // signals reach this loop through the signalfd only (quiet_thread.h).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd_ < 0) return ErrnoError("signalfd", errno);
   access_ = ResolveStateAccess(options_.group);
   if (!access_.group_found) {
     spdlog::warn("group '{}' not found: the database is readable by root only", options_.group);
@@ -158,8 +186,12 @@ Expected<void> Daemon::Start() {
     spdlog::warn("kernel symbols unavailable ({}): kernel samples go to one [kernel] image",
                  kernel.error().message());
   }
+  // Whatever may block while naming code runs on the lookups' thread.
+  lookups_ = std::make_unique<LookupWorker>();
+  images_.SetLookups(lookups_.get());
   aggregator_ = std::make_unique<Aggregator>(images_, tracker_, kernel_ ? &*kernel_ : nullptr,
                                              &jit_, &kernel_reload_);
+  aggregator_->SetLookups(lookups_.get());
   aggregator_->set_max_processes(options_.max_processes);
 
   // Side-band first, then the /proc scan: a process started in between is
@@ -180,28 +212,29 @@ Expected<void> Daemon::Start() {
 
   if (Expected<void> e = control_.Listen(options_.socket); !e) return e;
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
-  signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (signal_fd_ < 0) return ErrnoError("signalfd", errno);
-
   writer_ = std::make_unique<MergeWriter>(*db_);
+  // The rings are read from here on by the drain thread alone.
+  drainer_ = std::make_unique<Drainer>(*source_, *sideband_);
+  drainer_->Start();
   next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
   spdlog::info("lcpid: source {}, {} processes found, epoch {}, database {}", source_->Name(),
                procs, epoch_, options_.db);
   return {};
 }
 
-void Daemon::ResolveQueued() {
-  sideband_->Drain();
-  while (!queue_.empty()) {
-    aggregator_->Add(queue_.front());
-    queue_.pop_front();
-  }
+void Daemon::Process(Drained& d) {
+  if (!d.error.empty()) spdlog::error("reading the source: {}", d.error);
+  sideband_->Apply(d.events);
+  for (const RecordBuffer& b : d.buffers) aggregator_->Add(b);
+  if (!d.mark) return;
+  if (d.mark->last) last_mark_seen_ = true;
+  if (draining_) TakeAndSubmit(*d.mark);
+}
+
+void Daemon::TakeDrained(std::chrono::milliseconds wait) {
+  std::deque<Drained> items;
+  drainer_->Take(items, wait);
+  for (Drained& d : items) Process(d);
 }
 
 void Daemon::NoteHandover(Clock::time_point since) {
@@ -210,43 +243,58 @@ void Daemon::NoteHandover(Clock::time_point since) {
   max_handover_us_ = std::max(max_handover_us_, last_handover_us_);
 }
 
-void Daemon::StartMerge(bool close_window) {
-  const Clock::time_point t0 = Clock::now();
+void Daemon::StartMerge(bool close_window, bool wait_lookups) {
   if (failed_batch_) {
     // Retried first and alone: the counts pending since stay in the
     // aggregator, so nothing is counted twice and batches land in order.
+    const Clock::time_point t0 = Clock::now();
     writer_->Submit(std::move(*failed_batch_));
     failed_batch_.reset();
+    NoteHandover(t0);
     return;
   }
-  // Every address space that ended before this point can be reaped once the
-  // source has been drained: all its samples are resolved by then.
-  sideband_->Drain();
+  draining_ = Draining{close_window, wait_lookups};
+  drainer_->RequestFlush();
+}
+
+void Daemon::TakeAndSubmit(const FlushMark& mark) {
+  const Clock::time_point t0 = Clock::now();
+  Draining want = *draining_;
+  draining_.reset();
+  // What was sampled before the request, named if the lookups under way
+  // end soon (their results resolve waiting records and pending images).
+  if (want.wait_lookups) lookups_->WaitIdle(kLookupWait);
   InFlight f;
-  f.reap_before = sideband_->newest();
-  Expected<void> drained = source_->Flush([this](const RecordBuffer& b) { queue_.push_back(b); });
-  ResolveQueued();
-  f.drained = drained.has_value();
-  if (drained) {
+  // Every address space that ended before the mark's time can be reaped
+  // once the source has been drained: all its samples are resolved by now.
+  f.reap_before = mark.reap_before;
+  f.drained = mark.drained.has_value();
+  if (f.drained) {
     tracker_.Reap(f.reap_before);
   } else {
     // Records may still sit in the tables, naming spaces that ended: keep
     // those spaces until a drain succeeds, or their samples go unknown.
-    spdlog::error("draining the source: {}", drained.error().message());
+    spdlog::error("draining the source: {}", mark.drained.error().message());
   }
   // The batch carries epoch_ as it is now: a window closing while this one
   // is written changes epoch_ only after it is in (FinishMerge), and no
   // new batch is taken before, so every count lands in its own window.
   f.entries = aggregator_->entries();
-  f.close_window = close_window;
+  f.close_window = want.close_window;
   Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
-  SourceStats now = source_->Stats();
-  if (now.bad_records > stored_stats_.bad_records)
+  f.entries -= aggregator_->held_entries();
+  const DrainStats& now = mark.stats;
+  if (now.source.bad_records > stored_stats_.source.bad_records)
     spdlog::error(
         "{} malformed records in the perf rings since the last merge: the rest of "
         "each ring read was skipped (bad_records)",
-        now.bad_records - stored_stats_.bad_records);
-  AddSourceDeltas(taken.batch, now, stored_stats_);
+        now.source.bad_records - stored_stats_.source.bad_records);
+  if (now.queue_dropped_samples > stored_stats_.queue_dropped_samples)
+    spdlog::error(
+        "{} samples lost since the last merge: the loop fell behind the drain thread "
+        "(queue_dropped_samples)",
+        now.queue_dropped_samples - stored_stats_.queue_dropped_samples);
+  AddSourceDeltas(taken.batch, now, stored_stats_, taken.held_samples_change);
   // The deltas now belong to the batch, which is written or kept, never dropped.
   stored_stats_ = now;
   f.marks = std::move(taken.marks);
@@ -255,12 +303,21 @@ void Daemon::StartMerge(bool close_window) {
   NoteHandover(t0);
 }
 
+Expected<void> Daemon::CompleteMerge() {
+  while (draining_) {
+    TakeDrained(kPoll);
+    lookups_->RunCompletions();
+  }
+  if (writer_->busy()) return FinishMerge(writer_->Wait());
+  return {};
+}
+
 void Daemon::DropHeld() {
   // The oldest first: the held batch's counts, then the pending ones.
   uint64_t dropped = DropCounts(*failed_batch_);
   Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
-  SourceStats now = source_->Stats();
-  AddSourceDeltas(taken.batch, now, stored_stats_);
+  const DrainStats now = drainer_->stats();
+  AddSourceDeltas(taken.batch, now, stored_stats_, taken.held_samples_change);
   stored_stats_ = now;  // its deltas go into the held batch, written later
   dropped += DropCounts(taken.batch);
   FoldInto(*failed_batch_, taken.batch);
@@ -311,13 +368,13 @@ Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
 }
 
 Expected<void> Daemon::Flush() {
-  if (writer_->busy()) (void)FinishMerge(writer_->Wait());  // a failure is held and retried
+  (void)CompleteMerge();  // a failure is held and retried
   if (failed_batch_) {
     StartMerge(false);
-    if (Expected<void> e = FinishMerge(writer_->Wait()); !e) return e;
+    if (Expected<void> e = CompleteMerge(); !e) return e;
   }
-  StartMerge(false);
-  return FinishMerge(writer_->Wait());
+  StartMerge(false, true);
+  return CompleteMerge();
 }
 
 int64_t Daemon::WindowEnd(int64_t now) const {
@@ -396,12 +453,18 @@ void Daemon::ApplyRetention() {
 }
 
 std::string Daemon::Status() {
-  SourceStats s = source_->Stats();
+  // Fresh from the drain thread, and consistent with what this loop has
+  // taken: what it drained since is still counted as queued.
+  const DrainStats drain = drainer_->FreshStats(kStatsWait);
+  const SourceStats& s = drain.source;
   const AggregateTotals& t = aggregator_->totals();
   double secs = std::chrono::duration<double>(Clock::now() - started_).count();
-  uint64_t pending = s.table.samples - s.table.dropped - t.samples;  // still in the hash tables
-  uint64_t lost = s.lost + s.table.dropped + s.nested;
+  uint64_t lost = s.lost + s.table.dropped + s.nested + drain.queue_dropped_samples;
   uint64_t all = s.table.samples + s.lost + s.nested;
+  // Taken, neither counted nor lost yet: in the hash tables, on their way
+  // from the drain thread, or waiting for a lookup.
+  const uint64_t counted = t.samples + lost - s.lost - s.nested;
+  uint64_t pending = s.table.samples > counted ? s.table.samples - counted : 0;
   std::ostringstream o;
   o << "ok\n";
   o << "source " << source_->Name() << "\n";
@@ -437,12 +500,18 @@ std::string Daemon::Status() {
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";
   o << "samples_per_s " << static_cast<uint64_t>(secs > 0 ? all / secs : 0) << "\n";
+  o << "samples_as_of_ns " << s.as_of_ns << "\n";
   o << "attributed " << t.attributed << "\n";
   o << "unknown " << t.unknown << "\n";
   o << "lost " << lost << "\n";
   o << "throttle_events " << s.throttled << "\n";
   o << "bad_records " << s.bad_records << "\n";
   o << "in_tables " << pending << "\n";
+  o << "queued_samples " << drain.queued_samples << "\n";
+  o << "waiting_samples " << aggregator_->waiting_samples() << "\n";
+  o << "queue_dropped_samples " << drain.queue_dropped_samples << "\n";
+  o << "queue_dropped_events " << drain.queue_dropped_events << "\n";
+  o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";
   o << "hits " << s.table.hits << "\n";
   o << "misses " << s.table.misses << "\n";
@@ -457,10 +526,18 @@ std::string Daemon::Status() {
   o << "records " << t.records << "\n";
   o << "buffers " << t.buffers << "\n";
   o << "sideband_records " << sideband_->records() << "\n";
-  o << "sideband_lost " << sideband_->lost() << "\n";
-  o << "sideband_bad_records " << sideband_->bad_records() << "\n";
+  o << "sideband_lost " << drain.sideband.lost << "\n";
+  o << "sideband_bad_records " << drain.sideband.bad_records << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
   o << "images " << images_.live() << "\n";
+  o << "images_pending " << images_.pending_count() << "\n";
+  const LookupStats lk = lookups_->stats();
+  o << "lookups " << lk.submitted << "\n";
+  o << "lookups_queued " << lk.queued << "\n";
+  o << "lookups_running " << lk.running << "\n";
+  o << "lookups_refused " << lk.refused << "\n";
+  o << "lookups_abandoned " << lk.abandoned << "\n";
+  o << "lookup_threads_stuck " << lk.stuck_threads << "\n";
   o << "images_forgotten " << images_forgotten_ << "\n";
   o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
   o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";
@@ -537,11 +614,9 @@ std::string Daemon::Handle(const std::string& request) {
 }
 
 int Daemon::Run() {
-  auto sink = [this](const RecordBuffer& b) { queue_.push_back(b); };
   while (!stop_) {
-    Expected<void> polled = source_->Poll(kPollMs, sink);
-    if (!polled) spdlog::error("reading the source: {}", polled.error().message());
-    ResolveQueued();
+    TakeDrained(kPoll);
+    lookups_->RunCompletions();
     control_.ServePending([this](const std::string& r) { return Handle(r); });
     signalfd_siginfo si;
     while (read(signal_fd_, &si, sizeof(si)) == sizeof(si)) {
@@ -567,9 +642,13 @@ int Daemon::Run() {
         retry_after_ = Clock::now() + kRetryAfterFailure;
       }
     }
+    if (draining_) continue;  // a merge is starting: its mark comes from the drain thread
+    // Counts of images still being identified stay pending: they do not
+    // make merges start early.
+    const size_t entries = aggregator_->entries() - aggregator_->held_entries();
     // While the database refuses merges, what is held stays under the cap:
     // the oldest goes first.
-    if (failed_batch_ && aggregator_->entries() >= options_.max_pending_entries) DropHeld();
+    if (failed_batch_ && entries >= options_.max_pending_entries) DropHeld();
     const Clock::time_point now = Clock::now();
     if (now < retry_after_) continue;
     if (std::time(nullptr) >= window_end_) {
@@ -578,13 +657,20 @@ int Daemon::Run() {
     } else if (now >= next_flush_) {
       StartMerge(false);
       next_flush_ = now + std::chrono::seconds(options_.flush_interval);
-    } else if (aggregator_->entries() >= options_.max_pending_entries) {
+    } else if (entries >= options_.max_pending_entries) {
       // Over the cap: merge now rather than let the maps grow.
       early_merges_++;
       StartMerge(false);
     }
   }
-  source_->Stop();
+  // The source stops and is drained a last time; what the lookups under
+  // way find within kLookupWait is used, the rest is given up (its files
+  // filed as unreadable, its records resolved with what is known).
+  drainer_->RequestStop();
+  (void)CompleteMerge();
+  while (!last_mark_seen_) TakeDrained(kPoll);
+  lookups_->WaitIdle(kLookupWait);
+  lookups_->Stop();
   // The last flush must land: retry while the database is busy or full.
   for (int attempt = 0;; attempt++) {
     Expected<void> e = Flush();
@@ -601,9 +687,11 @@ int Daemon::Run() {
     spdlog::warn("image cache: a copy did not finish; abandoned");
     (void)image_cache_.release();
   }
-  SourceStats s = source_->Stats();
+  const DrainStats d = drainer_->stats();
+  const SourceStats& s = d.source;
   spdlog::info("stopped after {} flushes: {} samples taken, {} lost", flushes_,
-               s.table.samples + s.lost + s.nested, s.lost + s.table.dropped + s.nested);
+               s.table.samples + s.lost + s.nested,
+               s.lost + s.table.dropped + s.nested + d.queue_dropped_samples);
   return 0;
 }
 

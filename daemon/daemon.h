@@ -1,8 +1,15 @@
-// daemon.h - lcpid's main loop: reads side-band and sample buffers, resolves
-// and aggregates them, hands a batch to the merge writer's thread every flush
-// interval or when the pending entries reach --max-pending-entries (and
-// waits for it on request and on SIGTERM/SIGINT), and answers the control
-// socket.
+// daemon.h - lcpid's loop: takes what the drain thread read (side-band
+// events and sample buffers, drainer.h), resolves and aggregates it, hands a
+// batch to the merge writer's thread every flush interval or when the
+// pending entries reach --max-pending-entries (and waits for it on request
+// and on SIGTERM/SIGINT), and answers the control socket. What may block
+// (identifying files, reading JIT maps, re-reading kallsyms) runs on the
+// lookup worker's thread (lookup_worker.h), whose results come back here.
+//
+// lcpid's threads: this loop (main), the drain thread (the only reader of
+// the rings and /dev/lcpi), the lookup worker, the merge writer (the only
+// user of the database while a batch is in flight) and the image cache's
+// copier.
 #ifndef LCPI_DAEMON_DAEMON_H
 #define LCPI_DAEMON_DAEMON_H
 
@@ -13,6 +20,7 @@
 #include <string>
 
 #include "daemon/control_server.h"
+#include "daemon/drainer.h"
 #include "daemon/merge_writer.h"
 #include "daemon/options.h"
 #include "daemon/state_files.h"
@@ -22,6 +30,7 @@
 #include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
+#include "libprofile/base/lookup_worker.h"
 #include "libprofile/collect/source.h"
 #include "libprofile/image/kernel_symbols.h"
 #include "libprofile/store/profile_db.h"
@@ -42,14 +51,24 @@ class Daemon {
   using Clock = std::chrono::steady_clock;
 
   Expected<std::unique_ptr<Source>> MakeSource();
-  // Resolves queued buffers after reading the side-band, so every mapping
-  // made before a sample is known when the sample is resolved.
-  void ResolveQueued();
-  // Drains the source and hands everything pending to the writer as one
-  // batch; a batch whose write failed goes first, alone. Only while the
-  // writer is idle. close_window: once this batch is in the database, the
-  // current window ends (CloseWindow).
-  void StartMerge(bool close_window);
+  // What the drain thread read: side-band events applied first, so every
+  // mapping made before a sample is known when the sample is resolved;
+  // then the buffers; then a flush mark.
+  void Process(Drained& d);
+  // Takes what the drain thread has, waiting up to `wait`, and processes it.
+  void TakeDrained(std::chrono::milliseconds wait);
+  // Starts a merge: a batch whose write failed goes to the writer again,
+  // first and alone; else the drain thread is asked to drain the tables,
+  // and the batch is taken at its mark (TakeAndSubmit). Only while no merge
+  // is under way. close_window: once this batch is in the database, the
+  // current window ends (CloseWindow). wait_lookups: the batch waits (a
+  // little) for lookups under way, as flush requests and shutdown want.
+  void StartMerge(bool close_window, bool wait_lookups = false);
+  // The tables are drained (the mark): everything pending goes to the
+  // writer as one batch.
+  void TakeAndSubmit(const FlushMark& mark);
+  // Waits for the merge under way, if any: its mark, then its write.
+  Expected<void> CompleteMerge();
   // A write finished: remembers what it stored, reaps JIT maps, closes the
   // window it was asked to; a failed batch is kept to be written again.
   Expected<void> FinishMerge(MergeWriter::Done done);
@@ -83,6 +102,13 @@ class Daemon {
   };
   std::optional<InFlight> in_flight_;
   std::optional<MergeBatch> failed_batch_;  // written again before any new batch
+  // A drain asked for and its mark not yet seen: the batch it is for.
+  struct Draining {
+    bool close_window = false;
+    bool wait_lookups = false;
+  };
+  std::optional<Draining> draining_;
+  bool last_mark_seen_ = false;  // the drain thread has stopped
   int64_t epoch_ = 0;
   std::unique_ptr<Source> source_;
   ProcessTracker tracker_;
@@ -93,8 +119,12 @@ class Daemon {
   KernelSymbolsReloader kernel_reload_;
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;
+  // After everything its results touch (images_, jit_, aggregator_,
+  // image_cache_): destroyed first. Run stops it before returning.
+  std::unique_ptr<LookupWorker> lookups_;
+  // After the source and the side-band it reads: stopped and gone first.
+  std::unique_ptr<Drainer> drainer_;
   ControlServer control_;
-  std::deque<RecordBuffer> queue_;
   int signal_fd_ = -1;
   bool stop_ = false;
 
@@ -126,7 +156,7 @@ class Daemon {
   uint64_t dropped_epochs_ = 0;    // by retention, since start
   uint64_t rolled_up_epochs_ = 0;  // merged into coarser ones, since start
   std::string last_retention_error_;
-  SourceStats stored_stats_;  // source statistics already handed to a batch
+  DrainStats stored_stats_;  // drain statistics already handed to a batch
   uint64_t flushes_ = 0;
   uint64_t failed_flushes_ = 0;
   std::string last_flush_error_;

@@ -3,6 +3,9 @@
 
 #include <sys/utsname.h>
 
+#include <string_view>
+#include <unordered_map>
+
 #include "libprofile/image/image_id.h"
 #include "libprofile/image/symbol_end.h"
 
@@ -47,74 +50,149 @@ int32_t Aggregator::KernelImage(const KernelLocation& r) {
   return index;
 }
 
+void Aggregator::SetLookups(LookupWorker* lookups) {
+  lookups_ = lookups;
+  if (!jit_) return;
+  jit_->SetLookups(lookups);
+  jit_->SetOnRead([this](uint32_t pid) {
+    auto it = jit_waiting_.find(pid);
+    if (it == jit_waiting_.end()) return;
+    std::vector<Waiting> list = std::move(it->second);
+    jit_waiting_.erase(it);
+    Resume(std::move(list));
+  });
+}
+
 void Aggregator::Add(const RecordBuffer& buffer) {
   const lcpi_buffer_header& h = buffer.header;
   totals_.buffers++;
   totals_.dropped += h.dropped;
   if (h.dropped) stats_["dropped"] += static_cast<int64_t>(h.dropped);
-  uint64_t attributed = 0, unknown_samples = 0;
+  uint64_t attributed = 0, unknown = 0;
   for (const lcpi_record& rec : buffer.records) {
     if (rec.count == 0) continue;
-    int32_t image = kNoImage;
-    uint64_t offset = rec.pc;
-    std::string comm;
-    bool kernel = rec.flags & LCPI_RECORD_KERNEL;
-    bool unresolved_kernel = false;
-    if (kernel) {
-      std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
-      if (!r && kernel_ && reload_ && reload_->OnUnresolved(*kernel_, h.t_last)) {
-        // A module or BPF program loaded since the last read. Modules'
-        // symbols are stored again (the store keeps those it has): one that
-        // was unloaded and loaded again may hold new ones.
-        for (const auto& [name, image] : module_images_) symbols_stored_.erase(image);
-        symbols_generation_++;  // a batch in flight must not mark them stored again
-        r = kernel_->Locate(rec.pc);
-      }
-      if (r) {
-        image = KernelImage(*r);
-        offset = r->offset;
-      } else {
-        // No kallsyms, or code outside the kernel and every module known at
-        // start (a module loaded since, a BPF program): still kernel code,
-        // never a user process's unknown image.
-        image = images_.Intern("kernel:unresolved", "[kernel]", ImageKind::kKernel);
-        offset = RawPcOffset(rec.pc);
-        unresolved_kernel = true;
-      }
-      comm = tracker_.Resolve(rec.pid, 0, h.t_first, h.t_last).comm;
-    } else {
-      Resolution r = tracker_.Resolve(rec.pid, rec.pc, h.t_first, h.t_last);
-      comm = std::move(r.comm);
-      if (r.mapped && r.image != kNoImage) {
-        image = r.image;
-        offset = r.offset;
-      } else if (jit_) {
-        if (std::optional<JitLocation> j = jit_->Resolve(rec.pid, comm, rec.pc, h.t_last)) {
-          image = j->image;
-          offset = j->offset;
-        }
-      }
-    }
-    if (rec.pid == 0 && comm.empty()) comm = "swapper";
-    // perf gives no task for some samples (pid -1): they join the rolled-up
-    // rows (the same pid) under a name that says so.
-    if (rec.pid == kRolledUpPid && comm.empty()) comm = "[no pid]";
-    bool unknown = image == kNoImage || unresolved_kernel;
-    if (image == kNoImage) {
-      image = images_.Unknown(comm);
-      offset = RawPcOffset(rec.pc);
-    }
-    counts_[{Key(static_cast<uint32_t>(image), rec.event), offset}] += rec.count;
-    AddProcess(rec.pid, std::move(comm), static_cast<uint32_t>(image), rec.event, rec.count);
-    totals_.records++;
-    totals_.samples += rec.count;
-    (unknown ? unknown_samples : attributed) += rec.count;
-    if (kernel && !unknown) totals_.kernel += rec.count;
+    Added added = AddRecord(rec, h.t_first, h.t_last, nullptr);
+    if (added != Added::kWaiting) (added == Added::kUnknown ? unknown : attributed) += rec.count;
   }
   totals_.attributed += attributed;
-  totals_.unknown += unknown_samples;
+  totals_.unknown += unknown;
   if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
-  if (unknown_samples) stats_["unknown"] += static_cast<int64_t>(unknown_samples);
+  if (unknown) stats_["unknown"] += static_cast<int64_t>(unknown);
+}
+
+bool Aggregator::Wait(std::vector<Waiting>& list, const lcpi_record& rec, uint64_t t_first,
+                      uint64_t t_last, const std::string& comm) {
+  if (waiting_records_ >= kMaxWaiting) {
+    waits_overflowed_++;
+    return false;
+  }
+  list.push_back({rec, t_first, t_last, comm});
+  waiting_records_++;
+  waiting_samples_ += rec.count;
+  return true;
+}
+
+void Aggregator::Resume(std::vector<Waiting> list) {
+  uint64_t attributed = 0, unknown = 0;
+  for (const Waiting& w : list) {
+    waiting_records_--;
+    waiting_samples_ -= w.rec.count;
+    Added added = AddRecord(w.rec, w.t_first, w.t_last, &w.comm);
+    (added == Added::kUnknown ? unknown : attributed) += w.rec.count;
+  }
+  totals_.attributed += attributed;
+  totals_.unknown += unknown;
+  if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
+  if (unknown) stats_["unknown"] += static_cast<int64_t>(unknown);
+}
+
+void Aggregator::StartKernelReload() {
+  kernel_reloading_ = true;
+  RunLookup<KernelSymbols>(
+      lookups_,
+      [kallsyms = reload_->kallsyms_path(), modules = reload_->modules_path()] {
+        return KernelSymbols::Load(kallsyms, modules);
+      },
+      [this](Expected<KernelSymbols> fresh) {
+        kernel_reloading_ = false;
+        if (reload_->Finish(std::move(fresh), *kernel_)) {
+          // A module or BPF program loaded since the last read. Modules'
+          // symbols are stored again (the store keeps those it has): one
+          // that was unloaded and loaded again may hold new ones.
+          for (const auto& [name, image] : module_images_) symbols_stored_.erase(image);
+          symbols_generation_++;  // a batch in flight must not mark them stored again
+        }
+        Resume(std::move(kernel_waiting_));
+        kernel_waiting_.clear();
+      });
+}
+
+Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first, uint64_t t_last,
+                                        const std::string* waited) {
+  const bool may_wait = lookups_ && !waited;
+  int32_t image = kNoImage;
+  uint64_t offset = rec.pc;
+  std::string comm;
+  bool kernel = rec.flags & LCPI_RECORD_KERNEL;
+  bool unresolved_kernel = false;
+  if (kernel) {
+    comm = waited ? *waited : tracker_.Resolve(rec.pid, 0, t_first, t_last).comm;
+    std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
+    if (!r && kernel_ && reload_) {
+      if (!lookups_) {
+        // No lookups: kallsyms is read here (tests, tools).
+        if (reload_->OnUnresolved(*kernel_, t_last)) {
+          for (const auto& [name, img] : module_images_) symbols_stored_.erase(img);
+          symbols_generation_++;
+          r = kernel_->Locate(rec.pc);
+        }
+      } else if (may_wait && (kernel_reloading_ || reload_->Due(t_last))) {
+        if (!kernel_reloading_) StartKernelReload();
+        if (Wait(kernel_waiting_, rec, t_first, t_last, comm)) return Added::kWaiting;
+      }
+    }
+    if (r) {
+      image = KernelImage(*r);
+      offset = r->offset;
+    } else {
+      // No kallsyms, or code outside the kernel and every module known at
+      // start (a module loaded since, a BPF program): still kernel code,
+      // never a user process's unknown image.
+      image = images_.Intern("kernel:unresolved", "[kernel]", ImageKind::kKernel);
+      offset = RawPcOffset(rec.pc);
+      unresolved_kernel = true;
+    }
+  } else {
+    Resolution r = tracker_.Resolve(rec.pid, rec.pc, t_first, t_last);
+    comm = waited ? *waited : std::move(r.comm);
+    if (r.mapped && r.image != kNoImage) {
+      image = r.image;
+      offset = r.offset;
+    } else if (jit_) {
+      if (std::optional<JitLocation> j = jit_->Resolve(rec.pid, comm, rec.pc, t_last)) {
+        image = j->image;
+        offset = j->offset;
+      } else if (may_wait && jit_->Reading(rec.pid) &&
+                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm)) {
+        return Added::kWaiting;
+      }
+    }
+  }
+  if (rec.pid == 0 && comm.empty()) comm = "swapper";
+  // perf gives no task for some samples (pid -1): they join the rolled-up
+  // rows (the same pid) under a name that says so.
+  if (rec.pid == kRolledUpPid && comm.empty()) comm = "[no pid]";
+  bool unknown = image == kNoImage || unresolved_kernel;
+  if (image == kNoImage) {
+    image = images_.Unknown(comm);
+    offset = RawPcOffset(rec.pc);
+  }
+  counts_[{Key(static_cast<uint32_t>(image), rec.event), offset}] += rec.count;
+  AddProcess(rec.pid, std::move(comm), static_cast<uint32_t>(image), rec.event, rec.count);
+  totals_.records++;
+  totals_.samples += rec.count;
+  if (kernel && !unknown) totals_.kernel += rec.count;
+  return unknown ? Added::kUnknown : Added::kAttributed;
 }
 
 void Aggregator::AddProcess(uint32_t pid, std::string comm, uint32_t image, uint32_t event,
@@ -148,32 +226,65 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
   // Times enabled and running are the source's, per merge: lcpid adds them.
   for (const RealEvent& e : events)
     b.events.push_back({e.requested.name, e.used, e.period, 0, 0, e.precise});
-  // Only the images this batch names, re-indexed.
+  // Only the images this batch names, re-indexed; two entries of one
+  // identity (one content found at two paths) are one image in the batch.
   std::map<int32_t, uint32_t> index;
+  std::unordered_map<std::string_view, uint32_t> by_identity;
   auto image_index = [&](int32_t image) {
-    auto [it, fresh] = index.emplace(image, static_cast<uint32_t>(b.images.size()));
-    if (fresh) {
-      const ImageEntry& e = images_.at(image);
-      b.images.push_back({e.identity, e.path, e.kind});
-    }
-    return it->second;
+    auto it = index.find(image);
+    if (it != index.end()) return it->second;
+    const ImageEntry& e = images_.at(image);
+    auto [same, fresh] = by_identity.emplace(e.identity, static_cast<uint32_t>(b.images.size()));
+    if (fresh) b.images.push_back({e.identity, e.path, e.kind});
+    index.emplace(image, same->second);
+    return same->second;
   };
+  // The counts of an image still being identified stay for a later batch.
+  auto held = [&](uint64_t image) { return images_.pending(static_cast<int32_t>(image)); };
+  decltype(counts_) held_counts;
+  decltype(processes_) held_processes;
+  decltype(rolled_up_) held_rolled_up;
   b.counts.reserve(counts_.size());
   for (const auto& [key, count] : counts_) {
+    if (held(key.image_event >> 32)) {
+      held_counts.emplace(key, count);
+      continue;
+    }
     uint32_t img = image_index(static_cast<int32_t>(key.image_event >> 32));
     b.counts.push_back({img, static_cast<uint32_t>(key.image_event), key.offset, count});
   }
-  for (const auto& [key, events] : processes_) {
+  for (auto& [key, events] : processes_) {
+    if (held(key & 0xffffffffu)) {
+      held_processes.emplace(key, std::move(events));
+      continue;
+    }
     uint32_t img = image_index(static_cast<int32_t>(key & 0xffffffffu));
     for (const auto& [event, p] : events)
       b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
   }
   for (const auto& [key, count] : rolled_up_) {
     const auto& [comm, image, event] = key;
+    if (held(image)) {
+      held_rolled_up.emplace(key, count);
+      continue;
+    }
     b.processes.push_back(
         {kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event, count});
   }
-  for (const auto& [name, value] : stats_) b.stats.emplace_back(name, value);
+  // Held counts' samples go with their counts into a later batch, and so do
+  // the samples of records still waiting for a lookup (not counted yet).
+  uint64_t held_samples = 0;
+  for (const auto& [key, count] : held_counts) held_samples += count;
+  const uint64_t carried = held_samples + waiting_samples_;
+  taken.held_samples_change = static_cast<int64_t>(carried) - static_cast<int64_t>(carried_);
+  carried_ = carried;
+  // (A held image is a mapped file's: its samples were counted as attributed.)
+  const int64_t held_change =
+      static_cast<int64_t>(held_samples) - static_cast<int64_t>(held_samples_);
+  held_samples_ = held_samples;
+  if (held_change) stats_["attributed"] -= held_change;
+  for (const auto& [name, value] : stats_)
+    if (value) b.stats.emplace_back(name, value);
   for (const auto& [image, img] : index) {
     if (!IsVdso(images_.at(image)) || symbols_stored_.count(image)) continue;
     for (const VdsoSymbol& s : vdso_symbols_) b.symbols.push_back({img, s.offset, s.size, s.name});
@@ -220,10 +331,13 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
     if (IsKernelSide(e.kind) || IsVdso(e)) marks.symbol_images.push_back(image);
   }
   // Double buffering: the counts leave with the batch, new samples go to
-  // fresh maps (swapped, not cleared, so the old buckets are freed too).
-  decltype(counts_)().swap(counts_);
-  decltype(processes_)().swap(processes_);
-  rolled_up_.clear();
+  // fresh maps (swapped, not cleared, so the old buckets are freed too),
+  // which start with what was held back.
+  held_entries_ = held_counts.size();
+  counts_.swap(held_counts);
+  decltype(counts_)().swap(held_counts);
+  processes_.swap(held_processes);
+  rolled_up_.swap(held_rolled_up);
   stats_.clear();
   return taken;
 }

@@ -10,6 +10,13 @@
 // with the same batch, so nothing is lost and nothing counted twice. Only
 // what the aggregator remembers about the store (symbols stored, JIT names
 // stored) waits for Committed().
+//
+// With lookups (lookup_worker.h), nothing here waits on a file: a record
+// that needs a lookup still under way (a JIT map being read, kallsyms being
+// read again after a pc outside every module) waits in a bounded list and
+// is resolved when the lookup ends; an image still being identified
+// (ImageTable::pending) collects counts as any other, and TakeBatch holds
+// them back until it has its identity.
 #ifndef LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 #define LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 
@@ -59,6 +66,16 @@ class Aggregator {
   Aggregator(ImageTable& images, const ProcessTracker& tracker, KernelSymbols* kernel,
              JitMaps* jit = nullptr, KernelSymbolsReloader* reload = nullptr);
 
+  // Re-reads of kallsyms run on `lookups` (null, the default: at once), and
+  // records wait for them and for JIT map reads; sets jit's SetOnRead.
+  void SetLookups(LookupWorker* lookups);
+  // Records waiting for a lookup: at most kMaxWaiting; one more is resolved
+  // at once with what is known (counted in waits_overflowed).
+  static constexpr size_t kMaxWaiting = 65536;
+  size_t waiting_records() const { return waiting_records_; }
+  uint64_t waiting_samples() const { return waiting_samples_; }
+  uint64_t waits_overflowed() const { return waits_overflowed_; }
+
   void Add(const RecordBuffer& buffer);
   // Adds to a statistic stored with the next merge.
   void AddStat(const std::string& name, int64_t delta) { stats_[name] += delta; }
@@ -73,11 +90,21 @@ class Aggregator {
   struct TakenBatch {
     MergeBatch batch;
     StoredMarks marks;
+    // Samples taken before this batch that it does not count (counts of
+    // images being identified, records waiting for a lookup), less those it
+    // counts that an earlier batch did not: the batch's statistics count its
+    // own samples only ("attributed" is corrected here; the caller corrects
+    // the samples it says were taken by this).
+    int64_t held_samples_change = 0;
   };
   // Everything pending, as one batch for ProfileDb::Merge filed in `epoch`;
-  // the pending maps start empty. Names (symbols) a batch taken earlier
-  // stores are repeated until that one is Committed (the store keeps one).
+  // the pending maps start empty, but for the counts of images still being
+  // identified, which stay for a later batch (held_entries). Names
+  // (symbols) a batch taken earlier stores are repeated until that one is
+  // Committed (the store keeps one).
   TakenBatch TakeBatch(int64_t epoch, const std::vector<RealEvent>& events);
+  // Entries the last TakeBatch held back (their image is being identified).
+  size_t held_entries() const { return held_entries_; }
   // A batch TakeBatch made is in the database: its symbols and JIT names
   // need not be stored again.
   void Committed(const StoredMarks& marks);
@@ -102,6 +129,26 @@ class Aggregator {
   const AggregateTotals& totals() const { return totals_; }
 
  private:
+  // How a record ended: counted on an image, counted as unknown, or waiting.
+  enum class Added { kAttributed, kUnknown, kWaiting };
+  // A record that waits for a lookup, with what resolving it needs later.
+  struct Waiting {
+    lcpi_record rec;
+    uint64_t t_first = 0, t_last = 0;
+    std::string comm;  // its process's name when it came: the pid may be reaped since
+  };
+  // Resolves and counts one record; `waited` when it comes back from a
+  // wait (it then resolves with what is known, and waits no more).
+  Added AddRecord(const lcpi_record& rec, uint64_t t_first, uint64_t t_last,
+                  const std::string* waited);
+  // Puts a record on a waiting list; false when the lists are full.
+  bool Wait(std::vector<Waiting>& list, const lcpi_record& rec, uint64_t t_first, uint64_t t_last,
+            const std::string& comm);
+  // Resolves and counts the records of a list that waited.
+  void Resume(std::vector<Waiting> list);
+  // A kernel pc outside everything known, a re-read due: reads kallsyms on
+  // the lookups' thread; the kernel records wait for it.
+  void StartKernelReload();
   int32_t KernelImage(const KernelLocation& r);
   // Adds a sample count to the process rows: pid's own, or its command's
   // rolled-up row once the window has max_processes_ other pids.
@@ -114,6 +161,16 @@ class Aggregator {
   KernelSymbols* kernel_;
   JitMaps* jit_;
   KernelSymbolsReloader* reload_;
+  LookupWorker* lookups_ = nullptr;
+  bool kernel_reloading_ = false;
+  std::vector<Waiting> kernel_waiting_;                             // for the re-read
+  std::unordered_map<uint32_t, std::vector<Waiting>> jit_waiting_;  // by pid, for a map read
+  size_t waiting_records_ = 0;
+  uint64_t waiting_samples_ = 0;
+  uint64_t waits_overflowed_ = 0;
+  size_t held_entries_ = 0;
+  uint64_t held_samples_ = 0;  // in the counts the last TakeBatch held back
+  uint64_t carried_ = 0;       // those and the waiting ones, then
   std::optional<int32_t> kernel_image_;
   std::map<std::string, int32_t, std::less<>> module_images_;
   std::set<int32_t> symbols_stored_;  // kernel and vDSO images whose symbols are in the database

@@ -14,18 +14,21 @@
 
 namespace lcpi {
 
+int32_t ImageTable::Add(ImageEntry entry) {
+  if (free_.empty()) {
+    images_.push_back(std::move(entry));
+    return static_cast<int32_t>(images_.size() - 1);
+  }
+  int32_t index = free_.back();
+  free_.pop_back();
+  images_[index] = std::move(entry);
+  return index;
+}
+
 int32_t ImageTable::Intern(const std::string& identity, const std::string& path, ImageKind kind) {
   auto it = by_identity_.find(identity);
   if (it != by_identity_.end()) return it->second;
-  int32_t index;
-  if (free_.empty()) {
-    index = static_cast<int32_t>(images_.size());
-    images_.push_back({identity, path, kind});
-  } else {
-    index = free_.back();
-    free_.pop_back();
-    images_[index] = {identity, path, kind};
-  }
+  int32_t index = Add({identity, path, kind});
   by_identity_.emplace(identity, index);
   return index;
 }
@@ -33,7 +36,7 @@ int32_t ImageTable::Intern(const std::string& identity, const std::string& path,
 size_t ImageTable::Forget(const std::vector<bool>& in_use) {
   auto forgettable = [&](int32_t i) {
     const ImageEntry& e = images_[i];
-    if (e.identity.empty()) return false;  // already forgotten
+    if (e.identity.empty() || e.pending) return false;  // already forgotten; being identified
     if (static_cast<size_t>(i) < in_use.size() && in_use[i]) return false;
     if (e.kind == ImageKind::kUnknown) return true;
     return e.kind == ImageKind::kUser && !e.identity.starts_with("vdso:");
@@ -41,7 +44,9 @@ size_t ImageTable::Forget(const std::vector<bool>& in_use) {
   size_t gone = 0;
   for (int32_t i = 0; i < static_cast<int32_t>(images_.size()); ++i) {
     if (!forgettable(i)) continue;
-    by_identity_.erase(images_[i].identity);
+    // Two entries may share an identity: the table's index is the first's.
+    auto it = by_identity_.find(images_[i].identity);
+    if (it != by_identity_.end() && it->second == i) by_identity_.erase(it);
     images_[i] = ImageEntry{};
     free_.push_back(i);
     gone++;
@@ -53,6 +58,43 @@ size_t ImageTable::Forget(const std::vector<bool>& in_use) {
   return gone;
 }
 
+Expected<ImageTable::Identified> ImageTable::Identify(const FileMapping& m) {
+  Expected<MappedFile> file = OpenMappedFile(m);
+  if (!file) return file.error();
+  Identified found;
+  found.fd.reset(file->fd);
+  Expected<ImageIdentity> id = IdentifyElfFd(file->fd, file->size, file->via);
+  if (!id) return id.error();
+  found.id = std::move(*id);
+  return found;
+}
+
+void ImageTable::Settle(int32_t index, const FileMapping& m, Expected<Identified> found) {
+  ImageEntry& e = images_[index];
+  if (e.pending) pending_--;
+  e.pending = false;
+  if (!found) {
+    // Its samples keep their offsets, under an image that says the file
+    // was not read (the tools then never open the host's file at that path).
+    if (warned_.insert({m.dev, m.ino, m.path}).second) {
+      spdlog::warn("cannot identify {} (pid {}): {}; its samples are filed as unreadable",
+                   Printable(m.path), m.pid, Printable(found.error().message()));
+    }
+    char devino[48];
+    std::snprintf(devino, sizeof devino, "%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
+    e = {"unreadable:" + std::string(devino) + m.path, "[unreadable " + m.path + "]",
+         ImageKind::kUnknown};
+  } else {
+    e = {found->id.identity, m.path, ImageKind::kUser};
+  }
+  // The first entry of an identity is the one Intern finds; a later one with
+  // the same (another path to the same content) keeps its index, and batches
+  // file both under the one identity.
+  by_identity_.emplace(e.identity, index);
+  // The file is open and checked: the cache copies from this descriptor.
+  if (found && cache_) cache_->Offer(e.identity, m, found->fd.release());
+}
+
 int32_t ImageTable::ForFile(const FileMapping& m) {
   if (!m.build_id.empty()) {
     // Named by the kernel: the file is opened only for the cache, on its
@@ -62,36 +104,17 @@ int32_t ImageTable::ForFile(const FileMapping& m) {
     if (cache_) cache_->Offer(images_[index].identity, m);
     return index;
   }
-  auto key = std::make_tuple(m.dev, m.ino, m.path);
+  FileKey key{m.dev, m.ino, m.path};
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
-  Expected<ImageIdentity> id = Error(Errc::kNotFound, "");
-  Expected<MappedFile> file = OpenMappedFile(m);
-  if (file) {
-    id = IdentifyElfFd(file->fd, file->size, file->via);
-  } else {
-    id = file.error();
-  }
-  if (!id) {
-    if (file) close(file->fd);
-    // Its samples keep their offsets, under an image that says the file
-    // was not read (the tools then never open the host's file at that path).
-    if (warned_.insert(key).second) {
-      spdlog::warn("cannot identify {} (pid {}): {}; its samples are filed as unreadable",
-                   Printable(m.path), m.pid, Printable(id.error().message()));
-    }
-    char devino[48];
-    std::snprintf(devino, sizeof devino, "%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
-    return Intern("unreadable:" + std::string(devino) + m.path, "[unreadable " + m.path + "]",
-                  ImageKind::kUnknown);
-  }
-  int32_t index = Intern(id->identity, m.path, ImageKind::kUser);
-  by_file_.emplace(key, index);
-  // The file is open and checked: the cache copies from this descriptor.
-  if (cache_)
-    cache_->Offer(id->identity, m, file->fd);
-  else
-    close(file->fd);
+  char name[64];
+  std::snprintf(name, sizeof name, "pending:%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
+  const int32_t index = Add({name + m.path, m.path, ImageKind::kUser, lookups_ != nullptr});
+  by_file_.emplace(std::move(key), index);
+  if (lookups_) pending_++;
+  RunLookup<Identified>(
+      lookups_, [m] { return Identify(m); },
+      [this, index, m](Expected<Identified> found) { Settle(index, m, std::move(found)); });
   return index;
 }
 

@@ -19,13 +19,19 @@
 #include "libprofile/attribute/image_cache_writer.h"
 #include "libprofile/attribute/mapped_file.h"
 #include "libprofile/base/image_kind.h"
+#include "libprofile/base/lookup_worker.h"
+#include "libprofile/base/unique_fd.h"
+#include "libprofile/image/image_id.h"
 
 namespace lcpi {
 
 struct ImageEntry {
-  std::string identity;  // unique: "build-id:..", "content-hash:..", "kernel:..", "unknown:comm"
-  std::string path;      // where it was first seen
+  // "build-id:..", "content-hash:..", "kernel:..", "unknown:comm"; two
+  // entries may share one (two files found to have the same content)
+  std::string identity;
+  std::string path;  // where it was first seen
   ImageKind kind = ImageKind::kUser;
+  bool pending = false;  // identity not known yet: a lookup is identifying the file
 };
 
 class ImageTable {
@@ -37,15 +43,26 @@ class ImageTable {
   // file's identity: it gets an "[unreadable PATH]" image of its own (per
   // device, inode and path), and a log line says why.
   // Each user image new to the table is offered to the cache, if set.
+  //
+  // With lookups set, opening and identifying the file (which may block on
+  // a FIFO, a hung mount or a 2 GB file) runs there, and ForFile returns at
+  // once an image that is pending() until the lookup's result comes back
+  // (LookupWorker::RunCompletions): samples are counted under it meanwhile,
+  // and a batch holds its counts back until it has its identity. A lookup
+  // that does not end (abandoned) files the image as unreadable, saying why.
   int32_t ForFile(const FileMapping& m);
   void SetCache(ImageCacheWriter* cache) { cache_ = cache; }
+  void SetLookups(LookupWorker* lookups) { lookups_ = lookups; }
+  bool pending(int32_t index) const { return images_[index].pending; }
+  size_t pending_count() const { return pending_; }
   // The kernel's vDSO, mapped into every process ("[vdso]"); one per kernel release.
   int32_t Vdso();
   // The explicit unknown image of a process name (anonymous, JIT, unmapped).
   int32_t Unknown(const std::string& comm);
   int32_t Intern(const std::string& identity, const std::string& path, ImageKind kind);
 
-  // Forgets the file and unknown images nothing refers to any more
+  // Forgets the file and unknown images nothing refers to any more, and
+  // none being identified
   // (in_use[index] false or past its end: the caller knows that no address
   // space maps them and no pending count names them), so that the table does
   // not grow for months with every binary a host ever ran. Their indices go
@@ -59,14 +76,33 @@ class ImageTable {
   const std::vector<ImageEntry>& all() const { return images_; }  // forgotten: identity ""
 
  private:
+  using FileKey = std::tuple<uint64_t, uint64_t, std::string>;  // device, inode, path
+  // An identified mapped file: its identity, and the file, still open,
+  // for the cache to copy.
+  struct Identified {
+    ImageIdentity id;
+    UniqueFd fd;
+  };
+  // Opens the file as its process sees it and identifies it (may block).
+  static Expected<Identified> Identify(const FileMapping& m);
+  // A new entry in a free slot or at the end.
+  int32_t Add(ImageEntry entry);
+  // Gives entry `index` (pending, or new) the identity found, or files it
+  // as unreadable, saying why; offers an identified file to the cache.
+  void Settle(int32_t index, const FileMapping& m, Expected<Identified> found);
+
   std::vector<ImageEntry> images_;
   std::unordered_map<std::string, int32_t> by_identity_;
-  // Identified files. One that failed is not kept here: a later mapping (a
-  // live process, a readable root) may succeed; its log line is said once.
-  std::map<std::tuple<uint64_t, uint64_t, std::string>, int32_t> by_file_;
-  std::set<std::tuple<uint64_t, uint64_t, std::string>> warned_;
+  // Files identified, being identified, or found unreadable: each is
+  // looked up once while the table knows it. An unreadable one is tried
+  // again once it has been forgotten (after a merge that found nothing
+  // mapping it): a later process may have a readable view of it.
+  std::map<FileKey, int32_t> by_file_;
+  std::set<FileKey> warned_;   // said once per file while it is known
   std::vector<int32_t> free_;  // forgotten indices, for reuse
+  size_t pending_ = 0;
   ImageCacheWriter* cache_ = nullptr;
+  LookupWorker* lookups_ = nullptr;
 };
 
 }  // namespace lcpi

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -52,43 +54,102 @@ void JitMaps::Close(Process& p) {
   open_roots_--;
 }
 
-JitMaps::Process* JitMaps::Open(uint32_t pid) {
-  if (open_roots_ >= kMaxLiveProcesses) {
-    stats_.refused++;
-    return nullptr;
-  }
-  std::string base = proc_ + "/" + std::to_string(pid);
+Expected<JitMaps::ProcessRoot> JitMaps::OpenRoot(const std::string& proc, uint32_t pid) {
+  std::string base = proc + "/" + std::to_string(pid);
   struct stat st;
-  if (stat(base.c_str(), &st) != 0) return nullptr;  // gone already
-  std::string start = StartTicks(base + "/stat");
+  if (stat(base.c_str(), &st) != 0) return ErrnoError(base, errno);  // gone already
+  ProcessRoot r;
+  r.uid = st.st_uid;
+  r.start_ticks = StartTicks(base + "/stat");
   // O_PATH: nothing is opened for reading, and a descriptor of a directory
   // keeps its mount usable after the process and its namespace are gone.
-  int fd = open((base + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || start.empty()) {
-    if (fd >= 0) close(fd);
-    return nullptr;
+  r.root.reset(open((base + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (r.root.get() < 0) return ErrnoError(base + "/root", errno);
+  if (r.start_ticks.empty()) return Error(Errc::kNotFound, base + "/stat: no start time");
+  return r;
+}
+
+void JitMaps::StartOpen(uint32_t pid, bool then_read, uint64_t now) {
+  auto [it, fresh] = opening_.try_emplace(pid);
+  if (then_read && !it->second.then_read) {
+    it->second.then_read = true;
+    it->second.asked_at = now;
+  }
+  if (!fresh) return;  // under way: it reads as well, if asked to now
+  if (open_roots_ + opening_.size() > kMaxLiveProcesses) {
+    stats_.refused++;
+    FinishOpen(pid, Error(Errc::kFull, "too many processes watched"));
+    return;
+  }
+  RunLookup<ProcessRoot>(
+      lookups_, [proc = proc_, pid] { return OpenRoot(proc, pid); },
+      [this, pid](Expected<ProcessRoot> root) { FinishOpen(pid, std::move(root)); });
+}
+
+void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
+  Opening o = opening_.at(pid);
+  opening_.erase(pid);
+  if (!root) {
+    // A process that was running before lcpid, or one gone before it was
+    // watched: tried again no more often than a map is re-read.
+    if (o.then_read) failed_[pid] = o.asked_at;
+    if (o.then_read && on_read_) on_read_(pid);
+    return;
   }
   Process& p = processes_.emplace_back();
   p.pid = pid;
-  p.uid = st.st_uid;
-  p.root_fd = fd;
+  p.uid = root->uid;
+  p.root_fd = root->root.release();
   open_roots_++;
-  p.identity = "jit:" + boot_id_ + ":" + std::to_string(pid) + ":" + start;
+  p.identity = "jit:" + boot_id_ + ":" + std::to_string(pid) + ":" + root->start_ticks;
   by_pid_[pid] = &p;
+  failed_.erase(pid);
   stats_.processes++;
-  return &p;
+  if (o.exited) {
+    Exited(p, o.exit_time);  // reads a last time
+  } else if (o.then_read) {
+    p.last_read = o.asked_at;
+    StartRead(p, false);
+  }
+  // Told even when a read started: its own end tells again.
+  if (o.then_read && !p.reading && on_read_) on_read_(pid);
 }
 
 void JitMaps::Watch(uint32_t pid) {
   auto it = by_pid_.find(pid);
   if (it != by_pid_.end() && !it->second->exited) return;
-  Open(pid);
+  StartOpen(pid, false, 0);
 }
 
-void JitMaps::Read(Process& p) {
+void JitMaps::StartRead(Process& p, bool last) {
   if (p.root_fd < 0) return;
+  if (p.reading) {
+    p.final_read_wanted |= last;
+    return;
+  }
   p.read = true;
-  Expected<PerfMapParse> parsed = ReadPerfMap(p.root_fd, p.pid, p.uid, limits_);
+  p.reading = true;
+  UniqueFd root;
+  if (last) {
+    root.reset(p.root_fd);  // the read closes it
+    p.root_fd = -1;
+    open_roots_--;
+  } else {
+    root.reset(fcntl(p.root_fd, F_DUPFD_CLOEXEC, 0));
+  }
+  auto shared_root = std::make_shared<UniqueFd>(std::move(root));
+  Process* process = &p;  // a list node, kept while it reads (Reap)
+  RunLookup<PerfMapParse>(
+      lookups_,
+      [shared_root, pid = p.pid, uid = p.uid, limits = limits_]() -> Expected<PerfMapParse> {
+        if (shared_root->get() < 0) return ErrnoError("dup of a process's root", EMFILE);
+        return ReadPerfMap(shared_root->get(), pid, uid, limits);
+      },
+      [this, process](Expected<PerfMapParse> parsed) { FinishRead(*process, std::move(parsed)); });
+}
+
+void JitMaps::FinishRead(Process& p, Expected<PerfMapParse> parsed) {
+  p.reading = false;
   if (!parsed) {
     if (parsed.error().code() == Errc::kNotFound) {
       stats_.missing++;
@@ -98,23 +159,28 @@ void JitMaps::Read(Process& p) {
         spdlog::warn("JIT map of pid {}: {}", p.pid, Printable(parsed.error().message()));
       p.warned = true;
     }
-    return;
-  }
-  stats_.reads++;
-  stats_.bad_lines += parsed->bad_lines;
-  stats_.truncated += parsed->truncated;
-  for (PerfMapSymbol& s : parsed->symbols) {
-    // The file only grows: what an earlier read took is skipped.
-    if (p.seen.count({s.start, s.size, std::string_view(s.name)})) continue;
-    if (p.symbols.size() >= limits_.max_lines) {
-      stats_.truncated++;
-      break;
+  } else {
+    stats_.reads++;
+    stats_.bad_lines += parsed->bad_lines;
+    stats_.truncated += parsed->truncated;
+    for (PerfMapSymbol& s : parsed->symbols) {
+      // The file only grows: what an earlier read took is skipped.
+      if (p.seen.count({s.start, s.size, std::string_view(s.name)})) continue;
+      if (p.symbols.size() >= limits_.max_lines) {
+        stats_.truncated++;
+        break;
+      }
+      const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
+      p.seen.emplace(kept.start, kept.size, std::string_view(kept.name));
+      p.by_start[kept.start] = &kept;  // a later line for the same code wins
+      stats_.symbols++;
     }
-    const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
-    p.seen.emplace(kept.start, kept.size, std::string_view(kept.name));
-    p.by_start[kept.start] = &kept;  // a later line for the same code wins
-    stats_.symbols++;
   }
+  if (p.final_read_wanted) {
+    p.final_read_wanted = false;
+    StartRead(p, true);
+  }
+  if (!p.reading && on_read_) on_read_(p.pid);
 }
 
 const PerfMapSymbol* JitMaps::Find(const Process& p, uint64_t pc) {
@@ -124,28 +190,33 @@ const PerfMapSymbol* JitMaps::Find(const Process& p, uint64_t pc) {
   return pc - s->start < s->size ? s : nullptr;
 }
 
+bool JitMaps::Reading(uint32_t pid) const {
+  if (opening_.count(pid)) return true;
+  auto it = by_pid_.find(pid);
+  return it != by_pid_.end() && it->second->reading;
+}
+
 std::optional<JitLocation> JitMaps::Resolve(uint32_t pid, const std::string& comm, uint64_t pc,
                                             uint64_t now) {
   auto it = by_pid_.find(pid);
   Process* p = it != by_pid_.end() ? it->second : nullptr;
   if (!p) {
-    // A process that was running before lcpid, or one gone before it was
-    // watched: tried again no more often than a map is re-read.
-    auto failed = failed_.find(pid);
-    // (A buffer of another CPU may be a little older: not a reason to retry.)
-    if (failed != failed_.end() && (now < failed->second || now - failed->second < kRereadNs))
-      return std::nullopt;
-    p = Open(pid);
-    if (!p) {
-      failed_[pid] = now;
-      return std::nullopt;
+    if (!opening_.count(pid)) {
+      auto failed = failed_.find(pid);
+      // (A buffer of another CPU may be a little older: not a reason to retry.)
+      if (failed != failed_.end() && (now < failed->second || now - failed->second < kRereadNs))
+        return std::nullopt;
     }
-    failed_.erase(pid);
+    StartOpen(pid, true, now);  // reads once open; at once without lookups
+    it = by_pid_.find(pid);
+    if (it == by_pid_.end()) return std::nullopt;
+    p = it->second;
   }
   const PerfMapSymbol* s = Find(*p, pc);
-  if (!s && !p->exited && (!p->read || (now >= p->last_read && now - p->last_read >= kRereadNs))) {
-    Read(*p);
+  if (!s && !p->exited && !p->reading &&
+      (!p->read || (now >= p->last_read && now - p->last_read >= kRereadNs))) {
     p->last_read = now;
+    StartRead(*p, false);
     s = Find(*p, pc);
   }
   if (!s) return std::nullopt;
@@ -158,14 +229,23 @@ std::optional<JitLocation> JitMaps::Resolve(uint32_t pid, const std::string& com
   return JitLocation{p->image, pc};
 }
 
-void JitMaps::OnExit(uint32_t pid, uint64_t time) {
-  auto it = by_pid_.find(pid);
-  if (it == by_pid_.end() || it->second->exited) return;
-  Process& p = *it->second;
-  Read(p);  // what it wrote since the last read, through the root it had
-  Close(p);
+void JitMaps::Exited(Process& p, uint64_t time) {
   p.exited = true;
   p.exit_time = time;
+  // What it wrote since the last read, through the root it had: the read
+  // takes the root and closes it (after a read under way, the next one).
+  StartRead(p, true);
+}
+
+void JitMaps::OnExit(uint32_t pid, uint64_t time) {
+  if (auto o = opening_.find(pid); o != opening_.end()) {
+    o->second.exited = true;  // FinishOpen reads a last time
+    o->second.exit_time = time;
+    return;
+  }
+  auto it = by_pid_.find(pid);
+  if (it == by_pid_.end() || it->second->exited) return;
+  Exited(*it->second, time);
 }
 
 std::vector<const PerfMapSymbol*> JitMaps::Unstored(int32_t image,
@@ -195,7 +275,7 @@ void JitMaps::Reap(uint64_t time) {
     // Called once the counts resolved before `time` have committed: the
     // names they needed are stored, and no later sample can name this
     // process.
-    if (!p.exited || p.exit_time >= time) {
+    if (!p.exited || p.exit_time >= time || p.reading || p.final_read_wanted) {
       ++it;
       continue;
     }

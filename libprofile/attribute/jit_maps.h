@@ -17,11 +17,17 @@
 // root taken while it lived (after exit, /proc/PID/root cannot be opened).
 // The names are kept until the store has them: the tools cannot read the
 // map once the process is gone.
+//
+// Opening a process's root and reading its map may block (a map on a hung
+// mount, a 64 MB file): with lookups set they run there, and Reading(pid)
+// says that an answer is on its way, so the caller can hold the samples
+// that missed until it comes (SetOnRead); without, they run at once.
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_JIT_MAPS_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_JIT_MAPS_H
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <optional>
@@ -36,6 +42,8 @@
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/perf_map.h"
 #include "libprofile/attribute/process_tracker.h"
+#include "libprofile/base/lookup_worker.h"
+#include "libprofile/base/unique_fd.h"
 
 namespace lcpi {
 
@@ -68,16 +76,25 @@ class JitMaps {
   JitMaps(const JitMaps&) = delete;
   JitMaps& operator=(const JitMaps&) = delete;
 
+  // Blocking work runs on `lookups` (null: at once, on the caller's thread).
+  void SetLookups(LookupWorker* lookups) { lookups_ = lookups; }
+  // Called when a read that Resolve asked for has ended, read or not: the
+  // samples of pid that waited for it can be resolved again.
+  void SetOnRead(std::function<void(uint32_t pid)> on_read) { on_read_ = std::move(on_read); }
+
   // pid mapped anonymous executable memory: hold its root, so that its map
   // can still be read at its exit.
   void Watch(uint32_t pid);
 
   // The JIT image and offset of a pc of pid in anonymous memory, or nullopt
-  // when no map names it. On a miss the map is read again (rate-limited by
-  // `now`, the perf-clock time of the sample's buffer). comm names the
-  // image the first time.
+  // when no map names it (yet: see Reading). On a miss the map is read
+  // again (rate-limited by `now`, the perf-clock time of the sample's
+  // buffer). comm names the image the first time.
   std::optional<JitLocation> Resolve(uint32_t pid, const std::string& comm, uint64_t pc,
                                      uint64_t now);
+  // A read of pid's map (or the opening of its root, to read it) is under
+  // way: a pc Resolve missed may be named once it ends (SetOnRead).
+  bool Reading(uint32_t pid) const;
 
   // pid exited at `time`: its map is read a last time and its root released.
   void OnExit(uint32_t pid, uint64_t time);
@@ -99,14 +116,29 @@ class JitMaps {
   size_t watched() const { return open_roots_; }
 
  private:
+  // What opening a process yields: its user, root and identity.
+  struct ProcessRoot {
+    uint32_t uid = 0;
+    UniqueFd root;
+    std::string start_ticks;
+  };
+  // A process whose root is being opened.
+  struct Opening {
+    bool then_read = false;  // Resolve asked: read the map once open
+    uint64_t asked_at = 0;   // perf clock of that request
+    bool exited = false;     // its exit record came meanwhile
+    uint64_t exit_time = 0;
+  };
   struct Process {
     uint32_t pid = 0;
     uint32_t uid = 0;
     int root_fd = -1;  // /proc/PID/root, while it lives
     std::string identity;
     int32_t image = kNoImage;
-    bool read = false;    // read at least once
-    bool warned = false;  // a read error was logged
+    bool read = false;               // read at least once
+    bool reading = false;            // a read is under way
+    bool final_read_wanted = false;  // exited during a read: read once more after it
+    bool warned = false;             // a read error was logged
     uint64_t last_read = 0;
     bool exited = false;
     uint64_t exit_time = 0;
@@ -116,19 +148,29 @@ class JitMaps {
     std::set<std::tuple<uint64_t, uint64_t, std::string_view>> seen;
   };
 
-  Process* Open(uint32_t pid);
-  void Read(Process& p);
+  static Expected<ProcessRoot> OpenRoot(const std::string& proc, uint32_t pid);
+  // Opens pid's root (a lookup); FinishOpen takes the result.
+  void StartOpen(uint32_t pid, bool then_read, uint64_t now);
+  void FinishOpen(uint32_t pid, Expected<ProcessRoot> root);
+  // Reads p's map (a lookup); `last`: at its exit, through the root it held,
+  // which the read takes and closes. FinishRead takes the result.
+  void StartRead(Process& p, bool last);
+  void FinishRead(Process& p, Expected<PerfMapParse> parsed);
   static const PerfMapSymbol* Find(const Process& p, uint64_t pc);
   void Close(Process& p);
+  void Exited(Process& p, uint64_t time);
 
   ImageTable& images_;
   std::string proc_;
   PerfMapLimits limits_;
   std::string boot_id_;
+  LookupWorker* lookups_ = nullptr;
+  std::function<void(uint32_t)> on_read_;
   std::list<Process> processes_;
   std::unordered_map<uint32_t, Process*> by_pid_;  // the newest process of each pid
+  std::unordered_map<uint32_t, Opening> opening_;
   std::map<int32_t, Process*> by_image_;
-  std::unordered_map<uint32_t, uint64_t> failed_;  // pid -> when Open last failed
+  std::unordered_map<uint32_t, uint64_t> failed_;  // pid -> when opening it last failed
   size_t open_roots_ = 0;
   JitStats stats_;
 };

@@ -16,18 +16,6 @@
 
 namespace lcpi {
 
-// One side-band record as parsed: what the kernel said, nothing looked up.
-struct Sideband::Event {
-  uint32_t type;
-  bool exec = false;
-  uint32_t pid = 0;
-  uint32_t ppid = 0;
-  uint64_t time = 0;
-  std::string text;  // comm, or the mapped file's path
-  Mapping map;       // MMAP2: the range; its image is named by Apply
-  FileMapping file;  // MMAP2: what the kernel said about the file
-};
-
 namespace {
 
 constexpr int kRingPageOrder = 8;     // 1 MB per CPU: a storm of execs is bursty
@@ -73,7 +61,7 @@ std::vector<int> Sideband::fds() const {
   return fds;
 }
 
-bool Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, Event* out,
+bool Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, SidebandEvent* out,
                      uint64_t* lost) {
   size_t len = hdr.size - sizeof(hdr);
   if (hdr.type == PERF_RECORD_LOST) {
@@ -85,7 +73,7 @@ bool Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, Event* o
     return false;
   }
   if (len < kSampleIdSize) return false;
-  Event& e = *out;
+  SidebandEvent& e = *out;
   e.type = hdr.type;
   std::memcpy(&e.time, body + len - 8, 8);
   size_t fixed = len - kSampleIdSize;  // bytes before the sample_id trailer
@@ -152,7 +140,7 @@ bool Sideband::Parse(const perf_event_header& hdr, const uint8_t* body, Event* o
   return true;
 }
 
-void Sideband::Apply(Event& e) {
+void Sideband::ApplyOne(SidebandEvent& e) {
   switch (e.type) {
     case PERF_RECORD_MMAP2: {
       const std::string& path = e.text;
@@ -176,21 +164,31 @@ void Sideband::Apply(Event& e) {
       if (jit_) jit_->OnExit(e.pid, e.time);
       break;
   }
-  newest_ = std::max(newest_, e.time);
+}
+
+void Sideband::Read(std::vector<SidebandEvent>& out) {
+  for (auto& r : rings_) {
+    r->Read([&](const perf_event_header& h, const uint8_t* b) {
+      SidebandEvent e;
+      if (Parse(h, b, &e, &lost_)) {
+        read_newest_ = std::max(read_newest_, e.time);
+        out.push_back(std::move(e));
+      }
+    });
+  }
+}
+
+void Sideband::Apply(std::vector<SidebandEvent>& events) {
+  std::stable_sort(events.begin(), events.end(),
+                   [](const SidebandEvent& a, const SidebandEvent& b) { return a.time < b.time; });
+  for (SidebandEvent& e : events) ApplyOne(e);
+  records_ += events.size();
 }
 
 size_t Sideband::Drain() {
-  std::vector<Event> events;
-  for (auto& r : rings_) {
-    r->Read([&](const perf_event_header& h, const uint8_t* b) {
-      Event e;
-      if (Parse(h, b, &e, &lost_)) events.push_back(std::move(e));
-    });
-  }
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) { return a.time < b.time; });
-  for (Event& e : events) Apply(e);
-  records_ += events.size();
+  std::vector<SidebandEvent> events;
+  Read(events);
+  Apply(events);
   return events.size();
 }
 
@@ -246,10 +244,10 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& 
   return n;
 }
 
-uint64_t Sideband::bad_records() const {
-  uint64_t n = 0;
-  for (const auto& ring : rings_) n += ring->bad_records();
-  return n;
+SidebandReadStats Sideband::read_stats() const {
+  SidebandReadStats st{lost_, 0, read_newest_};
+  for (const auto& ring : rings_) st.bad_records += ring->bad_records();
+  return st;
 }
 
 }  // namespace lcpi

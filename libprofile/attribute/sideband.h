@@ -6,7 +6,9 @@
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_SIDEBAND_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_SIDEBAND_H
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
@@ -16,6 +18,25 @@
 #include "libprofile/collect/perf_ring.h"
 
 namespace lcpi {
+
+// One side-band record as decoded: what the kernel said, nothing looked up.
+struct SidebandEvent {
+  uint32_t type = 0;
+  bool exec = false;
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint64_t time = 0;
+  std::string text;  // comm, or the mapped file's path
+  Mapping map;       // MMAP2: the range; its image is named by Apply
+  FileMapping file;  // MMAP2: what the kernel said about the file
+};
+
+// The side-band's own counts, kept by the thread that reads its rings.
+struct SidebandReadStats {
+  uint64_t lost = 0;         // records the kernel dropped
+  uint64_t bad_records = 0;  // of impossible size: the rest of that read skipped
+  uint64_t newest = 0;       // perf-clock time of the newest record read
+};
 
 class Sideband {
  public:
@@ -27,33 +48,41 @@ class Sideband {
 
   // Opens the dummy event on every online CPU.
   Expected<void> Start();
-  // Reads every ring and applies the records to the tracker in time order.
-  // Returns the number of records applied.
+  // Reads every ring and decodes its records into `out`, reading no file
+  // (lcpid's drain thread). Only one thread may call Read.
+  void Read(std::vector<SidebandEvent>& out);
+  // Applies decoded events to the tracker in time order (sorting them);
+  // file mappings are named here (ImageTable::ForFile). Only one thread may
+  // call Apply.
+  void Apply(std::vector<SidebandEvent>& events);
+  // Read, then Apply. Returns the number of records applied.
   size_t Drain();
   std::vector<int> fds() const;
 
-  uint64_t lost() const { return lost_; }      // side-band records the kernel dropped
-  uint64_t bad_records() const;                // of impossible size: the rest of that read skipped
-  uint64_t newest() const { return newest_; }  // perf-clock time of the newest record
-  uint64_t records() const { return records_; }
+  // Of the reads so far; for the thread that reads, or once it is stopped.
+  SidebandReadStats read_stats() const;
+  uint64_t lost() const { return read_stats().lost; }
+  uint64_t bad_records() const { return read_stats().bad_records; }
+  uint64_t newest() const { return read_stats().newest; }
+  uint64_t records() const { return records_; }  // applied
 
  private:
-  struct Event;
   // Decodes one record into *out (false for records that change nothing,
   // such as a thread's fork); a LOST record adds to *lost. Only decodes:
   // static, so it cannot reach the image table and read a file.
-  static bool Parse(const perf_event_header& hdr, const uint8_t* body, Event* out, uint64_t* lost);
+  static bool Parse(const perf_event_header& hdr, const uint8_t* body, SidebandEvent* out,
+                    uint64_t* lost);
   // Applies an event to the tracker; a file mapping's image is named here
-  // (ImageTable::ForFile, which may read the file).
-  void Apply(Event& e);
+  // (ImageTable::ForFile, which hands reading the file to its lookups).
+  void ApplyOne(SidebandEvent& e);
 
   ProcessTracker& tracker_;
   ImageTable& images_;
   JitMaps* jit_ = nullptr;
   std::vector<std::unique_ptr<PerfRing>> rings_;
-  uint64_t lost_ = 0;
-  uint64_t newest_ = 0;
-  uint64_t records_ = 0;
+  uint64_t lost_ = 0;         // the reading thread's
+  uint64_t read_newest_ = 0;  // the reading thread's
+  uint64_t records_ = 0;      // the applying thread's
 };
 
 // Adds every running process's executable mappings (from /proc/PID/maps)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
@@ -270,6 +271,11 @@ Expected<void> KmodSource::Flush(const BufferSink& sink) {
 SourceStats KmodSource::Stats() const {
   SourceStats out = ModuleStats() - baseline_;
   out.buffers = buffers_;  // counted here, not by the module
+  // The module counts each sample as it is taken: its counts are as of now.
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  out.as_of_ns =
+      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
   return out;
 }
 

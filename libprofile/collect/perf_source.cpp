@@ -5,6 +5,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <cerrno>
@@ -255,6 +256,7 @@ SourceStats PerfSource::Stats() const {
   s.lost = lost_;
   s.throttled = throttled_;
   s.buffers = buffers_;
+  for (const Cpu& c : cpus_) s.as_of_ns = std::max(s.as_of_ns, c.last_time);  // the newest read
   return s;
 }
 

@@ -49,6 +49,10 @@ struct SourceStats {
   // means the PMU multiplexed it: its samples undercount by running/enabled.
   uint64_t time_enabled[LCPI_MAX_EVENTS] = {};
   uint64_t time_running[LCPI_MAX_EVENTS] = {};
+  // The time (ns, monotonic; perf's clock for the perf source) up to which
+  // the sample counts above go: samples are counted when read, which can
+  // lag their taking, so a rate is a difference of counts over one of these.
+  uint64_t as_of_ns = 0;
 };
 
 // Sums (per-CPU totals) and differences (deltas since a baseline), field by field.

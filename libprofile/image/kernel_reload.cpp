@@ -9,7 +9,7 @@ KernelSymbolsReloader::KernelSymbolsReloader(std::string kallsyms_path, std::str
       modules_path_(std::move(modules_path)),
       interval_ns_(interval_ns) {}
 
-bool KernelSymbolsReloader::OnUnresolved(KernelSymbols& symbols, uint64_t now) {
+bool KernelSymbolsReloader::Due(uint64_t now) {
   // A clock that went backwards (buffers from CPUs read out of order) is
   // not a reason to read again.
   if (read_once_ && (now < last_read_ || now - last_read_ < interval_ns_)) {
@@ -18,7 +18,10 @@ bool KernelSymbolsReloader::OnUnresolved(KernelSymbols& symbols, uint64_t now) {
   }
   read_once_ = true;
   last_read_ = now;
-  Expected<KernelSymbols> fresh = KernelSymbols::Load(kallsyms_path_, modules_path_);
+  return true;
+}
+
+bool KernelSymbolsReloader::Finish(Expected<KernelSymbols> fresh, KernelSymbols& symbols) {
   if (!fresh) {
     failures_++;
     last_error_ = fresh.error().message();
@@ -27,6 +30,11 @@ bool KernelSymbolsReloader::OnUnresolved(KernelSymbols& symbols, uint64_t now) {
   symbols = std::move(*fresh);
   reloads_++;
   return true;
+}
+
+bool KernelSymbolsReloader::OnUnresolved(KernelSymbols& symbols, uint64_t now) {
+  if (!Due(now)) return false;
+  return Finish(KernelSymbols::Load(kallsyms_path_, modules_path_), symbols);
 }
 
 }  // namespace lcpi

@@ -27,8 +27,17 @@ class KernelSymbolsReloader {
   // reads the files again if the last read is at least an interval old (the
   // first time, at once) and replaces `symbols` when the read succeeds.
   // True when `symbols` was replaced: locate the pc again. A failed read
-  // leaves `symbols` as it was.
+  // leaves `symbols` as it was. (Due, a read, then Finish.)
   bool OnUnresolved(KernelSymbols& symbols, uint64_t now);
+
+  // The same in two steps, for a read made elsewhere (lcpid reads on a
+  // thread of its own, lookup_worker.h): whether a read is due at `now`
+  // (counted as started when it is), and its result, which replaces
+  // `symbols` when it succeeded (true).
+  bool Due(uint64_t now);
+  bool Finish(Expected<KernelSymbols> fresh, KernelSymbols& symbols);
+  const std::string& kallsyms_path() const { return kallsyms_path_; }
+  const std::string& modules_path() const { return modules_path_; }
 
   uint64_t reloads() const { return reloads_; }    // successful reads
   uint64_t failures() const { return failures_; }  // reads that failed: last_error() says why

@@ -5,6 +5,7 @@
 #include "libprofile/aggregate/aggregator.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 
 #include "test_files.h"
@@ -134,6 +135,40 @@ TEST_CASE("a module loaded after start is named once kallsyms is read again") {
   REQUIRE(db);
   REQUIRE((*db)->CurrentEpoch());
   CHECK((*db)->Merge(batch));
+}
+
+TEST_CASE("with lookups, kernel records wait for kallsyms read on their thread") {
+  TempDir dir;
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule\n");
+  auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "modules");
+  REQUIRE(kernel);
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule\n"
+            "ffffffffc0ffe000 t late_spin\t[late]\n");
+  WriteFile(dir / "modules", "late 16384 0 - Live 0xffffffffc0ffe000\n");
+  lcpi::KernelSymbolsReloader reload(dir / "kallsyms", dir / "modules");
+  ImageTable images;
+  ProcessTracker tracker;
+  tracker.OnComm(42, "app", true, 0);
+  Aggregator agg(images, tracker, &*kernel, nullptr, &reload);
+  lcpi::LookupWorker lookups;  // after what its results touch: stopped first
+  agg.SetLookups(&lookups);
+  agg.Add(KernelRecords());
+  // Not read here: the pc outside every module waits for the re-read.
+  CHECK(agg.waiting_samples() == 3);
+  CHECK(agg.totals().samples == 3);
+  REQUIRE(lookups.WaitIdle(std::chrono::seconds(10)));
+  CHECK(agg.waiting_samples() == 0);
+  CHECK(reload.reloads() == 1);
+  CHECK(agg.totals().unknown == 0);
+  MergeBatch batch = agg.TakeBatch(1, Cycles()).batch;
+  std::map<std::string, uint64_t> by_path;
+  for (const lcpi::CountRow& c : batch.counts) by_path[batch.images[c.image].path] += c.count;
+  CHECK(by_path["[late]"] == 3);
+  CHECK(by_path["[kernel.kallsyms]"] == 3);
 }
 
 namespace {

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "test_files.h"
 
@@ -151,4 +153,38 @@ TEST_CASE("names reach the store once, and exited processes are reaped") {
   CHECK(jit.Resolve(500, "node", 0x2000, 5 * kSecond));
   jit.Reap(5 * kSecond);
   CHECK(jit.Unstored(hit->image, {0x2000}).empty());  // forgotten
+}
+
+TEST_CASE("with lookups, a miss answers at once and the read's end is told") {
+  FakeProc f;
+  f.AddProcess(600, 4);
+  f.Append(600, "1000 10 hot\n");
+  ImageTable images;
+  std::vector<uint32_t> told;
+  JitMaps jit(images, f.proc());
+  lcpi::LookupWorker lookups;  // last: stopped before what its results touch goes
+  jit.SetLookups(&lookups);
+  jit.SetOnRead([&](uint32_t pid) { told.push_back(pid); });
+  jit.Watch(600);  // the root is opened on the lookups' thread
+  CHECK(jit.Reading(600));
+  // Nothing read yet: a miss, and an answer on its way.
+  CHECK_FALSE(jit.Resolve(600, "node", 0x1004, kSecond));
+  CHECK(jit.Reading(600));
+  REQUIRE(lookups.WaitIdle(std::chrono::seconds(10)));
+  CHECK(told == std::vector<uint32_t>{600});
+  CHECK_FALSE(jit.Reading(600));
+  auto hit = jit.Resolve(600, "node", 0x1004, kSecond);
+  REQUIRE(hit);
+  CHECK(images.at(hit->image).identity == "jit:boot-1:600:4");
+
+  // The exit read, through the root held, also runs there: reaped only after it.
+  std::filesystem::remove_all(f.proc() + "/600");
+  f.Append(600, "2000 10 last\n");
+  jit.OnExit(600, 5 * kSecond);
+  jit.Reap(10 * kSecond);
+  REQUIRE(lookups.WaitIdle(std::chrono::seconds(10)));
+  auto last = jit.Resolve(600, "node", 0x2004, 6 * kSecond);
+  REQUIRE(last);
+  jit.Reap(10 * kSecond);
+  CHECK_FALSE(jit.Resolve(600, "node", 0x2004, 12 * kSecond));
 }

@@ -1,0 +1,171 @@
+// drainer.cpp - the drain thread's loop, its bounded queue and its marks.
+#include "daemon/drainer.h"
+
+#include <utility>
+
+#include "libprofile/base/quiet_thread.h"
+
+namespace lcpi {
+
+Drainer::~Drainer() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void Drainer::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    source_stats_ = source_.Stats();
+    sideband_stats_ = sideband_.read_stats();
+    refreshed_ = Snapshot();
+  }
+  thread_ = QuietThread([this] { Run(); });
+}
+
+void Drainer::RequestFlush() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!stopped_) {
+    flush_requests_++;
+    return;
+  }
+  // Nothing is left to drain: the mark can follow at once.
+  Drained d;
+  d.mark = FlushMark{{}, sideband_stats_.newest, refreshed_, true};
+  queue_.push_back(std::move(d));
+  ready_.notify_all();
+}
+
+void Drainer::RequestStop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stop_requested_ = true;
+}
+
+void Drainer::Run() {
+  for (;;) {
+    Drained d;
+    Expected<void> polled =
+        source_.Poll(kPollMs, [&](const RecordBuffer& b) { d.buffers.push_back(b); });
+    if (!polled) d.error = polled.error().message();
+    sideband_.Read(d.events);
+    unsigned flushes;
+    bool stop, refresh;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      flushes = std::exchange(flush_requests_, 0);
+      stop = stop_requested_;
+      refresh = std::exchange(refresh_requested_, false);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    Push(std::move(d), refresh || now - stats_at_ >= kStatsEvery);
+    if (stop) source_.Stop();
+    // One mark per request: the loop counts them.
+    for (unsigned i = 0; i < flushes; ++i) Push(Flush(false), false);
+    if (stop) {
+      Push(Flush(true), false);
+      return;
+    }
+  }
+}
+
+Drained Drainer::Flush(bool last) {
+  Drained f;
+  FlushMark mark;
+  // Every address space that ended before this time has all its samples in
+  // what the flush drains, or earlier: the loop may reap it after the mark.
+  mark.reap_before = sideband_.read_stats().newest;
+  mark.drained = source_.Flush([&](const RecordBuffer& b) { f.buffers.push_back(b); });
+  sideband_.Read(f.events);
+  mark.last = last;
+  f.mark = std::move(mark);
+  return f;
+}
+
+void Drainer::Push(Drained d, bool refresh) {
+  const bool empty = d.buffers.empty() && d.events.empty() && !d.mark && d.error.empty();
+  // (Taken before d is queued: d's samples are then counted as queued.)
+  if (refresh || d.mark) {
+    SourceStats source = source_.Stats();
+    SidebandReadStats sideband = sideband_.read_stats();
+    std::lock_guard<std::mutex> lock(mutex_);
+    source_stats_ = source;
+    sideband_stats_ = sideband;
+    stats_at_ = std::chrono::steady_clock::now();
+  }
+  for (const RecordBuffer& b : d.buffers) {
+    d.records += b.records.size();
+    for (const lcpi_record& r : b.records) d.samples += r.count;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (d.records > 0 && queued_records_ + d.records > kMaxQueuedRecords) {
+    // The loop is behind: these samples are lost, counted, never waited for.
+    queue_dropped_samples_ += d.samples;
+    for (const RecordBuffer& b : d.buffers) queue_dropped_table_drops_ += b.header.dropped;
+    d.buffers.clear();
+    d.records = d.samples = 0;
+  }
+  // Side-band events are kept while there is room; past it, they are lost
+  // as the kernel's ring would lose them (counted).
+  if (queued_events_ + d.events.size() > kMaxQueuedEvents) {
+    queue_dropped_events_ += d.events.size();
+    d.events.clear();
+  }
+  queued_records_ += d.records;
+  queued_samples_ += d.samples;
+  queued_events_ += d.events.size();
+  // One consistent moment: the source's counts, and what of them is queued.
+  if (refresh || d.mark) {
+    refreshed_ = Snapshot();
+    refreshes_++;
+  }
+  if (d.mark) d.mark->stats = refreshed_;
+  // With the last mark queued, a flush request is answered by the caller's
+  // thread (RequestFlush): none may wait for this thread any more.
+  if (d.mark && d.mark->last) stopped_ = true;
+  if (!empty) queue_.push_back(std::move(d));
+  ready_.notify_all();
+}
+
+void Drainer::Take(std::deque<Drained>& out, std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ready_.wait_for(lock, wait, [&] { return !queue_.empty(); });
+  while (!queue_.empty()) {
+    Drained& d = queue_.front();
+    queued_records_ -= d.records;
+    queued_samples_ -= d.samples;
+    queued_events_ -= d.events.size();
+    out.push_back(std::move(d));
+    queue_.pop_front();
+  }
+}
+
+DrainStats Drainer::Snapshot() const {
+  DrainStats s;
+  s.source = source_stats_;
+  s.sideband = sideband_stats_;
+  s.queue_dropped_samples = queue_dropped_samples_;
+  s.queue_dropped_table_drops = queue_dropped_table_drops_;
+  s.queue_dropped_events = queue_dropped_events_;
+  s.queued_records = queued_records_;
+  s.queued_samples = queued_samples_;
+  return s;
+}
+
+DrainStats Drainer::FreshStats(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!stopped_) {
+    const uint64_t seen = refreshes_;
+    refresh_requested_ = true;
+    ready_.wait_for(lock, wait, [&] { return refreshes_ != seen || stopped_; });
+  }
+  return refreshed_;
+}
+
+DrainStats Drainer::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return refreshed_;
+}
+
+}  // namespace lcpi

@@ -1,0 +1,130 @@
+// drainer.h - lcpid's drain thread: the only thread that reads the sampling
+// source (the perf rings and their hash tables, or /dev/lcpi) and the
+// side-band rings. It does nothing else: no file is opened, no /proc read,
+// no database touched, no socket read, so nothing a local user does (a FIFO,
+// a hung mount, a huge binary, a slow control client) and no long merge can
+// keep it from the rings for longer than one poll interval.
+//
+// What it reads goes to lcpid's loop as Drained items through a bounded
+// queue: the side-band events first (they are applied before the buffers
+// are resolved: every mapping made before a sample was written to the
+// side-band before the sample was taken), then the sample buffers. When the
+// loop falls behind and the queue holds kMaxQueuedRecords, a new item's
+// buffers are dropped and their samples counted as lost (queue_dropped_*),
+// never waited for; side-band events beyond kMaxQueuedEvents likewise.
+//
+// The loop asks for a flush (RequestFlush): the drain thread drains the
+// tables and queues an item carrying a FlushMark after everything sampled
+// before the request. Stop: the source stops, a last flush, a last mark.
+#ifndef LCPI_DAEMON_DRAINER_H
+#define LCPI_DAEMON_DRAINER_H
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "libprofile/attribute/sideband.h"
+#include "libprofile/collect/source.h"
+
+namespace lcpi {
+
+// What the drain thread counted, as of one moment.
+struct DrainStats {
+  SourceStats source;
+  SidebandReadStats sideband;
+  uint64_t queue_dropped_samples = 0;      // in buffers dropped on a full queue
+  uint64_t queue_dropped_table_drops = 0;  // their headers' drops (already lost in the table)
+  uint64_t queue_dropped_events = 0;       // side-band events dropped on a full queue
+  size_t queued_records = 0;               // in the queue now
+  uint64_t queued_samples = 0;
+};
+
+// The tables were drained: every sample taken before the request is in
+// this item or an earlier one.
+struct FlushMark {
+  Expected<void> drained;    // the source's Flush
+  uint64_t reap_before = 0;  // side-band time read before the tables were drained
+  DrainStats stats;          // as of the drain
+  bool last = false;         // the source is stopped; nothing follows
+};
+
+struct Drained {
+  std::vector<SidebandEvent> events;  // apply first
+  std::vector<RecordBuffer> buffers;  // then resolve
+  std::optional<FlushMark> mark;      // then, if set: the flush is complete
+  std::string error;                  // reading the source failed: for the loop to log
+  uint64_t records = 0, samples = 0;  // in buffers (set by the drain thread)
+};
+
+class Drainer {
+ public:
+  static constexpr size_t kMaxQueuedRecords = 1u << 19;  // 8 MiB of 16-byte records
+  static constexpr size_t kMaxQueuedEvents = 1u << 18;
+  static constexpr int kPollMs = 100;
+  // How often the thread reads the source's statistics (for the module, a
+  // GET_STATS per CPU, which reads each counter's times by IPI).
+  static constexpr auto kStatsEvery = std::chrono::milliseconds(250);
+
+  Drainer(Source& source, Sideband& sideband) : source_(source), sideband_(sideband) {}
+  ~Drainer();  // stops the thread (after RequestStop, it has ended already)
+  Drainer(const Drainer&) = delete;
+  Drainer& operator=(const Drainer&) = delete;
+
+  // Starts the thread (signals blocked in it: lcpid's main thread takes them).
+  void Start();
+  // The thread drains the tables and queues a FlushMark. Once the thread
+  // has stopped, the mark is queued at once (nothing is left to drain).
+  void RequestFlush();
+  // The thread stops the source, drains it a last time and queues the
+  // last FlushMark, then ends.
+  void RequestStop();
+  // Moves what is queued into `out`, waiting up to `wait` for something.
+  void Take(std::deque<Drained>& out, std::chrono::milliseconds wait);
+  // The statistics as of the last refresh (at most kStatsEvery old, or
+  // the last mark's once the thread has stopped).
+  DrainStats stats() const;
+  // Statistics the thread takes after this call (within a poll interval;
+  // the last ones if `wait` passes first): consistent with what the caller
+  // has taken, since everything drained before them is counted as taken or
+  // still queued.
+  DrainStats FreshStats(std::chrono::milliseconds wait);
+
+ private:
+  void Run();
+  // On the thread: the tables drained into one item with its mark.
+  Drained Flush(bool last);
+  // On the thread: queues d (within the bounds), with fresh statistics
+  // when `refresh` (a mark's are taken for it).
+  void Push(Drained d, bool refresh);
+  DrainStats Snapshot() const;  // with mutex_ held
+
+  Source& source_;
+  Sideband& sideband_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Drained> queue_;
+  unsigned flush_requests_ = 0;
+  bool refresh_requested_ = false;
+  uint64_t refreshes_ = 0;  // statistics taken so far
+  DrainStats refreshed_;    // the last taken
+  bool stop_requested_ = false;
+  bool stopped_ = false;  // the thread has ended
+  // Written by the thread under mutex_ after each read.
+  SourceStats source_stats_;
+  SidebandReadStats sideband_stats_;
+  uint64_t queue_dropped_samples_ = 0, queue_dropped_table_drops_ = 0, queue_dropped_events_ = 0;
+  size_t queued_records_ = 0, queued_events_ = 0;
+  uint64_t queued_samples_ = 0;
+  std::chrono::steady_clock::time_point stats_at_{};  // the thread's: last refresh
+  std::thread thread_;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_DAEMON_DRAINER_H
