@@ -35,6 +35,9 @@ PACKAGES=(
   chromium
   # the JIT runtime whose perf map (node --perf-basic-prof) names its code (jit-node)
   nodejs
+  # a file system that stops answering, as a hung network mount does: FUSE
+  # (tests/integration/hostile_test.cpp, workloads/hang_fs.c)
+  fuse3 libfuse3-dev
   # the sanitizer configuration (ASan + UBSan) and libFuzzer: clang's runtime
   clang libclang-rt-dev
   # style.clang-format

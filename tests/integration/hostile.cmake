@@ -1,0 +1,39 @@
+# What a hostile local user can do to lcpid (hostile_test.cpp, as root on
+# this host's perf events; the user is nobody): a program on a file system
+# that stops answering (hang_fs, FUSE), one that leaves a FIFO at its own
+# path (fifo_swap), 2 GB programs without build-id, and control clients
+# that dribble bytes: lcpid keeps sampling, answers status, and ends on
+# SIGTERM with everything flushed.
+
+lcpi_workload(late_map ${CMAKE_CURRENT_SOURCE_DIR}/workloads/late_map.c)
+# Without a build-id, so that lcpid has to open and identify the file.
+lcpi_workload(fifo_swap ${CMAKE_CURRENT_SOURCE_DIR}/workloads/fifo_swap.c)
+target_link_options(workload_fifo_swap PRIVATE -Wl,--build-id=none)
+
+pkg_check_modules(FUSE3 IMPORTED_TARGET fuse3)
+if(NOT FUSE3_FOUND)
+  add_test(NAME "hostile: hang_fs" COMMAND sh -c
+    "echo 'no libfuse3 (libfuse3-dev, fuse3): scripts/setup.sh installs them' >&2; exit 1")
+  set_tests_properties("hostile: hang_fs" PROPERTIES LABELS "integration;root")
+  return()
+endif()
+add_executable(workload_hang_fs ${CMAKE_CURRENT_SOURCE_DIR}/workloads/hang_fs.c)
+set_target_properties(workload_hang_fs PROPERTIES OUTPUT_NAME hang_fs
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/workloads)
+target_link_libraries(workload_hang_fs PRIVATE PkgConfig::FUSE3)
+if(LCPI_SANITIZE)
+  target_compile_options(workload_hang_fs PRIVATE -fno-sanitize=all)
+  target_link_options(workload_hang_fs PRIVATE -fno-sanitize=all)
+endif()
+
+add_executable(hostile_test ${CMAKE_CURRENT_SOURCE_DIR}/hostile_test.cpp
+  $<TARGET_OBJECTS:lcpi_catch_main>)
+target_link_libraries(hostile_test PRIVATE lcpiprofile Catch2::Catch2)
+target_include_directories(hostile_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(hostile_test PRIVATE
+  LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
+  WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
+add_dependencies(hostile_test lcpid lcpictl workload_shares_nobid workload_tiny
+  workload_fifo_swap workload_late_map workload_hang_fs)
+catch_discover_tests(hostile_test TEST_PREFIX "hostile: " EXTRA_ARGS --warn NoTests
+  PROPERTIES LABELS "integration;root" RUN_SERIAL TRUE)
