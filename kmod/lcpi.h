@@ -50,6 +50,7 @@ struct lcpi_cpu {
 	/* written by this CPU's handler only */
 	u64 nested;
 	u64 throttle_events;
+	u64 nmi_samples;		/* NMI context only: NMIs do not nest */
 	u64 handler_ns_hit;		/* estimated: see LCPI_TIMED_EVERY */
 	u64 handler_ns_miss;
 	u32 untimed;			/* handler runs, for the timing sample */

@@ -279,7 +279,7 @@ static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 
 	if (copy_from_user(&st, uarg, 2 * sizeof(u32)))
 		return -EFAULT;
-	/* the size the ioctl number says, VER1 or VER2 */
+	/* the size the ioctl number says, VER1, VER2 or VER3 */
 	size = st.size;
 	if (size != _IOC_SIZE(cmd))
 		return -EINVAL;
@@ -302,6 +302,7 @@ static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 	st.table = c->ht.stats;
 	st.nested = READ_ONCE(c->nested);
 	st.throttle_events = READ_ONCE(c->throttle_events);
+	st.nmi_samples = READ_ONCE(c->nmi_samples);
 	st.handler_ns_hit = READ_ONCE(c->handler_ns_hit);
 	st.handler_ns_miss = READ_ONCE(c->handler_ns_miss);
 	st.buffers_read = READ_ONCE(c->buffers_read);
@@ -345,6 +346,7 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return lcpi_ioc_get_info(uarg);
 	case LCPI_IOC_GET_STATS:
 	case LCPI_IOC_GET_STATS_VER1:
+	case LCPI_IOC_GET_STATS_VER2:
 		return lcpi_ioc_get_stats(cmd, uarg);
 	default:
 		return -ENOTTY;

@@ -7,9 +7,10 @@
  * comes online, released at stop and when it goes offline. The perf core
  * programs the PMU, multiplexes and throttles; this file only counts.
  *
- * The overflow handler runs in NMI context for PMU events and in hrtimer
+ * The overflow handler runs in NMI context for PMU events (on x86, and on
+ * arm64 with pseudo-NMIs; else in hard interrupt context) and in hrtimer
  * interrupt context for the software cpu-clock event: it must be safe from
- * any context. It takes no lock, allocates nothing and wakes nobody
+ * any context. It counts its runs in NMI context (nmi_samples). It takes no lock, allocates nothing and wakes nobody
  * directly: a sealed buffer is announced through irq_work. Everything it
  * writes belongs to the CPU it runs on (per-CPU tables: an NMI cannot
  * synchronise with anyone, a shared table would contend at high rates).
@@ -26,6 +27,7 @@
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
+#include <linux/preempt.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
@@ -126,6 +128,12 @@ static void lcpi_overflow(struct perf_event *event,
 	u64 t0, t1;
 
 	t0 = local_clock();
+	/*
+	 * Written in NMI context only, and NMIs do not nest on a CPU: no other
+	 * context can interrupt this increment with one of its own.
+	 */
+	if (in_nmi())
+		c->nmi_samples++;
 	/* perf has just stopped this event until the next tick: say so */
 	if (event->hw.interrupts == LCPI_PERF_MAX_INTERRUPTS)
 		c->throttle_events++;

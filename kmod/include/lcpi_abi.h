@@ -178,14 +178,24 @@ struct lcpi_cpu_stats {
 	 * the samples the stopped event would have taken are counted nowhere.
 	 */
 	__u64 throttle_events;
+	/*
+	 * since VER3: runs of the overflow handler in NMI context (in_nmi()),
+	 * each a sample offered to the table or counted in 'nested'. A PMU
+	 * event's overflow is an NMI on x86 and on arm64 with pseudo-NMIs
+	 * (CONFIG_ARM64_PSEUDO_NMI, irqchip.gicv3_pseudo_nmi=1); the clocks'
+	 * hrtimers never are.
+	 */
+	__u64 nmi_samples;
 };
 
 /*
- * VER1 (176 bytes) had no throttle_events; GET_STATS still answers it, as
- * LCPI_IOC_GET_STATS_VER1, with the first 176 bytes.
+ * VER1 (176 bytes) had no throttle_events, VER2 (184) no nmi_samples;
+ * GET_STATS still answers both, as LCPI_IOC_GET_STATS_VER1 and _VER2,
+ * with their first 176 or 184 bytes.
  */
 #define LCPI_CPU_STATS_SIZE_VER1 176
 #define LCPI_CPU_STATS_SIZE_VER2 184
+#define LCPI_CPU_STATS_SIZE_VER3 192
 
 /* Table entries one interrupts-off step of FLUSH writes out (1/16 table). */
 #define LCPI_FLUSH_STEP_ENTRIES 1024
@@ -205,6 +215,8 @@ struct lcpi_cpu_stats {
 #define LCPI_IOC_GET_STATS	_IOWR(LCPI_IOC_MAGIC, 0x06, struct lcpi_cpu_stats)
 #define LCPI_IOC_GET_STATS_VER1	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
 				     0x06, LCPI_CPU_STATS_SIZE_VER1)
+#define LCPI_IOC_GET_STATS_VER2	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
+				     0x06, LCPI_CPU_STATS_SIZE_VER2)
 
 #ifdef __cplusplus
 static_assert(sizeof(struct lcpi_record) == 16, "record layout");
@@ -212,13 +224,13 @@ static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header layout");
 static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
 static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
-static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER2, "stats");
+static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3, "stats");
 #elif !defined(__KERNEL__)
 _Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 _Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
 _Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 _Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
-_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER2,
+_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3,
 	       "stats");
 #endif
 /* The kernel side checks the same sizes with BUILD_BUG_ON() at init. */

@@ -284,6 +284,7 @@ SourceStats KmodSource::ModuleStats() const {
     AddTableStats(out.table, st.table);
     out.nested += st.nested;
     out.throttled += st.throttle_events;
+    out.nmi_samples += st.nmi_samples;
     out.handler_ns_hit += st.handler_ns_hit;
     out.handler_ns_miss += st.handler_ns_miss;
     // perf_event_read_value() of each CPU's events (lcpi_sample_times).

@@ -32,7 +32,7 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
               -I${CMAKE_SOURCE_DIR}/kmod/include -o ${LCPI_ARM64_DIR}/${c}
               ${CMAKE_SOURCE_DIR}/tests/kmod/${c}.cpp
       DEPENDS ${CMAKE_SOURCE_DIR}/tests/kmod/${c}.cpp ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_device.h
-              ${CMAKE_SOURCE_DIR}/kmod/include/lcpi_abi.h
+              ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_nm.h ${CMAKE_SOURCE_DIR}/kmod/include/lcpi_abi.h
       COMMENT "Building ${c} for the arm64 guest (static)"
       VERBATIM)
     list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/${c})
@@ -83,9 +83,23 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # it: running < enabled for each, none starved. The module is not needed.
   lcpi_kmod_guest_test(kmod.arm64.multiplex 90 --no-load --arch arm64
     -- ${LCPI_ARM64_DIR}/lcpi_multiplex_check)
+
+  # (d) the handler in NMI context: an arm64 kernel with pseudo-NMIs, built
+  # once into the cache by build-nmi-kernel.sh (~10 min on 2 cores the first
+  # time: a test of its own, the fixture of the tests that boot it, so their
+  # timeouts leave it out), takes the PMU overflow as an NMI; the shares
+  # still land within 2 points and every handler run was an NMI
+  add_test(NAME kmod.arm64.nmi.kernel COMMAND ${CMAKE_SOURCE_DIR}/scripts/qemu/build-nmi-kernel.sh)
+  set_tests_properties(kmod.arm64.nmi.kernel PROPERTIES
+    LABELS "kmod;integration;slow" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 2400
+    FIXTURES_SETUP lcpi_nmi_kernel)
+  lcpi_kmod_guest_test(kmod.arm64.nmi 150 --arch arm64 --nmi
+    -- ${CMAKE_SOURCE_DIR}/tests/kmod/nmi.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
+       ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
+  set_tests_properties(kmod.arm64.nmi PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
 else()
   foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles
-            arm64.multiplex)
+            arm64.multiplex arm64.nmi.kernel arm64.nmi)
     add_test(NAME kmod.${t} COMMAND sh -c
       "echo 'no aarch64-linux-gnu-g++/gcc/nm (g++-aarch64-linux-gnu): scripts/setup.sh installs it' >&2; exit 77")
     set_tests_properties(kmod.${t} PROPERTIES LABELS "kmod;integration;slow" SKIP_RETURN_CODE 77)

@@ -411,11 +411,15 @@ int BadArgs() {
   ExpectErrno("GET_STATS size 8", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
   ExpectErrno("GET_STATS bad pointer", ioctl(fd, LCPI_IOC_GET_STATS, 16), EFAULT);
   // The size must be the one the ioctl number says; a VER1 request (before
-  // throttle_events) is answered with its 176 bytes, not one more.
+  // throttle_events) is answered with its 176 bytes, a VER2 one (before
+  // nmi_samples) with its 184, not one more.
   st.size = LCPI_CPU_STATS_SIZE_VER1;
   ExpectErrno("GET_STATS size VER1", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
   st.size = LCPI_CPU_STATS_SIZE_VER2;
+  ExpectErrno("GET_STATS size VER2", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
   ExpectErrno("GET_STATS_VER1 size VER2", ioctl(fd, LCPI_IOC_GET_STATS_VER1, &st), EINVAL);
+  st.size = LCPI_CPU_STATS_SIZE_VER3;
+  ExpectErrno("GET_STATS_VER2 size VER3", ioctl(fd, LCPI_IOC_GET_STATS_VER2, &st), EINVAL);
   std::memset(&st, 0xa5, sizeof(st));
   st.size = LCPI_CPU_STATS_SIZE_VER1;
   st.cpu = 0;
@@ -423,6 +427,13 @@ int BadArgs() {
   CHECK(st.size == LCPI_CPU_STATS_SIZE_VER1);
   CHECK(st.cpu == 0);
   CHECK(st.throttle_events == 0xa5a5a5a5a5a5a5a5ull);  // past VER1's end: not written
+  std::memset(&st, 0xa5, sizeof(st));
+  st.size = LCPI_CPU_STATS_SIZE_VER2;
+  st.cpu = 0;
+  CHECK(ioctl(fd, LCPI_IOC_GET_STATS_VER2, &st) == 0);
+  CHECK(st.size == LCPI_CPU_STATS_SIZE_VER2);
+  CHECK(st.throttle_events != 0xa5a5a5a5a5a5a5a5ull);  // within VER2: written
+  CHECK(st.nmi_samples == 0xa5a5a5a5a5a5a5a5ull);      // past VER2's end: not written
   ExpectErrno("SET_CONFIG bad pointer", ioctl(fd, LCPI_IOC_SET_CONFIG, 16), EFAULT);
 
   std::vector<uint8_t> buf(info.buffer_bytes);
