@@ -75,6 +75,17 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
     COMMENT "Building lcpi_multiplex_check for the arm64 guest (static)"
     VERBATIM)
   list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/lcpi_multiplex_check)
+  # bench/cost's floor (the perf core's own ring output) for
+  # bench/cost/pmu_handler.sh, which compares the PMU interrupt's length
+  # with perf's consumer and with lcpi.ko's in the guest (docs/kmod.md)
+  add_custom_command(OUTPUT ${LCPI_ARM64_DIR}/lcpi-cost-floor
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${LCPI_ARM64_DIR}
+    COMMAND ${LCPI_AARCH64_CC} -O2 -static ${arm64_warnings}
+            -o ${LCPI_ARM64_DIR}/lcpi-cost-floor ${CMAKE_SOURCE_DIR}/bench/cost/floor.c
+    DEPENDS ${CMAKE_SOURCE_DIR}/bench/cost/floor.c
+    COMMENT "Building lcpi-cost-floor for the arm64 guest (static)"
+    VERBATIM)
+  list(APPEND arm64_outputs ${LCPI_ARM64_DIR}/lcpi-cost-floor)
   add_custom_target(lcpi_arm64_guest ALL DEPENDS ${arm64_outputs})
 
   # (a) the shares workload sampled by hardware cycles (no cpu-clock
