@@ -146,9 +146,23 @@ struct lcpi_info {
 	__u32 reserved;
 	/* what each configured event really is (after any fallback) */
 	struct lcpi_event_config events[LCPI_MAX_EVENTS];
+	/*
+	 * since VER2, while sampling: the perf_event_attr.precise_ip each
+	 * event was opened with, the highest of 3, 2, 1 the PMU accepted for
+	 * a PMU event (else 0; always 0 for the clocks). Accepted is not
+	 * honoured: a PMU without a precise mechanism may take any level
+	 * (Arm's PMUv3 driver never looks at it). 0 while stopped.
+	 */
+	__u8 precise_ip[LCPI_MAX_EVENTS];
+	__u32 reserved2;
 };
 
+/*
+ * VER1 (184 bytes) had no precise_ip; GET_INFO still answers it, as
+ * LCPI_IOC_GET_INFO_VER1, with the first 184 bytes.
+ */
 #define LCPI_INFO_SIZE_VER1 184
+#define LCPI_INFO_SIZE_VER2 192
 
 /* LCPI_IOC_GET_STATS: one CPU's statistics. */
 struct lcpi_cpu_stats {
@@ -212,6 +226,8 @@ struct lcpi_cpu_stats {
  */
 #define LCPI_IOC_FLUSH		_IO(LCPI_IOC_MAGIC, 0x04)
 #define LCPI_IOC_GET_INFO	_IOWR(LCPI_IOC_MAGIC, 0x05, struct lcpi_info)
+#define LCPI_IOC_GET_INFO_VER1	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
+				     0x05, LCPI_INFO_SIZE_VER1)
 #define LCPI_IOC_GET_STATS	_IOWR(LCPI_IOC_MAGIC, 0x06, struct lcpi_cpu_stats)
 #define LCPI_IOC_GET_STATS_VER1	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
 				     0x06, LCPI_CPU_STATS_SIZE_VER1)
@@ -223,13 +239,13 @@ static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header layout");
 static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
 static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
-static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
+static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
 static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3, "stats");
 #elif !defined(__KERNEL__)
 _Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 _Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
 _Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
-_Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
+_Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
 _Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3,
 	       "stats");
 #endif

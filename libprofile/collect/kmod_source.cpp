@@ -211,6 +211,7 @@ Expected<void> KmodSource::Start() {
     ev.fell_back = real.type != spec.type || real.config != spec.config;
     ev.used = ev.fell_back ? PerfEventName(real.type, real.config) : spec.name;
     ev.period = real.period;
+    ev.precise = info_.precise_ip[k];  // what the module opened it with
     events_.push_back(ev);
   }
   running_ = true;
