@@ -505,6 +505,9 @@ std::string Daemon::Status() {
   o << "unknown " << t.unknown << "\n";
   o << "lost " << lost << "\n";
   o << "throttle_events " << s.throttled << "\n";
+  // kmod: how many samples the handler took in NMI context (a PMU overflow
+  // on x86, or on arm64 with pseudo-NMIs; never a clock's hrtimer)
+  if (source_->Name() == "kmod") o << "nmi_samples " << s.nmi_samples << "\n";
   o << "bad_records " << s.bad_records << "\n";
   o << "in_tables " << pending << "\n";
   o << "queued_samples " << drain.queued_samples << "\n";

@@ -50,6 +50,7 @@ struct lcpi_cpu {
 	/* written by this CPU's handler only */
 	u64 nested;
 	u64 throttle_events;
+	u64 nmi_samples;		/* NMI context only: NMIs do not nest */
 	u64 handler_ns_hit;		/* estimated: see LCPI_TIMED_EVERY */
 	u64 handler_ns_miss;
 	u32 untimed;			/* handler runs, for the timing sample */
@@ -89,7 +90,7 @@ int lcpi_sample_cpu_online(unsigned int cpu);
 void lcpi_sample_cpu_offline(unsigned int cpu);
 int lcpi_sample_flush(void);
 void lcpi_sample_times(struct lcpi_cpu *c, u64 *enabled, u64 *running);
-u32 lcpi_sample_info_flags(u32 i);
+const struct perf_event *lcpi_sample_first_event(u32 i);
 void lcpi_wake_func(struct irq_work *work);
 
 /* lcpi_dev.c */

@@ -236,17 +236,19 @@ static long lcpi_ioc_set_config(void __user *uarg)
 	return ret;
 }
 
-static long lcpi_ioc_get_info(void __user *uarg)
+/* GET_INFO: VER1 or VER2, the size the ioctl number says */
+static long lcpi_ioc_get_info(unsigned int cmd, void __user *uarg)
 {
+	const struct perf_event *event;
 	struct lcpi_info info;
 	u32 size, i;
 
 	if (get_user(size, (u32 __user *)uarg))
 		return -EFAULT;
-	if (size != sizeof(info))
+	if (size != _IOC_SIZE(cmd))
 		return -EINVAL;
 	memset(&info, 0, sizeof(info));
-	info.size = sizeof(info);
+	info.size = size;
 	info.abi_version = LCPI_ABI_VERSION;
 	info.nr_cpus = nr_cpu_ids;
 	info.ways = lcpi_ht_cfg.ways;
@@ -261,10 +263,17 @@ static long lcpi_ioc_get_info(void __user *uarg)
 	info.running = lcpi_running;
 	info.nr_events = lcpi_cfg.nr_events;
 	memcpy(info.events, lcpi_real, sizeof(info.events));
-	for (i = 0; i < LCPI_MAX_EVENTS; i++)
-		info.events[i].flags |= lcpi_sample_info_flags(i);
+	/* how each event was really opened, while it is */
+	for (i = 0; i < LCPI_MAX_EVENTS; i++) {
+		event = lcpi_sample_first_event(i);
+		if (!event)
+			continue;
+		if (event->attr.exclude_guest)
+			info.events[i].flags |= LCPI_EVENT_INFO_EXCLUDE_GUEST;
+		info.precise_ip[i] = event->attr.precise_ip;
+	}
 	mutex_unlock(&lcpi_mutex);
-	if (copy_to_user(uarg, &info, sizeof(info)))
+	if (copy_to_user(uarg, &info, size))
 		return -EFAULT;
 	return 0;
 }
@@ -279,7 +288,7 @@ static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 
 	if (copy_from_user(&st, uarg, 2 * sizeof(u32)))
 		return -EFAULT;
-	/* the size the ioctl number says, VER1 or VER2 */
+	/* the size the ioctl number says, VER1, VER2 or VER3 */
 	size = st.size;
 	if (size != _IOC_SIZE(cmd))
 		return -EINVAL;
@@ -302,6 +311,7 @@ static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 	st.table = c->ht.stats;
 	st.nested = READ_ONCE(c->nested);
 	st.throttle_events = READ_ONCE(c->throttle_events);
+	st.nmi_samples = READ_ONCE(c->nmi_samples);
 	st.handler_ns_hit = READ_ONCE(c->handler_ns_hit);
 	st.handler_ns_miss = READ_ONCE(c->handler_ns_miss);
 	st.buffers_read = READ_ONCE(c->buffers_read);
@@ -342,9 +352,11 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		cpus_read_unlock();
 		return ret;
 	case LCPI_IOC_GET_INFO:
-		return lcpi_ioc_get_info(uarg);
+	case LCPI_IOC_GET_INFO_VER1:
+		return lcpi_ioc_get_info(cmd, uarg);
 	case LCPI_IOC_GET_STATS:
 	case LCPI_IOC_GET_STATS_VER1:
+	case LCPI_IOC_GET_STATS_VER2:
 		return lcpi_ioc_get_stats(cmd, uarg);
 	default:
 		return -ENOTTY;

@@ -7,9 +7,10 @@
  * comes online, released at stop and when it goes offline. The perf core
  * programs the PMU, multiplexes and throttles; this file only counts.
  *
- * The overflow handler runs in NMI context for PMU events and in hrtimer
+ * The overflow handler runs in NMI context for PMU events (on x86, and on
+ * arm64 with pseudo-NMIs; else in hard interrupt context) and in hrtimer
  * interrupt context for the software cpu-clock event: it must be safe from
- * any context. It takes no lock, allocates nothing and wakes nobody
+ * any context. It counts its runs in NMI context (nmi_samples). It takes no lock, allocates nothing and wakes nobody
  * directly: a sealed buffer is announced through irq_work. Everything it
  * writes belongs to the CPU it runs on (per-CPU tables: an NMI cannot
  * synchronise with anyone, a shared table would contend at high rates).
@@ -26,6 +27,7 @@
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
+#include <linux/preempt.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
@@ -43,6 +45,9 @@
 
 /* a fallen-back PMU period becomes ns as if at 2 GHz, as lcpid's perf source */
 #define LCPI_ASSUMED_CYCLES_PER_NS 2
+
+/* perf_event_attr.precise_ip's highest level: the exact instruction */
+#define LCPI_PRECISE_MAX 3
 
 static const struct lcpi_config lcpi_default_cfg = {
 	.size = sizeof(struct lcpi_config),
@@ -74,10 +79,25 @@ static int lcpi_inject_cpu = -1;
 module_param_named(inject_cpu, lcpi_inject_cpu, int, 0600);
 MODULE_PARM_DESC(inject_cpu,
 		 "testing: the CPU inject_errno applies to (-1: all)");
+/*
+ * Testing only: refuse a PMU event at a precise_ip above inject_precise
+ * with -EOPNOTSUPP, as x86 does for a level its PEBS lacks, so the lowering
+ * is exercised on a PMU that accepts every level (Arm's). -1: off.
+ */
+static int lcpi_inject_precise = -1;
+module_param_named(inject_precise, lcpi_inject_precise, int, 0600);
+MODULE_PARM_DESC(inject_precise,
+		 "testing: refuse precise_ip above this (-1: off)");
 
 /* per-event constants the handler needs, so it never divides */
 static u64 lcpi_period[LCPI_MAX_EVENTS];
 static u64 lcpi_delta[LCPI_MAX_EVENTS];
+/*
+ * The precise_ip each event is opened with: the highest a PMU event may
+ * ask for, lowered at START while the PMU refuses it (lcpi_lower_precise()).
+ * Under lcpi_mutex.
+ */
+static u8 lcpi_precise[LCPI_MAX_EVENTS];
 
 void lcpi_wake_func(struct irq_work *work)
 {
@@ -126,6 +146,12 @@ static void lcpi_overflow(struct perf_event *event,
 	u64 t0, t1;
 
 	t0 = local_clock();
+	/*
+	 * Written in NMI context only, and NMIs do not nest on a CPU: no other
+	 * context can interrupt this increment with one of its own.
+	 */
+	if (in_nmi())
+		c->nmi_samples++;
 	/* perf has just stopped this event until the next tick: say so */
 	if (event->hw.interrupts == LCPI_PERF_MAX_INTERRUPTS)
 		c->throttle_events++;
@@ -177,6 +203,7 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 		.size = sizeof(attr),
 		.config = ev->config,
 		.sample_period = ev->period,
+		.precise_ip = lcpi_precise[i],
 		.exclude_guest = 1,
 	};
 
@@ -186,15 +213,38 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 	    !(ev->type == PERF_TYPE_SOFTWARE &&
 	      ev->config == PERF_COUNT_SW_CPU_CLOCK))
 		return ERR_PTR(-lcpi_inject_errno);
+	if (lcpi_inject_precise >= 0 && lcpi_precise[i] > lcpi_inject_precise)
+		return ERR_PTR(-EOPNOTSUPP);
 	return perf_event_create_kernel_counter(&attr, c->id, NULL,
 						lcpi_overflow, &c->ctx[i]);
 }
 
+/*
+ * The clocks (the only software events accepted) have no precise_ip: it
+ * means nothing to an hrtimer, so they are opened with 0, as perf does.
+ */
 static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 {
 	lcpi_real[i] = *ev;
 	lcpi_period[i] = ev->period;
 	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
+	lcpi_precise[i] = ev->type == PERF_TYPE_SOFTWARE ? 0 : LCPI_PRECISE_MAX;
+}
+
+/*
+ * Asks event @i for one precise_ip level less, for every CPU, as perf
+ * does for cycles:P; false if it cannot. Only when the PMU refused the
+ * level (-EINVAL, -EOPNOTSUPP: x86 for a level its PEBS lacks) and there
+ * is a lower one.
+ */
+static bool lcpi_lower_precise(u32 i, long err)
+{
+	if (err != -EINVAL && err != -EOPNOTSUPP)
+		return false;
+	if (!lcpi_precise[i])
+		return false;
+	lcpi_precise[i]--;
+	return true;
 }
 
 /*
@@ -251,9 +301,11 @@ static void lcpi_cpu_release(struct lcpi_cpu *c)
 /*
  * Creates @c's counters. With @probe (at START, for every online CPU) a
  * failure releases them and is returned (an errno, < 0), or 1 if an event
- * the PMU lacks on this CPU has just fallen back to cpu-clock: the caller
- * starts over, so that every CPU samples the same event. Without @probe (a CPU
- * coming online) a failure only leaves that event off on this CPU. Under
+ * just changed for every CPU: the PMU refused its precise_ip on this CPU
+ * and it asks for one level less, or the PMU lacks it here and it fell
+ * back to cpu-clock. The caller then starts over, so that every CPU
+ * samples the same event at the same level. Without @probe (a CPU coming
+ * online) a failure only leaves that event off on this CPU. Under
  * lcpi_mutex.
  */
 static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
@@ -275,7 +327,7 @@ static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
 			continue;
 		}
 		lcpi_cpu_release(c);
-		if (lcpi_fall_back(i, err))
+		if (lcpi_lower_precise(i, err) || lcpi_fall_back(i, err))
 			return 1;
 		pr_warn("event %u: cannot sample on cpu %u (%ld)\n", i, c->id,
 			err);
@@ -310,7 +362,7 @@ again:
 	for_each_online_cpu(cpu) {
 		ret = lcpi_cpu_create(lcpi_cpus[cpu], true);
 		if (ret == 1) {
-			/* one more event is cpu-clock now, on every CPU */
+			/* an event is less precise or cpu-clock now, everywhere */
 			lcpi_sample_stop();
 			goto again;
 		}
@@ -463,22 +515,17 @@ int lcpi_sample_flush(void)
 }
 
 /*
- * GET_INFO's view of how event @i was opened (LCPI_EVENT_INFO_*), from the
- * first CPU that samples it; 0 while stopped. Under lcpi_mutex.
+ * Event @i as the first CPU that samples it opened it, for GET_INFO's view
+ * of its attributes; NULL while stopped. Under lcpi_mutex.
  */
-u32 lcpi_sample_info_flags(u32 i)
+const struct perf_event *lcpi_sample_first_event(u32 i)
 {
-	struct perf_event *event;
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu) {
-		event = lcpi_cpus[cpu]->events[i];
-		if (!event)
-			continue;
-		return event->attr.exclude_guest ?
-		       LCPI_EVENT_INFO_EXCLUDE_GUEST : 0;
-	}
-	return 0;
+	for_each_possible_cpu(cpu)
+		if (lcpi_cpus[cpu]->events[i])
+			return lcpi_cpus[cpu]->events[i];
+	return NULL;
 }
 
 /* Total times of @c's events, released ones included. Under lcpi_mutex. */

@@ -54,6 +54,10 @@ PACKAGES=(
   # (binutils-aarch64-linux-gnu comes with them); its kernel, headers and
   # busybox are fetched into a cache by scripts/qemu/fetch-kernel.sh
   qemu-system-arm gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+  # the arm64 guest kernel whose PMU interrupt is an NMI (kmod.arm64.nmi*),
+  # built from Debian's linux-source-6.1 by scripts/qemu/build-nmi-kernel.sh
+  # into the same cache: kconfig's and dtc's parsers need flex and bison
+  flex bison
   # Debian 13's 6.12 kernel for the same x86-64 tests (kmod.6.12.*): its
   # kbuild tools and gcc-14 run here through patchelf; its bzImage is zstd
   patchelf zstd

@@ -146,9 +146,23 @@ struct lcpi_info {
 	__u32 reserved;
 	/* what each configured event really is (after any fallback) */
 	struct lcpi_event_config events[LCPI_MAX_EVENTS];
+	/*
+	 * since VER2, while sampling: the perf_event_attr.precise_ip each
+	 * event was opened with, the highest of 3, 2, 1 the PMU accepted for
+	 * a PMU event (else 0; always 0 for the clocks). Accepted is not
+	 * honoured: a PMU without a precise mechanism may take any level
+	 * (Arm's PMUv3 driver never looks at it). 0 while stopped.
+	 */
+	__u8 precise_ip[LCPI_MAX_EVENTS];
+	__u32 reserved2;
 };
 
+/*
+ * VER1 (184 bytes) had no precise_ip; GET_INFO still answers it, as
+ * LCPI_IOC_GET_INFO_VER1, with the first 184 bytes.
+ */
 #define LCPI_INFO_SIZE_VER1 184
+#define LCPI_INFO_SIZE_VER2 192
 
 /* LCPI_IOC_GET_STATS: one CPU's statistics. */
 struct lcpi_cpu_stats {
@@ -178,14 +192,24 @@ struct lcpi_cpu_stats {
 	 * the samples the stopped event would have taken are counted nowhere.
 	 */
 	__u64 throttle_events;
+	/*
+	 * since VER3: runs of the overflow handler in NMI context (in_nmi()),
+	 * each a sample offered to the table or counted in 'nested'. A PMU
+	 * event's overflow is an NMI on x86 and on arm64 with pseudo-NMIs
+	 * (CONFIG_ARM64_PSEUDO_NMI, irqchip.gicv3_pseudo_nmi=1); the clocks'
+	 * hrtimers never are.
+	 */
+	__u64 nmi_samples;
 };
 
 /*
- * VER1 (176 bytes) had no throttle_events; GET_STATS still answers it, as
- * LCPI_IOC_GET_STATS_VER1, with the first 176 bytes.
+ * VER1 (176 bytes) had no throttle_events, VER2 (184) no nmi_samples;
+ * GET_STATS still answers both, as LCPI_IOC_GET_STATS_VER1 and _VER2,
+ * with their first 176 or 184 bytes.
  */
 #define LCPI_CPU_STATS_SIZE_VER1 176
 #define LCPI_CPU_STATS_SIZE_VER2 184
+#define LCPI_CPU_STATS_SIZE_VER3 192
 
 /* Table entries one interrupts-off step of FLUSH writes out (1/16 table). */
 #define LCPI_FLUSH_STEP_ENTRIES 1024
@@ -202,23 +226,27 @@ struct lcpi_cpu_stats {
  */
 #define LCPI_IOC_FLUSH		_IO(LCPI_IOC_MAGIC, 0x04)
 #define LCPI_IOC_GET_INFO	_IOWR(LCPI_IOC_MAGIC, 0x05, struct lcpi_info)
+#define LCPI_IOC_GET_INFO_VER1	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
+				     0x05, LCPI_INFO_SIZE_VER1)
 #define LCPI_IOC_GET_STATS	_IOWR(LCPI_IOC_MAGIC, 0x06, struct lcpi_cpu_stats)
 #define LCPI_IOC_GET_STATS_VER1	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
 				     0x06, LCPI_CPU_STATS_SIZE_VER1)
+#define LCPI_IOC_GET_STATS_VER2	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
+				     0x06, LCPI_CPU_STATS_SIZE_VER2)
 
 #ifdef __cplusplus
 static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header layout");
 static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
 static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
-static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
-static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER2, "stats");
+static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
+static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3, "stats");
 #elif !defined(__KERNEL__)
 _Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 _Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
 _Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
-_Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER1, "info");
-_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER2,
+_Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
+_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3,
 	       "stats");
 #endif
 /* The kernel side checks the same sizes with BUILD_BUG_ON() at init. */

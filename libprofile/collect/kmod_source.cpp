@@ -212,6 +212,7 @@ Expected<void> KmodSource::Start() {
     ev.fell_back = real.type != spec.type || real.config != spec.config;
     ev.used = ev.fell_back ? PerfEventName(real.type, real.config) : spec.name;
     ev.period = real.period;
+    ev.precise = info_.precise_ip[k];  // what the module opened it with
     events_.push_back(ev);
   }
   running_ = true;
@@ -290,6 +291,7 @@ SourceStats KmodSource::ModuleStats() const {
     AddTableStats(out.table, st.table);
     out.nested += st.nested;
     out.throttled += st.throttle_events;
+    out.nmi_samples += st.nmi_samples;
     out.handler_ns_hit += st.handler_ns_hit;
     out.handler_ns_miss += st.handler_ns_miss;
     // perf_event_read_value() of each CPU's events (lcpi_sample_times).

@@ -28,6 +28,7 @@ SourceStats operator-(const SourceStats& now, const SourceStats& before) {
   d.lost -= before.lost;
   d.throttled -= before.throttled;
   d.nested -= before.nested;
+  d.nmi_samples -= before.nmi_samples;
   d.handler_ns_hit -= before.handler_ns_hit;
   d.handler_ns_miss -= before.handler_ns_miss;
   d.buffers -= before.buffers;

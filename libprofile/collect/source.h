@@ -38,6 +38,7 @@ struct SourceStats {
   uint64_t lost = 0;             // samples the kernel lost before the table
   uint64_t throttled = 0;        // times perf's core throttled an event (not samples)
   uint64_t nested = 0;           // kmod: samples dropped, table in use (NMI nesting)
+  uint64_t nmi_samples = 0;      // kmod: handler runs in NMI context (PMU overflows)
   uint64_t handler_ns_hit = 0;   // kmod: handler time spent on hits
   uint64_t handler_ns_miss = 0;  // kmod: handler time spent on misses
   uint64_t buffers = 0;          // buffers delivered

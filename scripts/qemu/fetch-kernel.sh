@@ -48,17 +48,17 @@ for tool in apt-get dpkg depmod; do
 done
 [ -n "$SUITE" ] || skip "no suite given and /etc/os-release names none"
 
+# shellcheck source=scripts/qemu/apt-private.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-private.sh"
+
 # The kernel ABI (6.1.0-N) and the exact version wanted, when the host has
 # them: its own linux-image-amd64's kernel, in its own suite.
 WANT_ABI=""
 WANT_VERSION=""
 if [ "$SUITE" = "$HOST_SUITE" ]; then
-	hostkver=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null |
-		sed -n 's/.*linux-image-\([0-9][^ ,]*\)-amd64.*/\1/p' | head -n1)
-	if [ -n "$hostkver" ]; then
-		WANT_ABI=$hostkver
-		WANT_VERSION=$(dpkg-query -W -f='${Version}' "linux-image-$hostkver-amd64" 2>/dev/null || true)
-	fi
+	host_kernel
+	WANT_ABI=$HOST_KABI
+	WANT_VERSION=$HOST_KVERSION
 fi
 
 # A finished unpack of that kernel: nothing to do.
@@ -67,33 +67,9 @@ if [ -n "$WANT_ABI" ] && [ -f "$CACHE/kernels/$WANT_ABI-$ARCH/.complete" ]; then
 	exit 0
 fi
 
-# A private apt state: the host's archive for SUITE (same mirror as the
-# host's own sources), lists for ARCH only; the host's dpkg is not touched.
-APTDIR="$CACHE/apt/$SUITE-$ARCH"
-mkdir -p "$APTDIR/lists/partial" "$APTDIR/cache/archives/partial" "$APTDIR/sources.list.d"
-if [ ! -f "$APTDIR/sources.list" ]; then
-	mirror=http://deb.debian.org/debian
-	security=http://deb.debian.org/debian-security
-	cat >"$APTDIR/sources.list" <<EOF
-deb [arch=$ARCH signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $SUITE main
-deb [arch=$ARCH signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $SUITE-updates main
-deb [arch=$ARCH signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $security $SUITE-security main
-EOF
-fi
-APT=(-o "Dir::Etc::SourceList=$APTDIR/sources.list"
-	-o "Dir::Etc::SourceParts=$APTDIR/sources.list.d"
-	-o "Dir::State::Lists=$APTDIR/lists"
-	-o "Dir::Cache=$APTDIR/cache"
-	-o "Dir::State::status=/dev/null"
-	-o "APT::Architecture=$ARCH" -o "APT::Architectures::=$ARCH"
-	-o "Debug::NoLocking=1")
-# as root, apt's download sandbox user cannot write into the cache folder
-[ "$(id -u)" != 0 ] || APT+=(-o "APT::Sandbox::User=root")
-# Lists older than a day are refreshed (security updates replace kernels).
-if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null)" ]; then
-	say "updating the package lists of $SUITE for $ARCH in $APTDIR"
-	apt-get "${APT[@]}" update -qq >&2 || skip "apt-get update for $SUITE/$ARCH failed"
-fi
+# A private apt state: the host's archive for SUITE, lists for ARCH only;
+# the host's dpkg is not touched.
+apt_private "$SUITE" "$ARCH" || skip "apt-get update for $SUITE/$ARCH failed"
 
 if [ -z "$WANT_ABI" ]; then
 	WANT_ABI=$(apt-cache "${APT[@]}" depends "linux-image-$ARCH" 2>/dev/null |

@@ -24,6 +24,10 @@
 # or a static arm64 program.
 # The guest sets kernel.perf_cpu_time_max_percent=0 (emulated PMU interrupts
 # are slow; perf would lower the sample rate).
+# --arch arm64 --nmi: the same guest on a kernel built from Debian's
+# linux-source-6.1 with CONFIG_ARM64_PSEUDO_NMI (build-nmi-kernel.sh; ~10 min
+# the first time, then cached), booted with irqchip.gicv3_pseudo_nmi=1: the
+# PMU's overflow interrupt is an NMI there, as on x86 hardware.
 #
 # COMMAND runs as root with:
 #   LCPI_KO     the lcpi.ko just built (already loaded unless --no-load)
@@ -41,6 +45,7 @@
 #   --arch A        x86_64 (default) or arm64
 #   --suite S       x86-64: Debian S's current kernel instead of the installed
 #                   one (e.g. trixie, Debian 13's 6.12)
+#   --nmi           arm64: the kernel with pseudo-NMIs (above)
 #   --keep          keep the run directory (console log, shared dir)
 # Environment: LCPI_GUEST_APPEND, more kernel command-line arguments.
 # A guest whose kernel dies while booting, before /init printed its first
@@ -67,6 +72,8 @@ BUILD=${LCPI_QEMU_BUILD:-$REPO/build-qemu}
 KVER=""
 ARCH=x86_64
 SUITE=""
+NMI=0
+APPEND=""
 
 die() {
 	echo "run-guest: $*" >&2
@@ -89,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--kver) KVER=$2; shift 2 ;;
 	--arch) ARCH=$2; shift 2 ;;
 	--suite) SUITE=$2; shift 2 ;;
+	--nmi) NMI=1; shift ;;
 	--keep) KEEP=1; shift ;;
 	--) shift; break ;;
 	*) die "unknown option $1 (usage: run-guest.sh [options] -- COMMAND [ARGS])" ;;
@@ -174,8 +182,24 @@ setup_arm64() {
 	NINEP_MODULES=(9p 9pnet_virtio virtio_mmio)
 	NINEP_DEV=virtio-9p-device
 	CHROOT=0
+	[ "$NMI" = 0 ] || setup_arm64_nmi
 }
 
+# The kernel with pseudo-NMIs instead of Debian's (the busybox stays
+# Debian's): its built tree is what lcpi.ko builds against, and it has the
+# 9p modules built in.
+setup_arm64_nmi() {
+	local out rc=0
+	out=$("$HERE/build-nmi-kernel.sh") || rc=$?
+	[ "$rc" = 0 ] || { [ "$rc" = 77 ] && skip "build-nmi-kernel.sh could not build the NMI kernel"; die "build-nmi-kernel.sh failed"; }
+	KVER=$(cat "$out/kernelrelease")
+	KDIR=$out/src
+	MODDIR=$out/root/lib/modules/$KVER
+	IMAGE=$KDIR/arch/arm64/boot/Image
+	APPEND="irqchip.gicv3_pseudo_nmi=1"
+}
+
+[ "$NMI" = 0 ] || [ "$ARCH" = arm64 ] || [ "$ARCH" = aarch64 ] || die "--nmi is for arm64 guests only"
 case "$ARCH" in
 x86_64 | amd64) ARCH=x86_64; setup_x86_64 ;;
 arm64 | aarch64) ARCH=arm64; setup_arm64 ;;
@@ -315,7 +339,7 @@ boot() {
 		-smp "$SMP" -m "$MEM" \
 		-nodefaults -display none -no-reboot -monitor none -serial stdio \
 		-kernel "$IMAGE" -initrd "$RUN/initramfs.cpio" \
-		-append "console=$CONSOLE quiet panic=-1 lcpi_shared=$SHARED lcpi_dmesg=$DMESG lcpi_chroot=$CHROOT ${LCPI_GUEST_APPEND:-}" \
+		-append "console=$CONSOLE quiet panic=-1 lcpi_shared=$SHARED lcpi_dmesg=$DMESG lcpi_chroot=$CHROOT $APPEND ${LCPI_GUEST_APPEND:-}" \
 		"${SHARES[@]}" \
 		</dev/null 2>&1 | sed -u 's/\r$//' | tee "$RUN/console.log"
 	QRC=${PIPESTATUS[0]}

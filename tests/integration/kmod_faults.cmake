@@ -10,7 +10,7 @@ target_link_libraries(lcpi_kmod_faults PRIVATE Threads::Threads)
 # (a) lcpid wedged then SIGKILLed while sampling: drops counted, nothing wedges
 lcpi_kmod_test(faults.kill_daemon 170
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-kill-daemon.sh $<TARGET_FILE:lcpi_kmod_faults>
-     $<TARGET_FILE:lcpid>)
+     kill-daemon $<TARGET_FILE:lcpid>)
 # (b) rmmod with the device open: EBUSY, then unloads after close
 lcpi_kmod_test(faults.unload_open 120
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/faults-unload-open.sh $<TARGET_FILE:lcpi_kmod_faults>)

@@ -1,17 +1,22 @@
-// lcpi_device.h - what the guest checkers (lcpi_kmod_check, lcpi_kmod_faults)
-// share: CHECK, which counts a failed check and goes on; opening /dev/lcpi
-// and reading its geometry, where a failure ends the checker with exit
-// status 2 and the reason on stderr; and flushing every table out.
+// lcpi_device.h - what the guest checkers (lcpi_kmod_check, lcpi_kmod_faults,
+// lcpi_kmod_shares, lcpi_kmod_storm) share: CHECK, which counts a failed
+// check and goes on; opening /dev/lcpi and reading its geometry, where a
+// failure ends the checker with exit status 2 and the reason on stderr;
+// walking the records of the buffers read() hands out; and flushing every
+// table out.
 #ifndef LCPI_TESTS_KMOD_LCPI_DEVICE_H
 #define LCPI_TESTS_KMOD_LCPI_DEVICE_H
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "lcpi_abi.h"
 
@@ -43,6 +48,68 @@ inline lcpi_info GetInfo(int fd) {
     std::exit(2);
   }
   return info;
+}
+
+// The statistics of every possible CPU, summed (the counters; times and
+// flags are left 0). GET_STATS fails for a CPU that is not possible.
+inline lcpi_cpu_stats SumStats(int fd, uint32_t nr_cpus) {
+  lcpi_cpu_stats sum{};
+  for (uint32_t cpu = 0; cpu < nr_cpus; ++cpu) {
+    lcpi_cpu_stats st{};
+    st.size = sizeof(st);
+    st.cpu = cpu;
+    if (ioctl(fd, LCPI_IOC_GET_STATS, &st) != 0) continue;
+    sum.table.samples += st.table.samples;
+    sum.table.hits += st.table.hits;
+    sum.table.misses += st.table.misses;
+    sum.table.evictions += st.table.evictions;
+    sum.table.saturations += st.table.saturations;
+    sum.table.flushed += st.table.flushed;
+    sum.table.swaps += st.table.swaps;
+    sum.table.dropped += st.table.dropped;
+    sum.nested += st.nested;
+    sum.handler_ns_hit += st.handler_ns_hit;
+    sum.handler_ns_miss += st.handler_ns_miss;
+    sum.buffers_read += st.buffers_read;
+    sum.throttle_events += st.throttle_events;
+    sum.nmi_samples += st.nmi_samples;
+  }
+  return sum;
+}
+
+// Calls fn(cpu, record) for every record of one buffer as read() returned
+// it (n bytes at p). False, with a failed CHECK, if the header is not sound
+// (then no record is walked).
+template <typename RecordFn>
+bool ForEachRecord(const uint8_t* p, size_t n, RecordFn fn) {
+  lcpi_buffer_header h;
+  CHECK(n >= sizeof(h));
+  if (n < sizeof(h)) return false;
+  std::memcpy(&h, p, sizeof(h));
+  bool sound = h.magic == LCPI_BUFFER_MAGIC && h.header_size == sizeof(h) &&
+               sizeof(h) + uint64_t{h.nr_records} * sizeof(lcpi_record) == n;
+  CHECK(sound);
+  if (!sound) return false;
+  for (uint32_t i = 0; i < h.nr_records; ++i) {
+    lcpi_record r;
+    std::memcpy(&r, p + sizeof(h) + i * sizeof(r), sizeof(r));
+    fn(h.cpu, r);
+  }
+  return true;
+}
+
+// Reads every sealed buffer there is now (fd opened O_NONBLOCK) into buf
+// and calls fn(cpu, record) for each record; returns how many buffers.
+template <typename RecordFn>
+int DrainRecords(int fd, std::vector<uint8_t>* buf, RecordFn fn) {
+  for (int n = 0;; ++n) {
+    ssize_t got = read(fd, buf->data(), buf->size());
+    if (got < 0) {
+      CHECK(errno == EAGAIN);
+      return n;
+    }
+    ForEachRecord(buf->data(), static_cast<size_t>(got), fn);
+  }
 }
 
 // Writes every table out to the buffers. FLUSH stops with EAGAIN when the

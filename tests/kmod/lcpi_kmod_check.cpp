@@ -18,6 +18,11 @@
 //       event the PMU lacks (ENOENT, EOPNOTSUPP) falls back, on whichever
 //       CPU it is missing, and then every CPU samples cpu-clock; any other
 //       error (EBUSY, ENOMEM) fails START.
+//   lcpi_kmod_check precise
+//       on a PMU (the arm64 guest): a PMU event is opened at the highest
+//       precise_ip the PMU accepts (3 down to 0) and GET_INFO says which;
+//       the module's inject_precise makes the PMU refuse the levels above
+//       N, and each event then gets N; clocks get 0; counts reconcile.
 //   lcpi_kmod_check memory
 //       in a guest with possible CPUs > online ones (QEMU -smp 2,maxcpus=4,
 //       where the kernel counts the absent ones as possible; 6.1 does):
@@ -411,11 +416,15 @@ int BadArgs() {
   ExpectErrno("GET_STATS size 8", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
   ExpectErrno("GET_STATS bad pointer", ioctl(fd, LCPI_IOC_GET_STATS, 16), EFAULT);
   // The size must be the one the ioctl number says; a VER1 request (before
-  // throttle_events) is answered with its 176 bytes, not one more.
+  // throttle_events) is answered with its 176 bytes, a VER2 one (before
+  // nmi_samples) with its 184, not one more.
   st.size = LCPI_CPU_STATS_SIZE_VER1;
   ExpectErrno("GET_STATS size VER1", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
   st.size = LCPI_CPU_STATS_SIZE_VER2;
+  ExpectErrno("GET_STATS size VER2", ioctl(fd, LCPI_IOC_GET_STATS, &st), EINVAL);
   ExpectErrno("GET_STATS_VER1 size VER2", ioctl(fd, LCPI_IOC_GET_STATS_VER1, &st), EINVAL);
+  st.size = LCPI_CPU_STATS_SIZE_VER3;
+  ExpectErrno("GET_STATS_VER2 size VER3", ioctl(fd, LCPI_IOC_GET_STATS_VER2, &st), EINVAL);
   std::memset(&st, 0xa5, sizeof(st));
   st.size = LCPI_CPU_STATS_SIZE_VER1;
   st.cpu = 0;
@@ -423,6 +432,13 @@ int BadArgs() {
   CHECK(st.size == LCPI_CPU_STATS_SIZE_VER1);
   CHECK(st.cpu == 0);
   CHECK(st.throttle_events == 0xa5a5a5a5a5a5a5a5ull);  // past VER1's end: not written
+  std::memset(&st, 0xa5, sizeof(st));
+  st.size = LCPI_CPU_STATS_SIZE_VER2;
+  st.cpu = 0;
+  CHECK(ioctl(fd, LCPI_IOC_GET_STATS_VER2, &st) == 0);
+  CHECK(st.size == LCPI_CPU_STATS_SIZE_VER2);
+  CHECK(st.throttle_events != 0xa5a5a5a5a5a5a5a5ull);  // within VER2: written
+  CHECK(st.nmi_samples == 0xa5a5a5a5a5a5a5a5ull);      // past VER2's end: not written
   ExpectErrno("SET_CONFIG bad pointer", ioctl(fd, LCPI_IOC_SET_CONFIG, 16), EFAULT);
 
   std::vector<uint8_t> buf(info.buffer_bytes);
@@ -469,6 +485,18 @@ int BadArgs() {
         std::printf("ok   event %u opened with exclude_guest\n", i);
       }
     }
+    // GET_INFO's VER1 (before precise_ip) is answered with its 184 bytes,
+    // not one more; a VER2 size with the VER1 number is refused
+    lcpi_info v1;
+    std::memset(&v1, 0xa5, sizeof(v1));
+    v1.size = LCPI_INFO_SIZE_VER1;
+    CHECK(ioctl(fd, LCPI_IOC_GET_INFO_VER1, &v1) == 0);
+    CHECK(v1.size == LCPI_INFO_SIZE_VER1);
+    CHECK(v1.running == 1 && v1.nr_events == running.nr_events);
+    CHECK(v1.events[1].type == running.events[1].type);
+    CHECK(v1.precise_ip[0] == 0xa5 && v1.reserved2 == 0xa5a5a5a5u);  // past VER1's end
+    v1.size = LCPI_INFO_SIZE_VER2;
+    ExpectErrno("GET_INFO_VER1 size VER2", ioctl(fd, LCPI_IOC_GET_INFO_VER1, &v1), EINVAL);
   }
   ExpectErrno("START while running", ioctl(fd, LCPI_IOC_START, 0), EBUSY);
   ExpectErrno("SET_CONFIG while running", ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg), EBUSY);
@@ -585,11 +613,13 @@ int Fallback() {
         st.cpu = cpu;
         if (ioctl(fd, LCPI_IOC_GET_STATS, &st) == 0 && !st.online) every_cpu = false;
       }
-    bool ok = err == k.want_errno && (rc != 0 || (cpu_clock == k.want_cpu_clock && every_cpu));
-    std::printf("%s %s: START %s, sampling %s%s\n", ok ? "ok  " : "FAIL", k.what,
+    // a clock, fallen back or asked for, is opened with precise_ip 0
+    bool ok = err == k.want_errno &&
+              (rc != 0 || (cpu_clock == k.want_cpu_clock && every_cpu && now.precise_ip[0] == 0));
+    std::printf("%s %s: START %s, sampling %s%s, precise %u\n", ok ? "ok  " : "FAIL", k.what,
                 rc == 0 ? "ok" : std::strerror(err),
                 rc == 0 ? (cpu_clock ? "cpu-clock" : "as asked") : "-",
-                rc == 0 && !every_cpu ? ", NOT on every CPU" : "");
+                rc == 0 && !every_cpu ? ", NOT on every CPU" : "", now.precise_ip[0]);
     if (!ok) ++g_failures;
     ioctl(fd, LCPI_IOC_STOP, 0);
   }
@@ -683,6 +713,56 @@ uint64_t CheckAccounts(const std::vector<lcpi_cpu_stats>& base,
   return of;
 }
 
+// On a PMU (the arm64 guest's): each PMU event asks for the highest
+// precise_ip the PMU accepts, 3 down to 0, and GET_INFO says which level
+// it got; the clocks get 0; stopped, every level reads 0. Arm's PMUv3
+// driver accepts any level (it never looks at precise_ip), so the lowering
+// is exercised by the module's inject_precise: a PMU that refuses levels
+// above N (EOPNOTSUPP, as x86 without PEBS) gets N, on every CPU; every
+// sample is still accounted.
+int Precise() {
+  int fd = OpenDev(O_NONBLOCK);
+  lcpi_info info = GetInfo(fd);
+  std::vector<uint8_t> buf(info.buffer_bytes);
+  lcpi_config cfg = CpuClockConfig(1000000);
+  cfg.events[0].flags = 0;  // hardware cycles or nothing
+  cfg.events[0].period = 200000;
+  const int levels[] = {-1, 2, 1, 0, -1};  // inject_precise, -1: nothing refused
+  for (int inject : levels) {
+    if (!WriteParam("inject_precise", inject)) break;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+    Totals t;
+    std::vector<lcpi_cpu_stats> base = AllStats(fd, info.nr_cpus);
+    int rc = ioctl(fd, LCPI_IOC_START, 0);
+    int err = errno;
+    CHECK(rc == 0);
+    if (rc != 0) {
+      std::fprintf(stderr, "START with inject_precise %d: %s\n", inject, std::strerror(err));
+      break;
+    }
+    lcpi_info now = GetInfo(fd);
+    std::vector<pid_t> kids = SpawnSpinners(1);
+    usleep(300 * 1000);
+    KillAll(kids);
+    CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
+    CHECK(FlushAll(fd, [&] { Drain(fd, now, &buf, &t); }));  // now: two events
+    lcpi_info stopped = GetInfo(fd);
+    unsigned want = inject < 0 ? 3 : static_cast<unsigned>(inject);
+    bool ok = now.events[0].type == PERF_TYPE_HARDWARE && now.precise_ip[0] == want &&
+              now.precise_ip[1] == 0 && stopped.precise_ip[0] == 0;
+    std::printf(
+        "%s inject_precise %d: cycles at precise %u (want %u), cpu-clock at %u, "
+        "%u after STOP; %llu samples read\n",
+        ok ? "ok  " : "FAIL", inject, now.precise_ip[0], want, now.precise_ip[1],
+        stopped.precise_ip[0], (unsigned long long)(t.user + t.kernel));
+    if (!ok) ++g_failures;
+    CheckAccounts(base, AllStats(fd, info.nr_cpus), t, 0);
+  }
+  WriteParam("inject_precise", -1);
+  close(fd);
+  return g_failures ? 1 : 0;
+}
+
 int Memory() {
   int possible = CountCpuList("/sys/devices/system/cpu/possible");
   int online = OnlineCpus();
@@ -767,10 +847,12 @@ int main(int argc, char** argv) {
     rc = Fallback();
   else if (mode == "memory")
     rc = Memory();
+  else if (mode == "precise")
+    rc = Precise();
   else {
     std::fprintf(stderr,
                  "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon | "
-                 "fallback | memory\n");
+                 "fallback | memory | precise\n");
     return 2;
   }
   std::printf("%s: %s (%d failures)\n", mode.c_str(), rc ? "FAILED" : "passed", g_failures);

@@ -9,6 +9,14 @@
 //       open /dev/lcpi at once, find drops counted (dropped > 0) or both
 //       buffers of a CPU sealed and readable, and sample again with every
 //       sample accounted (samples == hits + misses + dropped).
+//   lcpi_kmod_faults kill-reader [--cycles]
+//       the same fault where lcpid cannot run (the arm64 guest): the reader
+//       is a child of this checker that does with the device what lcpid
+//       does, sampling cpu-clock at 10 us (--cycles: PMU cycles at their
+//       floor), and leaves every buffer it read in shared memory; so the
+//       accounting is also exact per CPU: samples == counts the dead
+//       reader read + counts read after it + dropped, and the buffers both
+//       read == the module's buffers_read.
 //   lcpi_kmod_faults unload-open
 //       delete_module("lcpi") and rmmod while the device is open, sampling,
 //       and another thread blocks in read(): refused (the kernel says
@@ -39,6 +47,7 @@
 // Exit status 0 when every check passed; each failure is printed ("FAIL").
 // The guest script runs dmesg-check.sh after: no oops, BUG or WARNING.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -55,6 +64,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -79,6 +89,14 @@ lcpi_config CpuClock(uint64_t period_ns) {
   cfg.events[0].config = PERF_COUNT_SW_CPU_CLOCK;
   cfg.events[0].period = period_ns;
   cfg.events[0].jitter_pct = 10;
+  return cfg;
+}
+
+// One PMU cycles event at `period` cycles, with no fallback to cpu-clock.
+lcpi_config Cycles(uint64_t period) {
+  lcpi_config cfg = CpuClock(period);
+  cfg.events[0].type = PERF_TYPE_HARDWARE;
+  cfg.events[0].config = PERF_COUNT_HW_CPU_CYCLES;
   return cfg;
 }
 
@@ -113,30 +131,18 @@ void PrintStats(const char* when, const Totals& t) {
       (unsigned long long)t.read);
 }
 
-// Reads every sealed buffer there is (O_NONBLOCK fd); returns how many.
+// Reads every sealed buffer there is (O_NONBLOCK fd), checking each;
+// returns how many.
 int DrainNow(int fd, const lcpi_info& info) {
   std::vector<uint8_t> buf(info.buffer_bytes);
-  int n = 0;
-  for (;;) {
-    ssize_t r = read(fd, buf.data(), buf.size());
-    if (r < 0) {
-      CHECK(errno == EAGAIN);
-      return n;
-    }
-    lcpi_buffer_header h;
-    CHECK(r >= static_cast<ssize_t>(sizeof(h)));
-    std::memcpy(&h, buf.data(), sizeof(h));
-    CHECK(h.magic == LCPI_BUFFER_MAGIC);
-    CHECK(static_cast<size_t>(r) == sizeof(h) + h.nr_records * sizeof(lcpi_record));
-    n++;
-  }
+  return DrainRecords(fd, &buf, [](uint32_t, const lcpi_record&) {});
 }
 
 // A child process whose samples land on many distinct PCs: it runs a 1 MiB
-// sled of two-byte jumps to the next instruction ("jmp .+2") again and
-// again, so nearly every sample is a hash table miss and the overflow
-// buffers fill as fast as the rate allows. Jumps, not NOPs: QEMU's TCG
-// takes interrupts only between translated blocks, and each jump ends one.
+// sled of jumps to the next instruction (x86-64 "jmp .+2", arm64 "b .+4")
+// again and again, so nearly every sample is a hash table miss and the
+// overflow buffers fill as fast as the rate allows. Jumps, not NOPs: QEMU's
+// TCG takes interrupts only between translated blocks, and each jump ends one.
 pid_t SpawnSled() {
   pid_t pid = fork();
   if (pid != 0) return pid;
@@ -145,11 +151,20 @@ pid_t SpawnSled() {
       mmap(nullptr, len, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) _exit(1);
   auto* code = static_cast<uint8_t*>(p);
+#if defined(__x86_64__)
   for (size_t i = 0; i + 1 < len; i += 2) {
     code[i] = 0xeb;  // jmp rel8
     code[i + 1] = 0x00;
   }
   code[len - 2] = 0xc3;  // ret
+#elif defined(__aarch64__)
+  auto* insn = static_cast<uint32_t*>(p);
+  for (size_t i = 0; i < len / 4; ++i) insn[i] = 0x14000001;  // b .+4
+  insn[len / 4 - 1] = 0xd65f03c0;                             // ret
+  __builtin___clear_cache(reinterpret_cast<char*>(code), reinterpret_cast<char*>(code + len));
+#else
+#error "a sled for this architecture"
+#endif
   auto fn = reinterpret_cast<void (*)()>(p);
   for (;;) fn();
 }
@@ -188,41 +203,130 @@ void SampleAgain(int fd, const lcpi_info& info, int ms) {
 
 // ----- (a) the reader wedged, then killed, while the module samples
 
-int KillDaemon(const char* lcpid) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = tmp ? tmp : "/tmp";
-  std::string db = dir + "/faults-kill.db", sock = dir + "/faults-kill.sock";
-  pid_t daemon = fork();
-  if (daemon == 0) {
-    execl(lcpid, lcpid, "--source", "kmod", "--foreground", "--events", "cpu-clock", "--period",
-          "10000", "--db", db.c_str(), "--socket", sock.c_str(), "--log-level", "warn",
-          static_cast<char*>(nullptr));
-    _exit(127);
+// One CPU's share of what the readers got: buffers and the counts in them.
+struct Got {
+  uint64_t buffers = 0, counts = 0;
+};
+
+// Adds one buffer as read() returned it (n bytes at p) to got[cpu].
+void TakeBuffer(const uint8_t* p, size_t n, std::vector<Got>* got) {
+  lcpi_buffer_header h;
+  std::memcpy(&h, p, sizeof(h));
+  if (h.cpu >= got->size()) {
+    CHECK(h.cpu < got->size());
+    return;
   }
-  // lcpid has the device once a second opener gets EBUSY.
+  uint64_t counts = 0;
+  if (!ForEachRecord(p, n, [&](uint32_t, const lcpi_record& r) { counts += r.count; })) return;
+  (*got)[h.cpu].buffers++;
+  (*got)[h.cpu].counts += counts;
+}
+
+// Reads every sealed buffer there is now (O_NONBLOCK fd) into got.
+int DrainInto(int fd, const lcpi_info& info, std::vector<Got>* got) {
+  std::vector<uint8_t> buf(info.buffer_bytes);
+  for (int n = 0;; ++n) {
+    ssize_t r = read(fd, buf.data(), buf.size());
+    if (r < 0) {
+      CHECK(errno == EAGAIN);
+      return n;
+    }
+    TakeBuffer(buf.data(), static_cast<size_t>(r), got);
+  }
+}
+
+// What the reader of kill-reader leaves in memory it shares with the
+// checker: every buffer it read, one slot each, in order. read() itself
+// writes a slot (zero until then), and `done` counts a slot only after
+// read() returned, so a kill between the two still leaves a complete,
+// recognisable slot: the checker knows exactly which reads completed.
+struct ReaderShared {
+  std::atomic<uint32_t> started{0};
+  std::atomic<uint32_t> done{0};
+};
+constexpr uint32_t kReaderSlots = 64;
+
+size_t ReaderMapBytes(const lcpi_info& info) {
+  return 4096 + size_t{kReaderSlots} * info.buffer_bytes;
+}
+uint8_t* Slot(ReaderShared* sh, const lcpi_info& info, uint32_t k) {
+  return reinterpret_cast<uint8_t*>(sh) + 4096 + size_t{k} * info.buffer_bytes;
+}
+
+// The reader: what lcpid does with the device and no more (configure,
+// start, wait, read every sealed buffer, FLUSH now and then, here every
+// 0.5 s, so that buffers are read before the kill whatever the miss rate);
+// with all its slots full it stops reading, as a wedged reader would.
+[[noreturn]] void RunReader(ReaderShared* sh, const lcpi_info& info, const lcpi_config& cfg) {
+  int fd = -1;
+  // the checker's own probe (WaitForReader) may hold the device a moment
+  for (int i = 0; i < 1000 && fd < 0; ++i) {
+    fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == EBUSY) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (fd < 0 || ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) != 0 || ioctl(fd, LCPI_IOC_START) != 0) {
+    std::perror("reader: open/SET_CONFIG/START");
+    _exit(1);
+  }
+  sh->started.store(1);
+  auto flushed = Clock::now();
+  for (;;) {
+    uint32_t k = sh->done.load();
+    if (k == kReaderSlots) {
+      pause();
+      continue;
+    }
+    ssize_t r = read(fd, Slot(sh, info, k), info.buffer_bytes);
+    if (r >= 0) {
+      sh->done.store(k + 1);
+      continue;
+    }
+    if (SecondsSince(flushed) >= 0.5) {
+      ioctl(fd, LCPI_IOC_FLUSH);  // EAGAIN when the buffers filled: read, then again
+      flushed = Clock::now();
+      continue;
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    poll(&pfd, 1, 100);
+  }
+}
+
+// Waits until the reader has the device (a second opener gets EBUSY).
+bool WaitForReader(const char* who, const ReaderShared* sh) {
   auto t0 = Clock::now();
-  bool busy = false;
   while (SecondsSince(t0) < 60) {
     int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-    if (fd < 0 && errno == EBUSY) {
-      busy = true;
-      break;
+    if (fd < 0 && errno == EBUSY && (!sh || sh->started.load())) {
+      std::printf("%s holds /dev/lcpi after %.1f s\n", who, SecondsSince(t0));
+      return true;
     }
     if (fd >= 0) close(fd);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  CHECK(busy);
-  std::printf("lcpid holds /dev/lcpi after %.1f s\n", SecondsSince(t0));
+  return false;
+}
+
+// The fault itself, whoever the reader is: it reads for 2 s while two sleds
+// run, is stopped (SIGSTOP: the reader wedges while the module samples on,
+// so both buffers fill) for 10 s, then killed. Returns the sleds.
+std::vector<pid_t> StopAndKill(pid_t reader) {
   std::vector<pid_t> load = {SpawnSled(), SpawnSled()};
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  kill(daemon, SIGSTOP);  // the reader wedges; the module samples on
+  kill(reader, SIGSTOP);
   std::this_thread::sleep_for(std::chrono::seconds(10));
-  kill(daemon, SIGKILL);
+  kill(reader, SIGKILL);
   int status = 0;
-  waitpid(daemon, &status, 0);
+  waitpid(reader, &status, 0);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  return load;
+}
 
-  // A new reader gets the device at once: release stopped the sampling.
+// A new reader after the kill: it gets the device at once (release stopped
+// the sampling), finds every sample accounted, reads what the dead one left
+// and samples again. With `dead` (what the killed reader read, per CPU, as
+// kill-reader knows it), the accounting is exact per CPU: samples ==
+// counts the dead reader read + counts read now + dropped.
+int AfterKill(const std::vector<Got>* dead, const std::vector<pid_t>& load) {
   int fd = open(LCPI_DEVICE_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
   CHECK(fd >= 0);
   if (fd < 0) {
@@ -235,13 +339,14 @@ int KillDaemon(const char* lcpid) {
   Totals t = Stats(fd, info.nr_cpus);
   PrintStats("after SIGKILL", t);
   CHECK(t.samples == t.hits + t.misses + t.dropped);
-  int left = DrainNow(fd, info);
+  std::vector<Got> now(info.nr_cpus);
+  int left = DrainInto(fd, info, &now);
   std::printf("sealed buffers left by the dead reader: %d\n", left);
   // Where a CPU wrote more records than its two buffers hold beyond what
-  // lcpid read, the buffers filled behind the wedged reader: the samples
-  // that found both full must be counted as dropped. (Under QEMU's TCG the
-  // sampled PCs are quantised to a few hundred per process, so the table
-  // rarely evicts enough to get there in the time a test has.)
+  // the reader read, the buffers filled behind the wedged reader: the
+  // samples that found both full must be counted as dropped. (Under QEMU's
+  // TCG the sampled PCs are quantised to a few hundred per process, so the
+  // table rarely evicts enough to get there in the time a test has.)
   for (uint32_t cpu = 0; cpu < info.nr_cpus; cpu++) {
     lcpi_cpu_stats st{};
     st.size = sizeof(st);
@@ -255,11 +360,81 @@ int KillDaemon(const char* lcpid) {
                 (unsigned long long)st.buffers_read,
                 filled ? "buffers filled" : "buffers not filled");
     if (filled) CHECK(st.table.dropped > 0);
+    if (dead && cpu < dead->size())
+      CHECK((*dead)[cpu].buffers + now[cpu].buffers == st.buffers_read);
+  }
+  if (dead) {
+    CHECK(FlushAll(fd, [&] { DrainInto(fd, info, &now); }));
+    for (uint32_t cpu = 0; cpu < info.nr_cpus; cpu++) {
+      lcpi_cpu_stats st{};
+      st.size = sizeof(st);
+      st.cpu = cpu;
+      if (ioctl(fd, LCPI_IOC_GET_STATS, &st) != 0) continue;
+      uint64_t d = cpu < dead->size() ? (*dead)[cpu].counts : 0;
+      std::printf(
+          "cpu %u: %llu samples = %llu read by the dead reader + %llu read after + %llu "
+          "dropped\n",
+          cpu, (unsigned long long)st.table.samples, (unsigned long long)d,
+          (unsigned long long)now[cpu].counts, (unsigned long long)st.table.dropped);
+      CHECK(st.table.samples == d + now[cpu].counts + st.table.dropped);
+    }
   }
   SampleAgain(fd, info, 1000);
   close(fd);
   KillAll(load);
   return g_failures ? 1 : 0;
+}
+
+// lcpid --source kmod as the reader.
+int KillDaemon(const char* lcpid) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = tmp ? tmp : "/tmp";
+  std::string db = dir + "/faults-kill.db", sock = dir + "/faults-kill.sock";
+  pid_t daemon = fork();
+  if (daemon == 0) {
+    execl(lcpid, lcpid, "--source", "kmod", "--foreground", "--events", "cpu-clock", "--period",
+          "10000", "--db", db.c_str(), "--socket", sock.c_str(), "--log-level", "warn",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  CHECK(WaitForReader("lcpid", nullptr));
+  return AfterKill(nullptr, StopAndKill(daemon));
+}
+
+// A reader of this checker's own (where lcpid cannot run: the arm64 guest),
+// sampling cpu-clock at 10 us as lcpid does above, or with `cycles` PMU
+// cycles at their floor.
+int KillReader(bool cycles) {
+  int probe = OpenDev();
+  lcpi_info info = GetInfo(probe);
+  close(probe);
+  void* map = mmap(nullptr, ReaderMapBytes(info), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) {
+    std::perror("mmap");
+    return 1;
+  }
+  auto* sh = new (map) ReaderShared;
+  lcpi_config cfg = cycles ? Cycles(LCPI_MIN_PERIOD_EVENTS) : CpuClock(LCPI_MIN_PERIOD_CLOCK_NS);
+  pid_t reader = fork();
+  if (reader == 0) RunReader(sh, info, cfg);
+  CHECK(WaitForReader("the reader", sh));
+  std::vector<pid_t> load = StopAndKill(reader);
+  // The slots read() filled: a prefix, at most one beyond `done`.
+  std::vector<Got> dead(info.nr_cpus);
+  uint32_t valid = 0;
+  for (; valid < kReaderSlots; ++valid) {
+    lcpi_buffer_header h;
+    std::memcpy(&h, Slot(sh, info, valid), sizeof(h));
+    if (h.magic != LCPI_BUFFER_MAGIC) break;
+    TakeBuffer(Slot(sh, info, valid), sizeof(h) + size_t{h.nr_records} * sizeof(lcpi_record),
+               &dead);
+  }
+  uint32_t done = sh->done.load();
+  std::printf("the dead reader read %u buffers (%u counted before the kill)\n", valid, done);
+  CHECK(valid == done || valid == done + 1);
+  CHECK(valid > 0);  // else the exact accounting below proves little
+  return AfterKill(&dead, load);
 }
 
 // ----- (b) unload with the device open
@@ -343,14 +518,6 @@ long ReadLong(const char* path) {
     std::fclose(f);
   }
   return v;
-}
-
-// One PMU cycles event at `period` cycles, with no fallback to cpu-clock.
-lcpi_config Cycles(uint64_t period) {
-  lcpi_config cfg = CpuClock(period);
-  cfg.events[0].type = PERF_TYPE_HARDWARE;
-  cfg.events[0].config = PERF_COUNT_HW_CPU_CYCLES;
-  return cfg;
 }
 
 int MaxRate(int seconds, bool cycles) {
@@ -577,7 +744,7 @@ int HostileIoctls(uint64_t seed) {
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: lcpi_kmod_faults kill-daemon LCPID | unload-open | "
+               "usage: lcpi_kmod_faults kill-daemon LCPID | kill-reader [--cycles] | unload-open | "
                "max-rate [--cycles] [--seconds N] | hostile-ioctls [--seed S]\n");
   return 2;
 }
@@ -591,6 +758,9 @@ int main(int argc, char** argv) {
   int rc;
   if (mode == "kill-daemon" && argc == 3) {
     rc = KillDaemon(argv[2]);
+  } else if (mode == "kill-reader" &&
+             (argc == 2 || (argc == 3 && argv[2] == std::string("--cycles")))) {
+    rc = KillReader(argc == 3);
   } else if (mode == "unload-open") {
     rc = UnloadOpen();
   } else if (mode == "max-rate") {

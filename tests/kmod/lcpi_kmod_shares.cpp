@@ -2,7 +2,7 @@
 // emulated) PMU, inside a QEMU guest (tests/kmod/shares.sh):
 //
 //   lcpi_kmod_shares --workload PATH --symbols NM_FILE --expect NAME=PCT...
-//                    [--seconds S] [--period CYCLES] [--tolerance POINTS]
+//                    [--seconds S] [--period CYCLES] [--tolerance POINTS] [--nmi]
 //
 // samples PERF_TYPE_HARDWARE cycles through the module while PATH (the
 // shares workload, tests/integration/workloads/shares.c, built static and
@@ -13,7 +13,9 @@
 // The event is requested with the cpu-clock fallback allowed, and the
 // module must report that it really samples cycles: a kernel without a PMU
 // fails here instead of passing on time. Also prints the handler's cost
-// from the module's statistics.
+// from the module's statistics, and how many of its runs were in NMI
+// context; with --nmi (a kernel whose PMU interrupt is an NMI) every one
+// must have been: nmi_samples > 0 and == samples + nested.
 // Exit status 0 when every check passed; each failure is printed.
 #include <poll.h>
 #include <sys/ioctl.h>
@@ -33,6 +35,7 @@
 
 #include "lcpi_abi.h"
 #include "lcpi_device.h"
+#include "lcpi_nm.h"
 
 namespace {
 
@@ -46,84 +49,55 @@ struct Function {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "lcpi_kmod_shares: %s\nusage: lcpi_kmod_shares --workload PATH --symbols NM_FILE "
-               "--expect NAME=PCT... [--seconds S] [--period CYCLES] [--tolerance POINTS]\n",
+               "--expect NAME=PCT... [--seconds S] [--period CYCLES] [--tolerance POINTS] "
+               "[--nmi]\n",
                why);
   std::exit(2);
 }
 
-// Fills each function's address range from `nm -S` lines
-// ("ADDRESS SIZE TYPE NAME"); a function missing there ends the checker.
+// Fills each function's address range from the `nm -S` file; a function
+// missing there, or without a size, ends the checker.
 void ReadSymbols(const char* path, std::vector<Function>* funcs) {
-  FILE* f = std::fopen(path, "r");
-  if (!f) {
-    std::fprintf(stderr, "lcpi_kmod_shares: %s: %s\n", path, std::strerror(errno));
-    std::exit(2);
-  }
-  char line[512];
-  while (std::fgets(line, sizeof(line), f)) {
-    unsigned long long addr, size;
-    char type;
-    char name[256];
-    if (std::sscanf(line, "%llx %llx %c %255s", &addr, &size, &type, name) != 4) continue;
-    for (Function& fn : *funcs)
-      if (fn.name == name) {
-        fn.start = addr;
-        fn.end = addr + size;
-      }
-  }
-  std::fclose(f);
-  for (const Function& fn : *funcs)
-    if (fn.end <= fn.start) {
+  std::map<std::string, NmSymbol> nm = ReadNm(path);
+  for (Function& fn : *funcs) {
+    auto it = nm.find(fn.name);
+    if (it == nm.end() || it->second.size == 0) {
       std::fprintf(stderr, "lcpi_kmod_shares: no sized symbol %s in %s\n", fn.name.c_str(), path);
       std::exit(2);
     }
+    fn.start = it->second.start;
+    fn.end = it->second.start + it->second.size;
+  }
 }
 
 // Reads every sealed buffer without blocking; counts the user-mode samples
 // of `pid` per pc.
 void Drain(int fd, std::vector<uint8_t>* buf, uint32_t pid, std::map<uint64_t, uint64_t>* pcs) {
-  for (;;) {
-    ssize_t n = read(fd, buf->data(), buf->size());
-    if (n < 0) {
-      CHECK(errno == EAGAIN);
-      return;
-    }
-    lcpi_buffer_header h;
-    CHECK(n >= static_cast<ssize_t>(sizeof(h)));
-    if (n < static_cast<ssize_t>(sizeof(h))) return;
-    std::memcpy(&h, buf->data(), sizeof(h));
-    CHECK(h.magic == LCPI_BUFFER_MAGIC);
-    size_t nrec = (static_cast<size_t>(n) - sizeof(h)) / sizeof(lcpi_record);
-    for (size_t i = 0; i < nrec; ++i) {
-      lcpi_record r;
-      std::memcpy(&r, buf->data() + sizeof(h) + i * sizeof(r), sizeof(r));
-      if (r.pid == pid && !(r.flags & LCPI_RECORD_KERNEL)) (*pcs)[r.pc] += r.count;
-    }
-  }
+  DrainRecords(fd, buf, [&](uint32_t, const lcpi_record& r) {
+    if (r.pid == pid && !(r.flags & LCPI_RECORD_KERNEL)) (*pcs)[r.pc] += r.count;
+  });
 }
 
-// The handler's mean cost per sample from every CPU's statistics.
-void PrintHandlerCost(int fd, uint32_t nr_cpus) {
-  uint64_t hits = 0, misses = 0, ns_hit = 0, ns_miss = 0, samples = 0, dropped = 0;
-  for (uint32_t cpu = 0; cpu < nr_cpus; ++cpu) {
-    lcpi_cpu_stats st{};
-    st.size = sizeof(st);
-    st.cpu = cpu;
-    if (ioctl(fd, LCPI_IOC_GET_STATS, &st) != 0) continue;
-    hits += st.table.hits;
-    misses += st.table.misses;
-    dropped += st.table.dropped;
-    samples += st.table.samples;
-    ns_hit += st.handler_ns_hit;
-    ns_miss += st.handler_ns_miss;
-  }
-  std::printf("module: %" PRIu64 " samples (%" PRIu64
-              " dropped); handler %.0f ns per hit, %.0f ns per miss\n",
-              samples, dropped, hits ? static_cast<double>(ns_hit) / hits : 0.0,
-              (misses + dropped) ? static_cast<double>(ns_miss) / (misses + dropped) : 0.0);
+// The handler's mean cost per sample and its runs in NMI context, from
+// every CPU's statistics; with `nmi`, checks that every run was an NMI.
+void CheckHandler(int fd, uint32_t nr_cpus, bool nmi) {
+  lcpi_cpu_stats st = SumStats(fd, nr_cpus);
+  uint64_t hits = st.table.hits, misses = st.table.misses, dropped = st.table.dropped;
+  uint64_t samples = st.table.samples, nested = st.nested, in_nmi = st.nmi_samples;
+  uint64_t ns_hit = st.handler_ns_hit, ns_miss = st.handler_ns_miss;
+  std::printf("module: %" PRIu64 " samples (%" PRIu64 " dropped, %" PRIu64
+              " nested); handler %.0f ns per hit, %.0f ns per miss; %" PRIu64
+              " runs in NMI context\n",
+              samples, dropped, nested, hits ? static_cast<double>(ns_hit) / hits : 0.0,
+              (misses + dropped) ? static_cast<double>(ns_miss) / (misses + dropped) : 0.0, in_nmi);
+  if (!nmi) return;
+  // Every handler run of a cycles-only configuration was a PMU overflow,
+  // so each one (a sample, or one dropped as nested) was in NMI context.
+  CHECK(in_nmi > 0);
+  CHECK(in_nmi == samples + nested);
 }
 
-int Run(const char* workload, double seconds, uint64_t period, double tolerance,
+int Run(const char* workload, double seconds, uint64_t period, double tolerance, bool nmi,
         std::vector<Function>& funcs) {
   int fd = OpenDev(O_NONBLOCK);
   lcpi_info info = GetInfo(fd);
@@ -170,7 +144,7 @@ int Run(const char* workload, double seconds, uint64_t period, double tolerance,
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
   CHECK(FlushAll(fd, [&] { Drain(fd, &buf, static_cast<uint32_t>(pid), &pcs); }));
-  PrintHandlerCost(fd, info.nr_cpus);
+  CheckHandler(fd, info.nr_cpus, nmi);
   close(fd);
 
   uint64_t all = 0, in_funcs = 0;
@@ -206,9 +180,14 @@ int main(int argc, char** argv) {
   const char* symbols = nullptr;
   double seconds = 4, tolerance = 2;
   uint64_t period = 1000000;
+  bool nmi = false;
   std::vector<Function> funcs;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--nmi") {
+      nmi = true;
+      continue;
+    }
     if (i + 1 >= argc) Usage(("missing the value of " + a).c_str());
     const char* v = argv[++i];
     if (a == "--workload") {
@@ -232,7 +211,7 @@ int main(int argc, char** argv) {
   if (!workload || !symbols || funcs.empty() || seconds <= 0 || period == 0)
     Usage("--workload, --symbols and --expect are required");
   ReadSymbols(symbols, &funcs);
-  int rc = Run(workload, seconds, period, tolerance, funcs);
+  int rc = Run(workload, seconds, period, tolerance, nmi, funcs);
   std::printf("shares: %s (%d failures)\n", rc ? "FAILED" : "passed", g_failures);
   return rc;
 }
