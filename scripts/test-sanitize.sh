@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # test-sanitize.sh - the test suite in the sanitizer configuration
 # (scripts/sanitize-env.sh: clang, ASan + UBSan, libFuzzer): builds
-# build-san/ and runs every test there, the slow ones and the bounded fuzzing
-# runs (fuzz.<target>.run, 60 s each) included, but the QEMU guests (label
-# kmod): they run once, in build/, to keep CI's clock (LCPI_SAN_GUESTS=1
-# runs them here too, where lcpid, KmodSource and the checkers then run
-# sanitized against the real module). scripts/test.sh runs this after the
-# main suite, and so does CI.
+# build-san/ and runs every test there, the bounded fuzzing runs
+# (fuzz.<target>.run, 60 s each) included, but two kinds that run once, in
+# build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
+# tests (label scale: the million-entry merge, the 240 s load, the
+# 10,000-process churn and the soak, whose point is behaviour at size and
+# over time, and which take minutes each). LCPI_SAN_GUESTS=1 runs the
+# guests here too (lcpid, KmodSource and the checkers then run sanitized
+# against the real module), LCPI_SAN_SCALE=1 the scale tests.
+# scripts/test.sh runs this after the main suite, and so does CI.
 #
 #   scripts/test-sanitize.sh [CTEST-ARGS...]     e.g. -R profile_db
 #
@@ -14,7 +17,7 @@
 # it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
 . scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
@@ -25,9 +28,12 @@ configure_sanitize_tree
 cmake --build "$LCPI_SAN_BUILD" -j"$JOBS" ${LCPI_SAN_TARGETS:+--target $LCPI_SAN_TARGETS}
 built=$(date +%s)
 status=0
-guests=(-LE kmod)
-if [ "${LCPI_SAN_GUESTS:-0}" = 1 ]; then guests=(); fi
-ctest --test-dir "$LCPI_SAN_BUILD" --output-on-failure -j"$JOBS" "${guests[@]}" "$@" || status=$?
+left_out=()
+[ "${LCPI_SAN_GUESTS:-0}" = 1 ] || left_out+=(kmod)
+[ "${LCPI_SAN_SCALE:-0}" = 1 ] || left_out+=(scale)
+exclude=()
+if [ ${#left_out[@]} -gt 0 ]; then exclude=(-LE "^($(IFS='|'; echo "${left_out[*]}"))\$"); fi
+ctest --test-dir "$LCPI_SAN_BUILD" --output-on-failure -j"$JOBS" "${exclude[@]}" "$@" || status=$?
 end=$(date +%s)
 echo "test-sanitize: build $((built - start)) s, tests $((end - built)) s, status $status" >&2
 exit $status

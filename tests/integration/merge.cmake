@@ -23,4 +23,4 @@ set_tests_properties("daemon: merge" PROPERTIES
   LABELS "integration;root" RUN_SERIAL TRUE TIMEOUT 300)
 add_test(NAME "daemon: merge (slow)" COMMAND merge_test "[slow]")
 set_tests_properties("daemon: merge (slow)" PROPERTIES
-  LABELS "integration;root;slow" RUN_SERIAL TRUE TIMEOUT 900)
+  LABELS "integration;root;slow;scale" RUN_SERIAL TRUE TIMEOUT 900)

@@ -36,5 +36,5 @@ endforeach()
 foreach(t churn load)
   add_test(NAME "reliability: ${t} (slow)" COMMAND ${t}_test "[slow]")
   set_tests_properties("reliability: ${t} (slow)" PROPERTIES
-    LABELS "integration;root;reliability;slow" RUN_SERIAL TRUE TIMEOUT 1800)
+    LABELS "integration;root;reliability;slow;scale" RUN_SERIAL TRUE TIMEOUT 1800)
 endforeach()

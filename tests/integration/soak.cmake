@@ -8,4 +8,4 @@ add_test(NAME soak
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/soak.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>
           $<TARGET_FILE:lcpiprof> $<TARGET_FILE:workload_blip> ${CMAKE_CURRENT_BINARY_DIR}/soak 150)
 set_tests_properties(soak PROPERTIES
-  LABELS "integration;root;slow" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 300)
+  LABELS "integration;root;slow;scale" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 300)
