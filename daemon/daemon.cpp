@@ -199,7 +199,7 @@ Expected<void> Daemon::Start() {
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
   sideband_->set_jit(&jit_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
-  size_t procs = ScanProc(tracker_, images_);
+  size_t procs = ScanProc(tracker_, images_, &jit_);
   ReturnFreedMemory();
 
   Expected<std::unique_ptr<Source>> source = MakeSource();
@@ -553,6 +553,7 @@ std::string Daemon::Status() {
   o << "jit_map_bad_lines " << jit.bad_lines << "\n";
   o << "jit_map_truncated " << jit.truncated << "\n";
   o << "jit_symbols " << jit.symbols << "\n";
+  o << "jit_dump_reads " << jit.dump_reads << "\n";
   o << "jit_refused " << jit.refused << "\n";
   if (image_cache_) {
     ImageCacheStats c = image_cache_->stats();

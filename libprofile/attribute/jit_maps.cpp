@@ -104,6 +104,10 @@ void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
   p.identity = "jit:" + boot_id_ + ":" + std::to_string(pid) + ":" + root->start_ticks;
   by_pid_[pid] = &p;
   failed_.erase(pid);
+  if (auto dump = dumps_.find(pid); dump != dumps_.end()) {
+    p.dump_path = std::move(dump->second);
+    dumps_.erase(dump);
+  }
   stats_.processes++;
   if (o.exited) {
     Exited(p, o.exit_time);  // reads a last time
@@ -119,6 +123,16 @@ void JitMaps::Watch(uint32_t pid) {
   auto it = by_pid_.find(pid);
   if (it != by_pid_.end() && !it->second->exited) return;
   StartOpen(pid, false, 0);
+}
+
+void JitMaps::SetJitdump(uint32_t pid, const std::string& path) {
+  auto it = by_pid_.find(pid);
+  if (it != by_pid_.end() && !it->second->exited) {
+    it->second->dump_path = path;
+    return;
+  }
+  dumps_[pid] = path;  // taken when its root is open
+  Watch(pid);
 }
 
 void JitMaps::StartRead(Process& p, bool last) {
@@ -139,41 +153,66 @@ void JitMaps::StartRead(Process& p, bool last) {
   }
   auto shared_root = std::make_shared<UniqueFd>(std::move(root));
   Process* process = &p;  // a list node, kept while it reads (Reap)
-  RunLookup<PerfMapParse>(
+  RunLookup<NamesRead>(
       lookups_,
-      [shared_root, pid = p.pid, uid = p.uid, limits = limits_]() -> Expected<PerfMapParse> {
+      [shared_root, pid = p.pid, uid = p.uid, limits = limits_, dump = p.dump_path,
+       cursor = p.dump_cursor]() -> Expected<NamesRead> {
         if (shared_root->get() < 0) return ErrnoError("dup of a process's root", EMFILE);
-        return ReadPerfMap(shared_root->get(), pid, uid, limits);
+        NamesRead read;
+        read.map = ReadPerfMap(shared_root->get(), pid, uid, limits);
+        read.cursor = cursor;
+        if (!dump.empty())
+          read.dump = ReadJitdump(shared_root->get(), dump, uid, &read.cursor, limits);
+        return read;
       },
-      [this, process](Expected<PerfMapParse> parsed) { FinishRead(*process, std::move(parsed)); });
+      [this, process](Expected<NamesRead> read) { FinishRead(*process, std::move(read)); });
 }
 
-void JitMaps::FinishRead(Process& p, Expected<PerfMapParse> parsed) {
-  p.reading = false;
+void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) {
   if (!parsed) {
     if (parsed.error().code() == Errc::kNotFound) {
       stats_.missing++;
     } else {
       stats_.errors++;
       if (!p.warned)  // once per process: a bad map would be read again every second
-        spdlog::warn("JIT map of pid {}: {}", p.pid, Printable(parsed.error().message()));
+        spdlog::warn("JIT {} of pid {}: {}", what, p.pid, Printable(parsed.error().message()));
       p.warned = true;
     }
+    return;
+  }
+  stats_.bad_lines += parsed->bad_lines;
+  stats_.truncated += parsed->truncated;
+  for (PerfMapSymbol& s : parsed->symbols) {
+    // The files only grow: what an earlier read took is skipped.
+    if (p.seen.count({s.start, s.size, std::string_view(s.name)})) continue;
+    if (p.symbols.size() >= limits_.max_lines) {
+      stats_.truncated++;
+      break;
+    }
+    const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
+    p.seen.emplace(kept.start, kept.size, std::string_view(kept.name));
+    p.by_start[kept.start] = &kept;  // a later line for the same code wins
+    stats_.symbols++;
+  }
+}
+
+void JitMaps::FinishRead(Process& p, Expected<NamesRead> read) {
+  p.reading = false;
+  if (!read) {
+    Take(p, read.error(), "names");
   } else {
-    stats_.reads++;
-    stats_.bad_lines += parsed->bad_lines;
-    stats_.truncated += parsed->truncated;
-    for (PerfMapSymbol& s : parsed->symbols) {
-      // The file only grows: what an earlier read took is skipped.
-      if (p.seen.count({s.start, s.size, std::string_view(s.name)})) continue;
-      if (p.symbols.size() >= limits_.max_lines) {
-        stats_.truncated++;
-        break;
+    if (read->map) stats_.reads++;
+    Take(p, std::move(read->map), "map");
+    if (read->dump) {
+      Expected<JitdumpParse>& dump = *read->dump;
+      if (dump && dump->bad_header) dump = Error(Errc::kBadElf, p.dump_path + ": not a jitdump");
+      if (dump) {
+        stats_.dump_reads++;
+        p.dump_cursor = std::move(read->cursor);
+        Take(p, std::move(dump->names), "dump");
+      } else {
+        Take(p, dump.error(), "dump");
       }
-      const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
-      p.seen.emplace(kept.start, kept.size, std::string_view(kept.name));
-      p.by_start[kept.start] = &kept;  // a later line for the same code wins
-      stats_.symbols++;
     }
   }
   if (p.final_read_wanted) {
@@ -285,6 +324,9 @@ void JitMaps::Reap(uint64_t time) {
     it = processes_.erase(it);
   }
   failed_.clear();  // at most the pids that missed since the last merge
+  // Jitdumps of pids whose root never opened (gone first): their process
+  // cannot be read any more.
+  std::erase_if(dumps_, [&](const auto& d) { return !opening_.count(d.first); });
 }
 
 }  // namespace lcpi

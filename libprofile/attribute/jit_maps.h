@@ -16,7 +16,8 @@
 // process) and once more at its exit record, through a descriptor of its
 // root taken while it lived (after exit, /proc/PID/root cannot be opened).
 // The names are kept until the store has them: the tools cannot read the
-// map once the process is gone.
+// map once the process is gone. A process that maps a jitdump (jitdump.h)
+// has it read with its perf map, the same way.
 //
 // Opening a process's root and reading its map may block (a map on a hung
 // mount, a 64 MB file): with lookups set they run there, and Reading(pid)
@@ -40,6 +41,7 @@
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/jitdump.h"
 #include "libprofile/attribute/perf_map.h"
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/base/lookup_worker.h"
@@ -48,14 +50,15 @@
 namespace lcpi {
 
 struct JitStats {
-  uint64_t processes = 0;  // processes watched since start
-  uint64_t refused = 0;    // not watched: kMaxLiveProcesses reached
-  uint64_t reads = 0;      // map files read
-  uint64_t missing = 0;    // no map file (a process that is no JIT, or writes none)
-  uint64_t errors = 0;     // map files refused or unreadable (logged)
-  uint64_t bad_lines = 0;  // lines skipped
-  uint64_t truncated = 0;  // reads stopped at a size or line limit
-  uint64_t symbols = 0;    // distinct names taken
+  uint64_t processes = 0;   // processes watched since start
+  uint64_t refused = 0;     // not watched: kMaxLiveProcesses reached
+  uint64_t reads = 0;       // map files read
+  uint64_t missing = 0;     // no map file (a process that is no JIT, or writes none)
+  uint64_t errors = 0;      // map files refused or unreadable (logged)
+  uint64_t bad_lines = 0;   // lines skipped
+  uint64_t truncated = 0;   // reads stopped at a size or line limit
+  uint64_t symbols = 0;     // distinct names taken
+  uint64_t dump_reads = 0;  // jitdump files read (bad records count as bad_lines)
 };
 
 struct JitLocation {
@@ -85,6 +88,9 @@ class JitMaps {
   // pid mapped anonymous executable memory: hold its root, so that its map
   // can still be read at its exit.
   void Watch(uint32_t pid);
+  // pid mapped its jitdump (`path` as it sees it; jitdump.h): read it too,
+  // with the perf map, from now on.
+  void SetJitdump(uint32_t pid, const std::string& path);
 
   // The JIT image and offset of a pc of pid in anonymous memory, or nullopt
   // when no map names it (yet: see Reading). On a miss the map is read
@@ -116,6 +122,13 @@ class JitMaps {
   size_t watched() const { return open_roots_; }
 
  private:
+  // What one read of a process's JIT names found: its perf map, and its
+  // jitdump if it has one (from `cursor` on; the new cursor comes back).
+  struct NamesRead {
+    Expected<PerfMapParse> map = Error(Errc::kNotFound, "");
+    std::optional<Expected<JitdumpParse>> dump;
+    JitdumpCursor cursor;
+  };
   // What opening a process yields: its user, root and identity.
   struct ProcessRoot {
     uint32_t uid = 0;
@@ -142,6 +155,8 @@ class JitMaps {
     uint64_t last_read = 0;
     bool exited = false;
     uint64_t exit_time = 0;
+    std::string dump_path;                              // its jitdump, if it mapped one
+    JitdumpCursor dump_cursor;                          // where the last read of it stopped
     std::deque<PerfMapSymbol> symbols;                  // distinct, in the order read; never moved
     std::unordered_set<const PerfMapSymbol*> stored;    // names in the store
     std::map<uint64_t, const PerfMapSymbol*> by_start;  // the newest at each start
@@ -155,7 +170,9 @@ class JitMaps {
   // Reads p's map (a lookup); `last`: at its exit, through the root it held,
   // which the read takes and closes. FinishRead takes the result.
   void StartRead(Process& p, bool last);
-  void FinishRead(Process& p, Expected<PerfMapParse> parsed);
+  void FinishRead(Process& p, Expected<NamesRead> read);
+  // Counts a read's result and keeps its new names.
+  void Take(Process& p, Expected<PerfMapParse> parsed, const char* what);
   static const PerfMapSymbol* Find(const Process& p, uint64_t pc);
   void Close(Process& p);
   void Exited(Process& p, uint64_t time);
@@ -169,6 +186,7 @@ class JitMaps {
   std::list<Process> processes_;
   std::unordered_map<uint32_t, Process*> by_pid_;  // the newest process of each pid
   std::unordered_map<uint32_t, Opening> opening_;
+  std::unordered_map<uint32_t, std::string> dumps_;  // jitdumps of pids not open yet
   std::map<int32_t, Process*> by_image_;
   std::unordered_map<uint32_t, uint64_t> failed_;  // pid -> when opening it last failed
   size_t open_roots_ = 0;

@@ -64,19 +64,26 @@ PerfMapParse ParsePerfMap(std::string_view text, const PerfMapLimits& limits) {
   return out;
 }
 
-Expected<PerfMapParse> ReadPerfMap(int root_fd, uint32_t pid, uint32_t uid,
-                                   const PerfMapLimits& limits) {
-  std::string path = "/tmp/perf-" + std::to_string(pid) + ".map";
+Expected<int> OpenJitFile(int root_fd, const std::string& path, uint32_t uid, uint64_t* size) {
   struct stat st;
   Expected<int> fd = OpenRegularFileInRoot(root_fd, path, &st);
   if (!fd) return fd.error();
   const uint32_t owner = st.st_uid;
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (owner != uid && owner != 0) {
     close(*fd);
     return Error(Errc::kPermission, path + ": owned by uid " + std::to_string(owner) +
                                         ", not by the process's uid " + std::to_string(uid));
   }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+Expected<PerfMapParse> ReadPerfMap(int root_fd, uint32_t pid, uint32_t uid,
+                                   const PerfMapLimits& limits) {
+  std::string path = "/tmp/perf-" + std::to_string(pid) + ".map";
+  uint64_t size = 0;
+  Expected<int> fd = OpenJitFile(root_fd, path, uid, &size);
+  if (!fd) return fd.error();
   // The file may still grow while it is read: read what the bound allows.
   std::string text;
   text.resize(std::min<uint64_t>(size, limits.max_bytes) + 1);

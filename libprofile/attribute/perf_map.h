@@ -44,11 +44,16 @@ struct PerfMapParse {
 // reaches past 2^63 (no user-space code does) or an empty name makes a line bad.
 PerfMapParse ParsePerfMap(std::string_view text, const PerfMapLimits& limits = {});
 
+// Opens a file a JIT runtime wrote (its perf map, its jitdump), `path` as
+// the process sees it, under its root directory (root_fd: see
+// OpenRegularFileInRoot): a regular file owned by `uid` (the process's
+// user) or root, as perf itself requires; a file planted by another user,
+// or a hard link to someone else's file, is refused (kPermission). Its size
+// in *size; the caller closes the descriptor.
+Expected<int> OpenJitFile(int root_fd, const std::string& path, uint32_t uid, uint64_t* size);
+
 // Reads and parses the map file of `pid` under a process's root directory
-// (root_fd: see OpenRegularFileInRoot), reading at most limits.max_bytes.
-// The file must be a regular file owned by `uid` (the process's user) or
-// root, as perf itself requires: a file planted by another user, or a hard
-// link to someone else's file, is refused (kPermission).
+// (OpenJitFile), reading at most limits.max_bytes.
 Expected<PerfMapParse> ReadPerfMap(int root_fd, uint32_t pid, uint32_t uid,
                                    const PerfMapLimits& limits = {});
 

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "libprofile/attribute/jitdump.h"
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
@@ -146,11 +147,15 @@ void Sideband::ApplyOne(SidebandEvent& e) {
       const std::string& path = e.text;
       bool anonymous = path.empty() || path[0] == '[' || path.rfind("//anon", 0) == 0 ||
                        path.rfind("/memfd:", 0) == 0;
-      e.map.image = path == "[vdso]" ? images_.Vdso()
-                    : anonymous      ? kNoImage
-                                     : images_.ForFile(e.file);
+      // A JIT runtime maps its jitdump executable only to say where it is:
+      // no code runs from it, and it is no ELF file to identify.
+      const bool jitdump = !anonymous && IsJitdumpPath(path, e.pid);
+      e.map.image = path == "[vdso]"       ? images_.Vdso()
+                    : anonymous || jitdump ? kNoImage
+                                           : images_.ForFile(e.file);
       tracker_.OnMmap(e.pid, e.map, e.time);
       if (jit_ && anonymous && path != "[vdso]") jit_->Watch(e.pid);
+      if (jit_ && jitdump) jit_->SetJitdump(e.pid, path);
       break;
     }
     case PERF_RECORD_COMM:
@@ -192,7 +197,8 @@ size_t Sideband::Drain() {
   return events.size();
 }
 
-size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& proc) {
+size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit,
+                const std::string& proc) {
   DIR* dir = opendir(proc.c_str());
   if (!dir) return 0;
   size_t n = 0;
@@ -227,6 +233,11 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& 
         // minor, the same split as MMAP2 records.
         if (path.size() > 10 && path.compare(path.size() - 10, 10, " (deleted)") == 0)
           path.resize(path.size() - 10);
+        if (IsJitdumpPath(path, static_cast<uint32_t>(pid))) {  // a marker: see Apply
+          if (jit) jit->SetJitdump(static_cast<uint32_t>(pid), path);
+          tracker.OnMmap(static_cast<uint32_t>(pid), m, 0);
+          continue;
+        }
         FileMapping file;
         file.pid = static_cast<uint32_t>(pid);
         file.start = start;

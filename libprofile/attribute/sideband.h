@@ -86,8 +86,10 @@ class Sideband {
 };
 
 // Adds every running process's executable mappings (from /proc/PID/maps)
-// to the tracker, as live since time 0. Returns the number of processes.
-size_t ScanProc(ProcessTracker& tracker, ImageTable& images, const std::string& proc = "/proc");
+// to the tracker, as live since time 0; a mapped jitdump goes to `jit`, if
+// set. Returns the number of processes.
+size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit = nullptr,
+                const std::string& proc = "/proc");
 
 }  // namespace lcpi
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# jit_node.sh LCPID LCPICTL LCPIPROF - Node.js, the real peer for JIT code:
-# `node --perf-basic-prof` writes /tmp/perf-PID.map as V8 compiles, and a
-# hot JavaScript function (hotLoopForLcpi) runs for a few seconds. lcpid must
-# file node's samples in its JIT code on a JIT image of the process and
-# store the names, so that lcpiprof -p, after node exited and its map was
-# deleted, shows the function by name holding most of those samples.
+# jit_node.sh LCPID LCPICTL LCPIPROF [map|jitdump] - Node.js, the real peer
+# for JIT code: a hot JavaScript function (hotLoopForLcpi) runs for a few
+# seconds while V8 names its code, with `node --perf-basic-prof` in
+# /tmp/perf-PID.map (map, the default), with `node --perf-prof` in a
+# jitdump, ./jit-PID.dump (jitdump), which node maps executable to say where
+# it is. lcpid must file node's samples in its JIT code on a JIT image of
+# the process and store the names, so that lcpiprof -p, after node exited
+# and its file was deleted, shows the function by name holding most of
+# those samples.
 set -euo pipefail
-lcpid=$1 lcpictl=$2 lcpiprof=$3
+lcpid=$1 lcpictl=$2 lcpiprof=$3 mode=${4:-map}
 [ "$(id -u)" = 0 ] || { echo "needs root (system-wide perf events)"; exit 77; }
 command -v node >/dev/null || { echo "node is not installed (nodejs)"; exit 77; }
 dir=$(mktemp -d /tmp/lcpi-jit-XXXXXX)
@@ -30,17 +33,28 @@ let sink = 0;
 while (Date.now() < end) sink ^= hotLoopForLcpi(1000000);
 console.log(sink);
 JS
-# In $dir: with --perf-basic-prof, node also writes isolate-*-v8.log files to its working directory.
-(cd "$dir" && exec node --perf-basic-prof --no-turbo-inlining hot.js >/dev/null) &
+# In $dir: node also writes isolate-*-v8.log files (and its jitdump) to its working directory.
+case $mode in
+  map) flag=--perf-basic-prof ;;
+  jitdump) flag=--perf-prof ;;
+  *) echo "mode: map or jitdump"; exit 2 ;;
+esac
+(cd "$dir" && exec node $flag --no-turbo-inlining hot.js >/dev/null) &
 node_pid=$!
 wait $node_pid
 map=/tmp/perf-$node_pid.map
-grep -q hotLoopForLcpi "$map" || { echo "node wrote no map entry for the function"; exit 1; }
+if [ "$mode" = map ]; then
+  names=$map
+else
+  names=$dir/jit-$node_pid.dump
+  [ ! -e "$map" ] || { echo "node wrote a perf map too: the jitdump would not be tested"; exit 1; }
+fi
+grep -aq hotLoopForLcpi "$names" || { echo "node named no code of the function in $names"; exit 1; }
 
 "$lcpictl" --socket "$dir/s" stop >/dev/null
 wait $daemon
 daemon=
-rm -f "$map"  # the tools must not need it: lcpid stored the names
+rm -f "$names"  # the tools must not need it: lcpid stored the names
 "$lcpiprof" --db "$dir/p.db" --epoch jit -p --format csv >"$dir/procs.csv"
 
 python3 - "$dir/procs.csv" "$node_pid" <<'PY'
