@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
+
+#include "libprofile/base/regular_file.h"
 
 namespace lcpi {
 namespace {
@@ -102,25 +104,12 @@ Expected<JitdumpParse> ReadJitdump(int root_fd, const std::string& path, uint32_
   uint64_t size = 0;
   Expected<int> fd = OpenJitFile(root_fd, path, uid, &size);
   if (!fd) return fd.error();
-  std::string data;
-  if (size > cursor->offset)
-    data.resize(std::min<uint64_t>(size - cursor->offset, limits.max_bytes));
-  size_t got = 0;
-  while (got < data.size()) {
-    ssize_t n =
-        pread(*fd, data.data() + got, data.size() - got, static_cast<off_t>(cursor->offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(*fd);
-      return ErrnoError(path, err);
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
+  const uint64_t left = size > cursor->offset ? size - cursor->offset : 0;
+  Expected<std::string> data =
+      ReadBounded(*fd, cursor->offset, std::min<uint64_t>(left, limits.max_bytes), path);
   close(*fd);
-  data.resize(got);
-  JitdumpParse parsed = ParseJitdump(data, cursor, limits);
+  if (!data) return data.error();
+  JitdumpParse parsed = ParseJitdump(*data, cursor, limits);
   // What the bound left for later is read the next time, from the cursor.
   if (size > cursor->offset && size - cursor->offset > limits.max_bytes)
     parsed.names.truncated = true;

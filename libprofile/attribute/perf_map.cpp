@@ -84,24 +84,13 @@ Expected<PerfMapParse> ReadPerfMap(int root_fd, uint32_t pid, uint32_t uid,
   uint64_t size = 0;
   Expected<int> fd = OpenJitFile(root_fd, path, uid, &size);
   if (!fd) return fd.error();
-  // The file may still grow while it is read: read what the bound allows.
-  std::string text;
-  text.resize(std::min<uint64_t>(size, limits.max_bytes) + 1);
-  size_t got = 0;
-  while (got < text.size()) {
-    ssize_t n = read(*fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(*fd);
-      return ErrnoError(path, err);
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
+  // The file may still grow while it is read: read what the bound allows
+  // (one byte more tells a file cut by it).
+  Expected<std::string> text =
+      ReadBounded(*fd, 0, std::min<uint64_t>(size, limits.max_bytes) + 1, path);
   close(*fd);
-  text.resize(got);
-  return ParsePerfMap(text, limits);
+  if (!text) return text.error();
+  return ParsePerfMap(*text, limits);
 }
 
 }  // namespace lcpi

@@ -49,4 +49,18 @@ Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path, struct
   return KeepRegularFile(fd, path, st ? st : &unused);
 }
 
+Expected<std::string> ReadBounded(int fd, uint64_t offset, uint64_t max, const std::string& name) {
+  std::string data(static_cast<size_t>(max), '\0');
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = pread(fd, data.data() + got, data.size() - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError(name, errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
+  return data;
+}
+
 }  // namespace lcpi

@@ -40,6 +40,11 @@ Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path,
 // the error names `name`.
 Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st);
 
+// Up to `max` bytes of the open file `fd` from `offset` (fewer at its end),
+// retrying interrupted reads; errors name `name`. For files another user
+// writes, which may be large or still growing: the bound is the caller's.
+Expected<std::string> ReadBounded(int fd, uint64_t offset, uint64_t max, const std::string& name);
+
 }  // namespace lcpi
 
 #endif  // LCPI_LIBPROFILE_BASE_REGULAR_FILE_H

@@ -40,6 +40,7 @@
 namespace fs = std::filesystem;
 using lcpi::testing::Capture;
 using lcpi::testing::DaemonFixture;
+using lcpi::testing::Num;
 using lcpi::testing::ReadDb;
 using lcpi::testing::TempDir;
 using Clock = std::chrono::steady_clock;
@@ -49,10 +50,6 @@ namespace {
 const std::string kWorkloads = WORKLOAD_DIR;
 constexpr uid_t kNobody = 65534;
 constexpr gid_t kNogroup = 65534;
-
-uint64_t Num(std::map<std::string, std::string> st, const std::string& key) {
-  return st.count(key) ? std::stoull(st[key]) : 0;
-}
 
 // Starts argv as `uid` (no supplementary groups); its pid.
 pid_t SpawnAs(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {

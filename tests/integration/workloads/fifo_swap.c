@@ -7,22 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-static volatile unsigned long sink;
+#include "spin.h"
 
-__attribute__((noinline)) void fifo_spin(double ms)
-{
-	struct timespec start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do {
-		for (int i = 0; i < 1000; i++)
-			sink += (unsigned long)i;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - start.tv_sec) * 1e3 + (now.tv_nsec - start.tv_nsec) / 1e6 < ms);
-}
+SPIN(fifo_spin)
 
 int main(int argc, char **argv)
 {
@@ -37,6 +26,6 @@ int main(int argc, char **argv)
 		perror(self);
 		return 1;
 	}
-	fifo_spin(argc > 1 ? atof(argv[1]) : 2000);
+	fifo_spin((argc > 1 ? atof(argv[1]) : 2000) / 1000);
 	return 0;
 }

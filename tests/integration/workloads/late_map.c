@@ -10,22 +10,11 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-static volatile unsigned long sink;
+#include "spin.h"
 
-__attribute__((noinline)) void late_spin(double seconds)
-{
-	struct timespec start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	do {
-		for (int i = 0; i < 1000; i++)
-			sink += (unsigned long)i;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
-}
+SPIN(late_spin)
 
 int main(int argc, char **argv)
 {

@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
+#include <optional>
 
+#include "aggregate_test_util.h"
 #include "test_files.h"
 
 using lcpi::Aggregator;
@@ -17,6 +19,7 @@ using lcpi::KernelSymbols;
 using lcpi::MergeBatch;
 using lcpi::ProcessTracker;
 using lcpi::RecordBuffer;
+using lcpi::testing::Cycles;
 using lcpi::testing::TempDir;
 using lcpi::testing::WriteFile;
 
@@ -26,27 +29,7 @@ constexpr uint64_t kInKernel = 0xffffffff81001010ULL;
 constexpr uint64_t kNoModule = 0xffffffffc0ffee00ULL;  // a module loaded later, a BPF program
 
 RecordBuffer KernelRecords() {
-  RecordBuffer b;
-  b.header.t_first = 10;
-  b.header.t_last = 20;
-  for (uint64_t pc : {kInKernel, kNoModule}) {
-    lcpi_record r{};
-    r.pc = pc;
-    r.pid = 42;
-    r.count = 3;
-    r.event = 0;
-    r.flags = LCPI_RECORD_KERNEL;
-    b.records.push_back(r);
-  }
-  return b;
-}
-
-std::vector<lcpi::RealEvent> Cycles() {
-  lcpi::RealEvent e;
-  e.requested.name = "cycles";
-  e.used = "cpu-clock";
-  e.period = 200000;
-  return {e};
+  return lcpi::testing::Buffer({{42, kInKernel, 3, true}, {42, kNoModule, 3, true}});
 }
 
 // The batch's images by kind, and whether a real database takes it.
@@ -100,19 +83,29 @@ TEST_CASE("without kallsyms kernel samples still merge") {
   CheckKernelSide(agg, dir);
 }
 
-TEST_CASE("a module loaded after start is named once kallsyms is read again") {
-  TempDir dir;
+namespace {
+
+// The kernel's symbols as read at start, in dir; then a module loaded since
+// (its code holds kNoModule) is written into dir's kallsyms and modules.
+KernelSymbols LoadThenLoadModule(const TempDir& dir) {
   WriteFile(dir / "kallsyms",
             "ffffffff81000000 T _text\n"
             "ffffffff81001000 T schedule\n");
   auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "modules");
   REQUIRE(kernel);
-  // Loaded since: its code holds kNoModule.
   WriteFile(dir / "kallsyms",
             "ffffffff81000000 T _text\n"
             "ffffffff81001000 T schedule\n"
             "ffffffffc0ffe000 t late_spin\t[late]\n");
   WriteFile(dir / "modules", "late 16384 0 - Live 0xffffffffc0ffe000\n");
+  return std::move(*kernel);
+}
+
+}  // namespace
+
+TEST_CASE("a module loaded after start is named once kallsyms is read again") {
+  TempDir dir;
+  std::optional<KernelSymbols> kernel = LoadThenLoadModule(dir);
   lcpi::KernelSymbolsReloader reload(dir / "kallsyms", dir / "modules");
   ImageTable images;
   ProcessTracker tracker;
@@ -139,16 +132,7 @@ TEST_CASE("a module loaded after start is named once kallsyms is read again") {
 
 TEST_CASE("with lookups, kernel records wait for kallsyms read on their thread") {
   TempDir dir;
-  WriteFile(dir / "kallsyms",
-            "ffffffff81000000 T _text\n"
-            "ffffffff81001000 T schedule\n");
-  auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "modules");
-  REQUIRE(kernel);
-  WriteFile(dir / "kallsyms",
-            "ffffffff81000000 T _text\n"
-            "ffffffff81001000 T schedule\n"
-            "ffffffffc0ffe000 t late_spin\t[late]\n");
-  WriteFile(dir / "modules", "late 16384 0 - Live 0xffffffffc0ffe000\n");
+  std::optional<KernelSymbols> kernel = LoadThenLoadModule(dir);
   lcpi::KernelSymbolsReloader reload(dir / "kallsyms", dir / "modules");
   ImageTable images;
   ProcessTracker tracker;

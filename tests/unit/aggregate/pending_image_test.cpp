@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 
+#include "aggregate_test_util.h"
 #include "libprofile/aggregate/aggregator.h"
 #include "test_files.h"
 
@@ -24,19 +25,12 @@ using lcpi::ImageTable;
 using lcpi::LookupWorker;
 using lcpi::ProcessTracker;
 using lcpi::RecordBuffer;
+using lcpi::testing::Cycles;
 using lcpi::testing::TempDir;
 
 namespace {
 
 constexpr uint32_t kGonePid = 4000000;  // above any pid: found at its path
-
-std::vector<lcpi::RealEvent> Cycles() {
-  lcpi::RealEvent e;
-  e.requested.name = "cycles";
-  e.used = "cpu-clock";
-  e.period = 200000;
-  return {e};
-}
 
 // /bin/true without its build-id at `path`: identified by its content.
 FileMapping NoBuildId(const std::string& path, uint32_t pid, uint64_t start) {
@@ -54,16 +48,8 @@ FileMapping NoBuildId(const std::string& path, uint32_t pid, uint64_t start) {
   return m;
 }
 
-RecordBuffer UserRecords(uint32_t pid, uint64_t pc, uint32_t count) {
-  RecordBuffer b;
-  b.header.t_first = 10;
-  b.header.t_last = 20;
-  lcpi_record r{};
-  r.pc = pc;
-  r.pid = pid;
-  r.count = count;
-  b.records.push_back(r);
-  return b;
+RecordBuffer UserRecords(uint32_t pid, uint64_t pc, uint16_t count) {
+  return lcpi::testing::Buffer({{pid, pc, count}});
 }
 
 int64_t StatOf(const lcpi::MergeBatch& b, const std::string& name) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "aggregate_test_util.h"
 #include "libprofile/aggregate/aggregator.h"
 #include "test_files.h"
 
@@ -15,32 +16,17 @@ using lcpi::kRolledUpPid;
 using lcpi::MergeBatch;
 using lcpi::ProcessTracker;
 using lcpi::RecordBuffer;
+using lcpi::testing::Cycles;
 using lcpi::testing::TempDir;
 
 namespace {
 
 // One user sample of `count` for each pid (unmapped pcs: the unknown image
 // of the process's command).
-RecordBuffer Samples(const std::vector<uint32_t>& pids, uint64_t count) {
-  RecordBuffer b;
-  b.header.t_first = 10;
-  b.header.t_last = 20;
-  for (uint32_t pid : pids) {
-    lcpi_record r{};
-    r.pc = 0x400000 + pid;
-    r.pid = pid;
-    r.count = count;
-    b.records.push_back(r);
-  }
-  return b;
-}
-
-std::vector<lcpi::RealEvent> Cycles() {
-  lcpi::RealEvent e;
-  e.requested.name = "cycles";
-  e.used = "cpu-clock";
-  e.period = 200000;
-  return {e};
+RecordBuffer Samples(const std::vector<uint32_t>& pids, uint16_t count) {
+  std::vector<lcpi::testing::TestRecord> records;
+  for (uint32_t pid : pids) records.push_back({pid, 0x400000 + pid, count});
+  return lcpi::testing::Buffer(records);
 }
 
 // pid -> command -> count in the batch's process rows.
