@@ -8,17 +8,14 @@
 
 static volatile unsigned long spin_sink;
 
-#define SPIN(name)                                                              \
-	__attribute__((noinline)) void name(double seconds)                     \
-	{                                                                       \
-		struct timespec start, now;                                     \
-		clock_gettime(CLOCK_MONOTONIC, &start);                         \
-		do {                                                            \
-			for (int i = 0; i < 1000; i++)                          \
-				spin_sink += (unsigned long)i;                  \
-			clock_gettime(CLOCK_MONOTONIC, &now);                   \
-		} while ((now.tv_sec - start.tv_sec) +                          \
-				 (now.tv_nsec - start.tv_nsec) / 1e9 < seconds); \
-	}
+#define SPIN(name)                                                                         \
+  __attribute__((noinline)) void name(double seconds) {                                    \
+    struct timespec start, now;                                                            \
+    clock_gettime(CLOCK_MONOTONIC, &start);                                                \
+    do {                                                                                   \
+      for (int i = 0; i < 1000; i++) spin_sink += (unsigned long)i;                        \
+      clock_gettime(CLOCK_MONOTONIC, &now);                                                \
+    } while ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds); \
+  }
 
 #endif

@@ -78,7 +78,7 @@ std::string Move(uint64_t from, uint64_t to, uint64_t size, uint64_t index) {
 
 }  // namespace
 
-TEST_CASE("loads and moves name code; other records are skipped") {
+TEST_CASE("loads and moves name code, other records are skipped") {
   std::string file = Header() + Load(0x1000, 0x100, 1, "JS:*hot app.js:1") +
                      Record(2, std::string(40, 'd')) +  // debug info
                      Move(0x1000, 0x5000, 0x100, 1) + Load(0x2000, 0x20, 2, "Builtin:Add");
