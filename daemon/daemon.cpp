@@ -690,7 +690,9 @@ int Daemon::Run() {
     // anyway, and the thread ends with the process.
     spdlog::warn("image cache: a copy did not finish; abandoned");
     (void)image_cache_.release();
+    left_threads_behind_ = true;
   }
+  if (lookups_->stats().running > 0) left_threads_behind_ = true;
   const DrainStats d = drainer_->stats();
   const SourceStats& s = d.source;
   spdlog::info("stopped after {} flushes: {} samples taken, {} lost", flushes_,

@@ -46,6 +46,9 @@ class Daemon {
   Expected<void> Start();
   // Runs until stopped (signal or "stop" request); returns the exit status.
   int Run();
+  // After Run: a lookup or cache thread is still blocked in the kernel (a
+  // hung mount) and can never be joined.
+  bool left_threads_behind() const { return left_threads_behind_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -122,6 +125,7 @@ class Daemon {
   // After everything its results touch (images_, jit_, aggregator_,
   // image_cache_): destroyed first. Run stops it before returning.
   std::unique_ptr<LookupWorker> lookups_;
+  bool left_threads_behind_ = false;
   // After the source and the side-band it reads: stopped and gone first.
   std::unique_ptr<Drainer> drainer_;
   ControlServer control_;

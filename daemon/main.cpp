@@ -100,5 +100,13 @@ int main(int argc, char** argv) {
   }
   int rc = daemon.Run();
   if (!options.foreground) unlink(options.pid_file.c_str());
+  if (daemon.left_threads_behind()) {
+    // Everything is flushed. A thread blocked in a system call on a hung
+    // mount cannot be joined: destructors and exit handlers would race with
+    // it, and LeakSanitizer's, which stops every thread, would wait on it
+    // for ever. Leave without them.
+    spdlog::shutdown();
+    _exit(rc);
+  }
   return rc;
 }
