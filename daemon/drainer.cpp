@@ -47,7 +47,7 @@ void Drainer::Run() {
   for (;;) {
     Drained d;
     Expected<void> polled =
-        source_.Poll(kPollMs, [&](const RecordBuffer& b) { d.buffers.push_back(b); });
+        source_.Poll(kPollMs, [&](RecordBuffer&& b) { d.buffers.push_back(std::move(b)); });
     if (!polled) d.error = polled.error().message();
     sideband_.Read(d.events);
     unsigned flushes;
@@ -76,7 +76,7 @@ Drained Drainer::Flush(bool last) {
   // Every address space that ended before this time has all its samples in
   // what the flush drains, or earlier: the loop may reap it after the mark.
   mark.reap_before = sideband_.read_stats().newest;
-  mark.drained = source_.Flush([&](const RecordBuffer& b) { f.buffers.push_back(b); });
+  mark.drained = source_.Flush([&](RecordBuffer&& b) { f.buffers.push_back(std::move(b)); });
   sideband_.Read(f.events);
   mark.last = last;
   f.mark = std::move(mark);

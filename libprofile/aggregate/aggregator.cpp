@@ -74,6 +74,7 @@ void Aggregator::Add(const RecordBuffer& buffer) {
     Added added = AddRecord(rec, h.t_first, h.t_last, nullptr);
     if (added != Added::kWaiting) (added == Added::kUnknown ? unknown : attributed) += rec.count;
   }
+  AddCounts();
   totals_.attributed += attributed;
   totals_.unknown += unknown;
   if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
@@ -100,6 +101,7 @@ void Aggregator::Resume(std::vector<Waiting> list) {
     Added added = AddRecord(w.rec, w.t_first, w.t_last, &w.comm);
     (added == Added::kUnknown ? unknown : attributed) += w.rec.count;
   }
+  AddCounts();
   totals_.attributed += attributed;
   totals_.unknown += unknown;
   if (attributed) stats_["attributed"] += static_cast<int64_t>(attributed);
@@ -132,11 +134,12 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   const bool may_wait = lookups_ && !waited;
   int32_t image = kNoImage;
   uint64_t offset = rec.pc;
-  std::string comm;
+  // Points into the tracker (or *waited), which nothing below changes.
+  std::string_view comm;
   bool kernel = rec.flags & LCPI_RECORD_KERNEL;
   bool unresolved_kernel = false;
   if (kernel) {
-    comm = waited ? *waited : tracker_.Resolve(rec.pid, 0, t_first, t_last).comm;
+    comm = waited ? std::string_view(*waited) : tracker_.Comm(rec.pid, t_last);
     std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
     if (!r && kernel_ && reload_) {
       if (!lookups_) {
@@ -148,7 +151,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         }
       } else if (may_wait && (kernel_reloading_ || reload_->Due(t_last))) {
         if (!kernel_reloading_) StartKernelReload();
-        if (Wait(kernel_waiting_, rec, t_first, t_last, comm)) return Added::kWaiting;
+        if (Wait(kernel_waiting_, rec, t_first, t_last, std::string(comm))) return Added::kWaiting;
       }
     }
     if (r) {
@@ -164,16 +167,17 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
     }
   } else {
     Resolution r = tracker_.Resolve(rec.pid, rec.pc, t_first, t_last);
-    comm = waited ? *waited : std::move(r.comm);
+    comm = waited ? std::string_view(*waited) : r.comm;
     if (r.mapped && r.image != kNoImage) {
       image = r.image;
       offset = r.offset;
     } else if (jit_) {
-      if (std::optional<JitLocation> j = jit_->Resolve(rec.pid, comm, rec.pc, t_last)) {
+      if (std::optional<JitLocation> j =
+              jit_->Resolve(rec.pid, std::string(comm), rec.pc, t_last)) {
         image = j->image;
         offset = j->offset;
       } else if (may_wait && jit_->Reading(rec.pid) &&
-                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm)) {
+                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, std::string(comm))) {
         return Added::kWaiting;
       }
     }
@@ -184,21 +188,41 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   if (rec.pid == kRolledUpPid && comm.empty()) comm = "[no pid]";
   bool unknown = image == kNoImage || unresolved_kernel;
   if (image == kNoImage) {
-    image = images_.Unknown(comm);
+    image = UnknownImage(comm);
     offset = RawPcOffset(rec.pc);
   }
-  counts_[{Key(static_cast<uint32_t>(image), rec.event), offset}] += rec.count;
-  AddProcess(rec.pid, std::move(comm), static_cast<uint32_t>(image), rec.event, rec.count);
+  // Counted in counts_ by AddCounts, once the caller's records are resolved.
+  adds_.push_back({{Key(static_cast<uint32_t>(image), rec.event), offset}, rec.count});
+  AddProcess(rec.pid, comm, static_cast<uint32_t>(image), rec.event, rec.count);
   totals_.records++;
   totals_.samples += rec.count;
   if (kernel && !unknown) totals_.kernel += rec.count;
   return unknown ? Added::kUnknown : Added::kAttributed;
 }
 
-void Aggregator::AddProcess(uint32_t pid, std::string comm, uint32_t image, uint32_t event,
+int32_t Aggregator::UnknownImage(std::string_view comm) {
+  std::string name(comm);  // a process name: short enough for no allocation
+  if (auto it = unknown_images_.find(name); it != unknown_images_.end()) return it->second;
+  int32_t image = images_.Unknown(name);
+  unknown_images_.emplace(std::move(name), image);
+  return image;
+}
+
+void Aggregator::AddCounts() {
+  // Far enough ahead that a fetch from memory (~100 ns) is done when its
+  // probe comes, near enough that the prefetched lines are still cached.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < adds_.size(); i++) {
+    if (i + kAhead < adds_.size()) counts_.prefetch(adds_[i + kAhead].first);
+    counts_[adds_[i].first] += adds_[i].second;
+  }
+  adds_.clear();
+}
+
+void Aggregator::AddProcess(uint32_t pid, std::string_view comm, uint32_t image, uint32_t event,
                             uint64_t count) {
   if (pid == kRolledUpPid) {  // no task: not a pid to admit or count
-    rolled_up_[{std::move(comm), image, event}] += count;
+    rolled_up_[{std::string(comm), image, event}] += count;
     return;
   }
   bool own = max_processes_ == 0 || admitted_.count(pid) != 0;
@@ -207,15 +231,15 @@ void Aggregator::AddProcess(uint32_t pid, std::string comm, uint32_t image, uint
     own = true;
   }
   if (!own) {
-    rolled_up_[{std::move(comm), image, event}] += count;
+    rolled_up_[{std::string(comm), image, event}] += count;
     if (FirstRolledUp(pid)) {
       processes_rolled_up_++;
       stats_["processes_rolled_up"]++;
     }
     return;
   }
-  ProcessCount& p = processes_[Key(pid, image)][event];
-  if (p.comm != comm) p.comm = std::move(comm);
+  ProcessCount& p = processes_[{pid, image, event}];
+  if (p.comm != comm) p.comm.assign(comm);
   p.count += count;
 }
 
@@ -253,14 +277,13 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
     uint32_t img = image_index(static_cast<int32_t>(key.image_event >> 32));
     b.counts.push_back({img, static_cast<uint32_t>(key.image_event), key.offset, count});
   }
-  for (auto& [key, events] : processes_) {
-    if (held(key & 0xffffffffu)) {
-      held_processes.emplace(key, std::move(events));
+  for (auto& [key, p] : processes_) {
+    const auto& [pid, image, event] = key;
+    if (held(image)) {
+      held_processes.emplace(key, std::move(p));
       continue;
     }
-    uint32_t img = image_index(static_cast<int32_t>(key & 0xffffffffu));
-    for (const auto& [event, p] : events)
-      b.processes.push_back({static_cast<uint32_t>(key >> 32), p.comm, img, event, p.count});
+    b.processes.push_back({pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count});
   }
   for (const auto& [key, count] : rolled_up_) {
     const auto& [comm, image, event] = key;
@@ -338,6 +361,7 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
   decltype(counts_)().swap(held_counts);
   processes_.swap(held_processes);
   rolled_up_.swap(held_rolled_up);
+  unknown_images_.clear();  // bounded by the names of one batch
   stats_.clear();
   return taken;
 }
@@ -382,8 +406,9 @@ size_t Aggregator::entries() const { return counts_.size(); }
 
 void Aggregator::MarkImages(std::vector<bool>& in_use) const {
   for (const auto& [key, count] : counts_) in_use[key.image_event >> 32] = true;
-  for (const auto& [key, events] : processes_) in_use[key & 0xffffffffu] = true;
+  for (const auto& [key, p] : processes_) in_use[std::get<1>(key)] = true;
   for (const auto& [key, count] : rolled_up_) in_use[std::get<1>(key)] = true;
+  for (const auto& [comm, image] : unknown_images_) in_use[image] = true;
 }
 
 }  // namespace lcpi

@@ -6,6 +6,14 @@
 
 namespace lcpi {
 
+const Mapping* AddressSpace::Find(uint64_t pc) const {
+  auto it = std::upper_bound(maps.begin(), maps.end(), pc,
+                             [](uint64_t a, const Mapping& m) { return a < m.start; });
+  if (it == maps.begin()) return nullptr;
+  const Mapping& m = *std::prev(it);
+  return pc < m.end ? &m : nullptr;
+}
+
 AddressSpace& ProcessTracker::Insert(uint32_t pid, uint64_t time, std::string comm) {
   std::vector<AddressSpace>& h = history_[pid];
   auto it = std::upper_bound(h.begin(), h.end(), time,
@@ -31,12 +39,13 @@ AddressSpace& ProcessTracker::LiveOrCreate(uint32_t pid, uint64_t time) {
 }
 
 void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
-  std::vector<AddressSpace>& h = history_[pid];
   // A later exec of the child already arrived: the fork's copy still
   // matters for samples between fork and exec.
   AddressSpace copy;
   auto parent = history_.find(ppid);
   if (parent != history_.end() && !parent->second.empty()) copy = LiveOrCreate(ppid, time);
+  // Only now: an insertion into the flat table moves every pid's history.
+  const std::vector<AddressSpace>& h = history_[pid];
   bool exists =
       std::any_of(h.begin(), h.end(), [&](const AddressSpace& a) { return a.start_time == time; });
   if (exists) return;
@@ -54,12 +63,14 @@ void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, ui
 
 void ProcessTracker::OnMmap(uint32_t pid, const Mapping& m, uint64_t time) {
   if (m.end <= m.start) return;
-  std::map<uint64_t, Mapping>& maps = LiveOrCreate(pid, time).maps;
+  std::vector<Mapping>& maps = LiveOrCreate(pid, time).maps;
   // A new mapping replaces whatever it overlaps (perf reports no munmap).
-  auto it = maps.lower_bound(m.start);
-  if (it != maps.begin() && std::prev(it)->second.end > m.start) --it;
-  while (it != maps.end() && it->second.start < m.end) it = maps.erase(it);
-  maps[m.start] = m;
+  auto first = std::lower_bound(maps.begin(), maps.end(), m.start,
+                                [](const Mapping& a, uint64_t start) { return a.start < start; });
+  if (first != maps.begin() && std::prev(first)->end > m.start) --first;
+  auto last = first;
+  while (last != maps.end() && last->start < m.end) ++last;
+  maps.insert(maps.erase(first, last), m);
 }
 
 void ProcessTracker::OnExit(uint32_t pid, uint64_t time) {
@@ -76,13 +87,11 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
   if (h == history_.end()) return r;
   const std::vector<AddressSpace>& spaces = h->second;
   auto lookup = [&](const AddressSpace& as) {
-    auto it = as.maps.upper_bound(pc);
-    if (it == as.maps.begin()) return false;
-    const Mapping& m = std::prev(it)->second;
-    if (pc >= m.end) return false;
+    const Mapping* m = as.Find(pc);
+    if (!m) return false;
     r.mapped = true;
-    r.image = m.image;
-    r.offset = pc - m.start + m.pgoff;
+    r.image = m->image;
+    r.offset = pc - m->start + m->pgoff;
     r.comm = as.comm;
     return true;
   };
@@ -91,13 +100,17 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     if (it->start_time <= t_last && it->end_time >= t_first && lookup(*it)) return r;
   for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
     if (lookup(*it)) return r;
-  for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
-    if (it->start_time <= t_last) {
-      r.comm = it->comm;
-      return r;
-    }
-  r.comm = spaces.back().comm;
+  r.comm = Comm(pid, t_last);
   return r;
+}
+
+std::string_view ProcessTracker::Comm(uint32_t pid, uint64_t t_last) const {
+  auto h = history_.find(pid);
+  if (h == history_.end() || h->second.empty()) return {};
+  const std::vector<AddressSpace>& spaces = h->second;
+  for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
+    if (it->start_time <= t_last) return it->comm;
+  return spaces.back().comm;
 }
 
 void ProcessTracker::Reap(uint64_t time) {
@@ -106,7 +119,11 @@ void ProcessTracker::Reap(uint64_t time) {
     h.erase(std::remove_if(h.begin(), h.end(),
                            [&](const AddressSpace& a) { return a.end_time < time; }),
             h.end());
-    it = h.empty() ? history_.erase(it) : std::next(it);
+    // absl's erase leaves the other iterators valid
+    if (h.empty())
+      history_.erase(it++);
+    else
+      ++it;
   }
 }
 
@@ -119,7 +136,7 @@ size_t ProcessTracker::address_spaces() const {
 void ProcessTracker::MarkImages(std::vector<bool>& in_use) const {
   for (const auto& [pid, spaces] : history_)
     for (const AddressSpace& space : spaces)
-      for (const auto& [start, m] : space.maps)
+      for (const Mapping& m : space.maps)
         if (m.image >= 0) in_use[static_cast<size_t>(m.image)] = true;
 }
 

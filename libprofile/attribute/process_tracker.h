@@ -5,15 +5,22 @@
 // an ended address space is kept until every buffer that could name it has
 // been drained (Reap()). Events may arrive slightly out of order across CPUs,
 // so each is placed by its timestamp, not by arrival.
+//
+// Resolve runs once per overflow record (hundreds of thousands a second at
+// high miss rates), the side-band events a few thousand times a second at
+// most: so pids are one flat hash table, each space's mappings one sorted
+// array (a binary search in contiguous memory; an mmap shifts the array),
+// and a resolution points at the space's name instead of copying it.
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_PROCESS_TRACKER_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_PROCESS_TRACKER_H
 
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
+
+#include <absl/container/flat_hash_map.h>
 
 namespace lcpi {
 
@@ -33,14 +40,19 @@ struct AddressSpace {
   uint64_t start_time = 0;
   uint64_t end_time = kForever;  // exit, or the next exec
   std::string comm;
-  std::map<uint64_t, Mapping> maps;  // by start address
+  std::vector<Mapping> maps;  // sorted by start address, none overlapping
+
+  // The mapping that holds pc, or null.
+  const Mapping* Find(uint64_t pc) const;
 };
 
 struct Resolution {
   bool mapped = false;  // pc lies in a known mapping
   int32_t image = kNoImage;
   uint64_t offset = 0;  // file offset in the image
-  std::string comm;     // process name ("" if the pid is unknown)
+  // The process name ("" if the pid is unknown): it points into the
+  // tracker, valid until the tracker next changes (copy it to keep it).
+  std::string_view comm;
 };
 
 class ProcessTracker {
@@ -54,6 +66,10 @@ class ProcessTracker {
 
   // Resolves pc of pid for a record sampled within [t_first, t_last].
   Resolution Resolve(uint32_t pid, uint64_t pc, uint64_t t_first, uint64_t t_last) const;
+  // The name Resolve gives pid at a pc no space maps (kernel records name
+  // their process, not a mapping): the newest space started by t_last, ""
+  // for an unknown pid. Valid until the tracker next changes.
+  std::string_view Comm(uint32_t pid, uint64_t t_last) const;
 
   // Forgets address spaces that ended before time: call only once every
   // buffer holding samples older than time has been resolved.
@@ -72,7 +88,7 @@ class ProcessTracker {
   AddressSpace& LiveOrCreate(uint32_t pid, uint64_t time);
   AddressSpace& Insert(uint32_t pid, uint64_t time, std::string comm);
 
-  std::unordered_map<uint32_t, std::vector<AddressSpace>> history_;  // by start_time
+  absl::flat_hash_map<uint32_t, std::vector<AddressSpace>> history_;  // by start_time
 };
 
 }  // namespace lcpi

@@ -240,7 +240,7 @@ Expected<void> KmodSource::Drain(const BufferSink& sink, size_t* n) {
         return Corrupt("record event " + std::to_string(r.event) + " not configured");
     ++buffers_;
     ++*n;
-    sink(*buf);
+    sink(std::move(*buf));
   }
 }
 

@@ -69,6 +69,9 @@ template <class Fn>
 size_t WalkRingRecords(const uint8_t* data, uint64_t data_size, uint64_t head, uint64_t* tail,
                        std::vector<uint8_t>& scratch, uint64_t* bad, Fn&& fn) {
   size_t n = 0;
+  // A mask, not %: the size is known only at run time, so % is a 64-bit
+  // divide per record, on the path every sample takes.
+  const uint64_t mask = data_size - 1;
   while (*tail < head) {
     uint64_t avail = head - *tail;
     if (avail < sizeof(perf_event_header)) {
@@ -77,14 +80,14 @@ size_t WalkRingRecords(const uint8_t* data, uint64_t data_size, uint64_t head, u
       break;
     }
     perf_event_header hdr;
-    uint64_t off = *tail % data_size;
+    uint64_t off = *tail & mask;
     const uint8_t* rec;
     // The header itself may wrap; copy it byte by byte.
     if (off + sizeof(hdr) <= data_size) {
       std::memcpy(&hdr, data + off, sizeof(hdr));
     } else {
       uint8_t tmp[sizeof(hdr)];
-      for (size_t i = 0; i < sizeof(hdr); i++) tmp[i] = data[(off + i) % data_size];
+      for (size_t i = 0; i < sizeof(hdr); i++) tmp[i] = data[(off + i) & mask];
       std::memcpy(&hdr, tmp, sizeof(hdr));
     }
     if (hdr.size < sizeof(hdr) || hdr.size > avail || hdr.size > data_size) {

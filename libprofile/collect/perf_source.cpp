@@ -3,8 +3,6 @@
 // sealed buffers.
 #include "libprofile/collect/perf_source.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -37,7 +35,9 @@ uint64_t MeanPeriod(const SourceOptions& options, uint32_t type) {
 }
 
 PerfSource::PerfSource(SourceOptions options, lcpi_ht_config table_config)
-    : options_(std::move(options)), table_config_(table_config), rng_(std::random_device{}()) {}
+    : options_(std::move(options)), table_config_(table_config), rng_(std::random_device{}()) {
+  batch_.reserve(kBatch);
+}
 
 PerfSource::~PerfSource() { Stop(); }
 
@@ -96,7 +96,7 @@ Expected<void> PerfSource::Start() {
   for (int cpu : online) {
     Cpu& c = cpus_.emplace_back();
     c.cpu = cpu;
-    c.memory.resize((lcpi_ht_mem_size(&table_config_) + 7) / 8);
+    c.memory.resize((lcpi_ht_mem_size(&table_config_) + sizeof(CacheLine) - 1) / sizeof(CacheLine));
     lcpi_ht_init(&c.table, &table_config_, c.memory.data(), static_cast<uint32_t>(cpu));
   }
   std::string pmu;  // looked up once an event is missing
@@ -144,6 +144,9 @@ Expected<void> PerfSource::Start() {
     for (const RefusedEvent& r : refused_) why += (why.empty() ? "" : "; ") + r.reason;
     return Error(Errc::kUnsupported, "no event can be sampled: " + why);
   }
+  pollfds_.clear();
+  for (Cpu& c : cpus_)
+    for (auto& r : c.rings) pollfds_.push_back({r->fd(), POLLIN, 0});
   for (Cpu& c : cpus_)
     for (auto& r : c.rings)
       if (Expected<void> e = r->Enable(); !e) return e;
@@ -166,28 +169,29 @@ void PerfSource::DeliverReady(Cpu& c, const BufferSink& sink) {
     out.records.assign(b.records, b.records + b.hdr.nr_records);
     lcpi_ht_release(&c.table, idx);
     buffers_++;
-    sink(out);
+    sink(std::move(out));
   }
 }
 
 void PerfSource::ReadRings(Cpu& c, const BufferSink& sink) {
   for (size_t e = 0; e < c.rings.size(); e++) {
+    const auto event = static_cast<uint32_t>(e);
     c.rings[e]->Read([&](const perf_event_header& hdr, const uint8_t* body) {
       size_t len = hdr.size - sizeof(hdr);
       if (hdr.type == PERF_RECORD_SAMPLE && len >= 24) {
-        uint64_t ip, time;
-        uint32_t pid;
-        std::memcpy(&ip, body, 8);
-        std::memcpy(&pid, body + 8, 4);
-        std::memcpy(&time, body + 16, 8);
+        Sample& s = batch_.emplace_back();
+        std::memcpy(&s.ip, body, 8);
+        std::memcpy(&s.pid, body + 8, 4);
+        std::memcpy(&s.time, body + 16, 8);
         uint16_t mode = hdr.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-        uint32_t flags = (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL)
-                             ? LCPI_RECORD_KERNEL
-                             : 0;
-        int wake = 0;
-        if (time > c.last_time) c.last_time = time;
-        lcpi_ht_add(&c.table, pid, ip, static_cast<uint32_t>(e), flags, time, &wake);
-        if (wake) DeliverReady(c, sink);
+        s.flags = (mode == PERF_RECORD_MISC_KERNEL || mode == PERF_RECORD_MISC_GUEST_KERNEL)
+                      ? LCPI_RECORD_KERNEL
+                      : 0;
+        // The table was cold since the last poll: its set is fetched now and
+        // probed when the batch is added, not waited for sample by sample.
+        uint64_t set = lcpi_ht_hash(&c.table, s.pid, s.ip, event);
+        __builtin_prefetch(&c.table.entries[set * c.table.cfg.ways], 1);
+        if (batch_.size() == kBatch) AddBatch(c, event, sink);
       } else if (hdr.type == PERF_RECORD_LOST && len >= 16) {
         uint64_t lost;
         std::memcpy(&lost, body + 8, 8);
@@ -196,7 +200,18 @@ void PerfSource::ReadRings(Cpu& c, const BufferSink& sink) {
         throttled_++;
       }
     });
+    AddBatch(c, event, sink);
   }
+}
+
+void PerfSource::AddBatch(Cpu& c, uint32_t event, const BufferSink& sink) {
+  for (const Sample& s : batch_) {
+    int wake = 0;
+    if (s.time > c.last_time) c.last_time = s.time;
+    lcpi_ht_add(&c.table, s.pid, s.ip, event, s.flags, s.time, &wake);
+    if (wake) DeliverReady(c, sink);
+  }
+  batch_.clear();
 }
 
 void PerfSource::RandomisePeriods() {
@@ -213,11 +228,11 @@ void PerfSource::RandomisePeriods() {
 }
 
 Expected<void> PerfSource::Poll(int timeout_ms, const BufferSink& sink) {
-  std::vector<pollfd> fds;
-  for (Cpu& c : cpus_)
-    for (auto& r : c.rings) fds.push_back({r->fd(), POLLIN, 0});
-  if (poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR)
+  if (poll(pollfds_.data(), pollfds_.size(), timeout_ms) < 0 && errno != EINTR)
     return ErrnoError("poll on perf rings", errno);
+  // Every ring, ready or not: the table aggregates what is in them now, and
+  // a ring's reader wakes only at a quarter full (a second's samples) -
+  // looking into an empty one costs two loads.
   for (Cpu& c : cpus_) ReadRings(c, sink);
   // A new random period once a second: each change is an IPI to every CPU.
   auto now = std::chrono::steady_clock::now();

@@ -5,6 +5,8 @@
 #ifndef LCPI_LIBPROFILE_COLLECT_PERF_SOURCE_H
 #define LCPI_LIBPROFILE_COLLECT_PERF_SOURCE_H
 
+#include <poll.h>
+
 #include <chrono>
 #include <memory>
 #include <random>
@@ -40,9 +42,14 @@ class PerfSource : public Source {
   const std::vector<RefusedEvent>& Refused() const override { return refused_; }
 
  private:
+  // The table's memory in cache lines: a 4-way set of 16-byte entries is
+  // then one line, so a probe touches one line, not two.
+  struct alignas(64) CacheLine {
+    uint8_t bytes[64];
+  };
   struct Cpu {
     int cpu;
-    std::vector<uint64_t> memory;  // backs table
+    std::vector<CacheLine> memory;  // backs table
     lcpi_ht table{};
     std::vector<std::unique_ptr<PerfRing>> rings;  // one per event
     uint64_t last_time = 0;                        // newest sample, perf clock
@@ -53,7 +60,10 @@ class PerfSource : public Source {
   // ev on every CPU of cpus_, in their order, at the highest precise_ip the
   // PMU accepts (set in ev.precise); the first failure otherwise.
   Expected<Rings> OpenOnEveryCpu(RealEvent& ev);
+  // Reads every ring of c into its table, in batches of kBatch samples.
   void ReadRings(Cpu& c, const BufferSink& sink);
+  // Adds batch_ (samples of one event) to c's table and empties it.
+  void AddBatch(Cpu& c, uint32_t event, const BufferSink& sink);
   void DeliverReady(Cpu& c, const BufferSink& sink);
   void RandomisePeriods();
 
@@ -62,6 +72,17 @@ class PerfSource : public Source {
   std::vector<RealEvent> events_;
   std::vector<RefusedEvent> refused_;
   std::vector<Cpu> cpus_;
+  std::vector<pollfd> pollfds_;  // every ring's, made once at Start
+  // Samples read from a ring, not yet in the table: each table set they
+  // probe is prefetched while the ring is read, a batch ahead of the probe.
+  struct Sample {
+    uint64_t ip;
+    uint64_t time;
+    uint32_t pid;
+    uint32_t flags;
+  };
+  static constexpr size_t kBatch = 32;
+  std::vector<Sample> batch_;
   std::mt19937_64 rng_;
   uint64_t lost_ = 0;
   uint64_t throttled_ = 0;

@@ -62,7 +62,9 @@ SourceStats operator-(const SourceStats& now, const SourceStats& before);
 
 class Source {
  public:
-  using BufferSink = std::function<void(const RecordBuffer&)>;
+  // Each buffer is handed over whole: a sink that keeps it moves it (one
+  // copy out of the table in all, not one more per queue).
+  using BufferSink = std::function<void(RecordBuffer&&)>;
 
   virtual ~Source() = default;
   // "perf" or "kmod".

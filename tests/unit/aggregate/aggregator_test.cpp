@@ -263,3 +263,34 @@ TEST_CASE("a batch whose write failed is written later, whole, names included") 
   agg.Add(KernelRecords());
   CHECK(KernelSymbolRows(agg.TakeBatch(1, Cycles()).batch) == 0);
 }
+
+TEST_CASE("an unknown image the table forgot after a merge is named again, not by its old index") {
+  ImageTable images;
+  ProcessTracker tracker;
+  tracker.OnComm(7, "ghost", true, 0);  // no mappings: every pc is unknown
+  Aggregator agg(images, tracker, nullptr);
+  RecordBuffer b;
+  b.header.t_first = 10;
+  b.header.t_last = 20;
+  lcpi_record r{};
+  r.pc = 0x401000;
+  r.pid = 7;
+  r.count = 2;
+  b.records.push_back(r);
+  agg.Add(b);
+  CHECK(agg.TakeBatch(1, Cycles()).batch.images.at(0).identity == "unknown:ghost");
+
+  // The merge is in; nothing names the image now: the table forgets it and
+  // hands its index to the next image interned.
+  std::vector<bool> in_use(images.size(), false);
+  agg.MarkImages(in_use);
+  tracker.MarkImages(in_use);
+  REQUIRE(images.Forget(in_use) == 1);
+  images.Intern("build-id:other", "/usr/bin/other", ImageKind::kUser);
+
+  agg.Add(b);
+  MergeBatch next = agg.TakeBatch(2, Cycles()).batch;
+  REQUIRE(next.images.size() == 1);
+  CHECK(next.images[0].identity == "unknown:ghost");
+  CHECK(Sum(next) == 2);
+}

@@ -93,3 +93,18 @@ TEST_CASE("reaping drops only spaces that ended before the point") {
   CHECK(t.Resolve(2, 0x1100, 3, 4).image == 2);
   CHECK(t.processes() == 1);
 }
+
+TEST_CASE("a record with no user pc takes the name of the space started by its buffer's end") {
+  ProcessTracker t;
+  t.OnComm(5, "sh", true, 10);
+  t.OnMmap(5, Map(0x1000, 0x2000, 0, 1), 11);
+  t.OnComm(5, "make", true, 50);  // exec
+  CHECK(t.Comm(5, 40) == "sh");
+  CHECK(t.Comm(5, 60) == "make");
+  CHECK(t.Comm(5, 5) == "make");  // before anything known: the newest, as Resolve says
+  CHECK(t.Comm(6, 60).empty());   // a pid never seen
+  // the name Resolve gives a pc no space maps, in each case
+  for (uint64_t when : {5, 40, 60}) CHECK(t.Resolve(5, 0x9000, when, when).comm == t.Comm(5, when));
+  // a mapped pc names the space that maps it, even outside the window
+  CHECK(t.Resolve(5, 0x1100, 60, 60).comm == "sh");
+}
