@@ -24,7 +24,9 @@
 namespace lcpi {
 namespace {
 
-constexpr auto kPoll = std::chrono::milliseconds(Drainer::kPollMs);
+// The loop's longest wait for the drain thread: it also serves the control
+// socket and signals between waits.
+constexpr auto kPoll = std::chrono::milliseconds(100);
 constexpr auto kRetryAfterFailure = std::chrono::seconds(10);
 constexpr auto kFlushBusyTimeout = std::chrono::milliseconds(250);
 // How long a requested flush (lcpictl flush/epoch, shutdown) waits for the
@@ -215,7 +217,7 @@ Expected<void> Daemon::Start() {
   writer_ = std::make_unique<MergeWriter>(*db_);
   // The rings are read from here on by the drain thread alone.
   drainer_ = std::make_unique<Drainer>(*source_, *sideband_);
-  drainer_->Start();
+  if (Expected<void> e = drainer_->Start(); !e) return e;
   next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
   spdlog::info("lcpid: source {}, {} processes found, epoch {}, database {}", source_->Name(),
                procs, epoch_, options_.db);

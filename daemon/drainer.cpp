@@ -1,6 +1,12 @@
 // drainer.cpp - the drain thread's loop, its bounded queue and its marks.
 #include "daemon/drainer.h"
 
+#include <sys/eventfd.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "libprofile/base/quiet_thread.h"
@@ -12,23 +18,38 @@ Drainer::~Drainer() {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_requested_ = true;
   }
+  Wake();
   if (thread_.joinable()) thread_.join();
 }
 
-void Drainer::Start() {
+Expected<void> Drainer::Start() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     source_stats_ = source_.Stats();
     sideband_stats_ = sideband_.read_stats();
     refreshed_ = Snapshot();
   }
+  wake_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (wake_.get() < 0) return ErrnoError("drain thread: eventfd", errno);
+  std::vector<int> fds = source_.PollFds();
+  for (int fd : sideband_.fds()) fds.push_back(fd);
+  fds.push_back(wake_.get());
+  for (int fd : fds) pollfds_.push_back({fd, POLLIN, 0});
   thread_ = QuietThread([this] { Run(); });
+  return {};
+}
+
+void Drainer::Wake() {
+  if (wake_.get() < 0) return;
+  const uint64_t one = 1;
+  (void)!write(wake_.get(), &one, sizeof(one));  // a full counter is awake already
 }
 
 void Drainer::RequestFlush() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!stopped_) {
     flush_requests_++;
+    Wake();
     return;
   }
   // Nothing is left to drain: the mark can follow at once.
@@ -39,15 +60,23 @@ void Drainer::RequestFlush() {
 }
 
 void Drainer::RequestStop() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  stop_requested_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_requested_ = true;
+  }
+  Wake();
 }
 
 void Drainer::Run() {
   for (;;) {
     Drained d;
+    const int sleep_ms = static_cast<int>(longest_sleep_.count());
+    if (poll(pollfds_.data(), pollfds_.size(), sleep_ms) < 0 && errno != EINTR)
+      d.error = std::string("poll: ") + strerror(errno);
+    uint64_t requests;
+    (void)!read(wake_.get(), &requests, sizeof(requests));  // EAGAIN when none
     Expected<void> polled =
-        source_.Poll(kPollMs, [&](RecordBuffer&& b) { d.buffers.push_back(std::move(b)); });
+        source_.Poll(0, [&](RecordBuffer&& b) { d.buffers.push_back(std::move(b)); });
     if (!polled) d.error = polled.error().message();
     sideband_.Read(d.events);
     unsigned flushes;
@@ -158,6 +187,7 @@ DrainStats Drainer::FreshStats(std::chrono::milliseconds wait) {
   if (!stopped_) {
     const uint64_t seen = refreshes_;
     refresh_requested_ = true;
+    Wake();
     ready_.wait_for(lock, wait, [&] { return refreshes_ != seen || stopped_; });
   }
   return refreshed_;

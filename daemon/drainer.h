@@ -3,7 +3,15 @@
 // side-band rings. It does nothing else: no file is opened, no /proc read,
 // no database touched, no socket read, so nothing a local user does (a FIFO,
 // a hung mount, a huge binary, a slow control client) and no long merge can
-// keep it from the rings for longer than one poll interval.
+// keep it from the rings.
+//
+// It sleeps until a sample ring or the module's device has a quarter's worth
+// (perf's wakeup watermark; the module wakes on a sealed buffer), a
+// side-band ring an eighth, the loop asks for something (an eventfd), or
+// kLongestSleep passes. Every wake-up costs lcpid tens of microseconds
+// whatever it reads (bench/results/daemon_ab.md: 43-47 us), so it should be
+// rare: at 5,000 samples/s/CPU a ring reaches its watermark about once a
+// second.
 //
 // What it reads goes to lcpid's loop as Drained items through a bounded
 // queue: the side-band events first (they are applied before the buffers
@@ -19,6 +27,8 @@
 #ifndef LCPI_DAEMON_DRAINER_H
 #define LCPI_DAEMON_DRAINER_H
 
+#include <poll.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +40,7 @@
 #include <vector>
 
 #include "libprofile/attribute/sideband.h"
+#include "libprofile/base/unique_fd.h"
 #include "libprofile/collect/source.h"
 
 namespace lcpi {
@@ -66,18 +77,22 @@ class Drainer {
  public:
   static constexpr size_t kMaxQueuedRecords = 1u << 19;  // 8 MiB of 16-byte records
   static constexpr size_t kMaxQueuedEvents = 1u << 18;
-  static constexpr int kPollMs = 100;
+  // The longest the thread sleeps with nothing to read and nothing asked:
+  // the period jitter changes once a second, and the statistics age.
+  static constexpr std::chrono::milliseconds kLongestSleep{1000};
   // How often the thread reads the source's statistics (for the module, a
   // GET_STATS per CPU, which reads each counter's times by IPI).
   static constexpr auto kStatsEvery = std::chrono::milliseconds(250);
 
-  Drainer(Source& source, Sideband& sideband) : source_(source), sideband_(sideband) {}
+  Drainer(Source& source, Sideband& sideband,
+          std::chrono::milliseconds longest_sleep = kLongestSleep)
+      : source_(source), sideband_(sideband), longest_sleep_(longest_sleep) {}
   ~Drainer();  // stops the thread (after RequestStop, it has ended already)
   Drainer(const Drainer&) = delete;
   Drainer& operator=(const Drainer&) = delete;
 
   // Starts the thread (signals blocked in it: lcpid's main thread takes them).
-  void Start();
+  Expected<void> Start();
   // The thread drains the tables and queues a FlushMark. Once the thread
   // has stopped, the mark is queued at once (nothing is left to drain).
   void RequestFlush();
@@ -89,7 +104,7 @@ class Drainer {
   // The statistics as of the last refresh (at most kStatsEvery old, or
   // the last mark's once the thread has stopped).
   DrainStats stats() const;
-  // Statistics the thread takes after this call (within a poll interval;
+  // Statistics the thread takes after this call (it is woken for them;
   // the last ones if `wait` passes first): consistent with what the caller
   // has taken, since everything drained before them is counted as taken or
   // still queued.
@@ -97,6 +112,8 @@ class Drainer {
 
  private:
   void Run();
+  // Ends the thread's sleep (any thread; after a request is recorded).
+  void Wake();
   // On the thread: the tables drained into one item with its mark.
   Drained Flush(bool last);
   // On the thread: queues d (within the bounds), with fresh statistics
@@ -106,6 +123,9 @@ class Drainer {
 
   Source& source_;
   Sideband& sideband_;
+  const std::chrono::milliseconds longest_sleep_;
+  UniqueFd wake_;                // an eventfd: the loop's requests
+  std::vector<pollfd> pollfds_;  // the source's, the side-band's, wake_
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Drained> queue_;

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> max_counts = {1, 10, 50};
   double kernel_share = 0.1;
   double perf_seconds = 20;
-  int poll_ms = 100;  // lcpid's drain thread (daemon/drainer.h kPollMs)
+  int poll_ms = 100;  // as lcpid polled before its drain thread slept until a watermark
   uint64_t frequency = 5000;
   // The busy loop's near-zero miss rate, then sleds whose misses span the
   // suite's (bench/results/hashsim.md); 0 first: the fixed cost of a poll.

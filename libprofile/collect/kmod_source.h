@@ -36,6 +36,7 @@ class KmodSource : public Source {
   Expected<void> Start() override;
   void Stop() override;
   Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
+  std::vector<int> PollFds() const override { return {fd_}; }
   Expected<void> Flush(const BufferSink& sink) override;
   // Since the first Start(): a stop and restart keeps counting, as the
   // buffers delivered in between are counted too.

@@ -243,6 +243,12 @@ Expected<void> PerfSource::Poll(int timeout_ms, const BufferSink& sink) {
   return {};
 }
 
+std::vector<int> PerfSource::PollFds() const {
+  std::vector<int> fds;
+  for (const pollfd& p : pollfds_) fds.push_back(p.fd);
+  return fds;
+}
+
 Expected<void> PerfSource::Flush(const BufferSink& sink) {
   for (Cpu& c : cpus_) {
     ReadRings(c, sink);

@@ -36,6 +36,7 @@ class PerfSource : public Source {
   Expected<void> Start() override;
   void Stop() override;
   Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
+  std::vector<int> PollFds() const override;
   Expected<void> Flush(const BufferSink& sink) override;
   SourceStats Stats() const override;
   const std::vector<RealEvent>& Events() const override { return events_; }

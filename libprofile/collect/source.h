@@ -78,6 +78,9 @@ class Source {
   virtual void Stop() = 0;
   // Waits up to timeout_ms for sealed buffers and hands each to sink.
   virtual Expected<void> Poll(int timeout_ms, const BufferSink& sink) = 0;
+  // What Poll waits on (POLLIN), valid after Start(): a caller that also
+  // waits for other things polls these with its own, then calls Poll(0).
+  virtual std::vector<int> PollFds() const = 0;
   // Drains every CPU's hash table and hands every buffer to sink, so all
   // samples taken before the call have been delivered when it returns.
   virtual Expected<void> Flush(const BufferSink& sink) = 0;

@@ -15,3 +15,10 @@ add_dependencies(daemon_test lcpid lcpictl workload_shares workload_tiny workloa
   workload_exec_second workload_syscalls)
 catch_discover_tests(daemon_test TEST_PREFIX "lcpid: " EXTRA_ARGS --warn NoTests
   PROPERTIES LABELS integration RUN_SERIAL TRUE)
+
+# The drain thread alone (lcpid_core), on this host's perf events.
+add_executable(drainer_test ${CMAKE_CURRENT_SOURCE_DIR}/drainer_test.cpp
+  $<TARGET_OBJECTS:lcpi_catch_main>)
+target_link_libraries(drainer_test PRIVATE lcpid_core lcpi_kmod_headers Catch2::Catch2)
+catch_discover_tests(drainer_test TEST_PREFIX "drainer: " EXTRA_ARGS --warn NoTests
+  PROPERTIES LABELS integration)
