@@ -78,7 +78,11 @@ JitdumpParse ParseJitdump(std::string_view data, JitdumpCursor* cursor,
       } else {
         std::string name(
             rec.substr(kLoadFixed, std::min<size_t>(name_end - kLoadFixed, limits.max_name)));
-        cursor->by_index[At<uint64_t>(rec, kPrefix + 32)] = name;
+        // Kept for moves across reads: bounded as the names are, so a dump
+        // that only grows cannot grow lcpid with it.
+        const uint64_t index = At<uint64_t>(rec, kPrefix + 32);
+        if (cursor->by_index.size() < limits.max_lines || cursor->by_index.count(index))
+          cursor->by_index[index] = name;
         out.names.symbols.push_back({addr, code_size, std::move(name)});
       }
     } else if (id == kCodeMove) {

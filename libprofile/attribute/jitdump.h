@@ -32,8 +32,10 @@ bool IsJitdumpPath(std::string_view path, uint32_t pid);
 // Where reading a jitdump stopped, and what a CODE_MOVE needs of the loads
 // before it: kept by the caller between reads.
 struct JitdumpCursor {
-  uint64_t offset = 0;                       // of the next record; 0: the header first
-  std::map<uint64_t, std::string> by_index;  // code_index -> name, for moves
+  uint64_t offset = 0;  // of the next record; 0: the header first
+  // code_index -> name, for moves; at most PerfMapLimits::max_lines (code
+  // loaded beyond them cannot be moved by name: a move of it is bad)
+  std::map<uint64_t, std::string> by_index;
 };
 
 struct JitdumpParse {

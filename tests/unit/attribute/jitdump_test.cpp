@@ -157,6 +157,26 @@ TEST_CASE("the names limit stops a dump, as it stops a map") {
   CHECK(p.names.truncated);
 }
 
+TEST_CASE("the names kept for moves stay within the names limit over many reads") {
+  lcpi::PerfMapLimits limits;
+  limits.max_lines = 4;
+  JitdumpCursor cursor;
+  ParseJitdump(Header(), &cursor, limits);
+  for (int read = 0; read < 3; read++) {
+    std::string more;
+    for (int i = 0; i < 4; i++) {
+      const int index = read * 4 + i;
+      more += Load(0x1000 + 0x100 * index, 0x10, index, "f" + std::to_string(index));
+    }
+    CHECK(ParseJitdump(more, &cursor, limits).names.symbols.size() == 4);
+  }
+  CHECK(cursor.by_index.size() == 4);
+  // Code loaded beyond the limit cannot be moved by name: counted as bad.
+  auto moved = ParseJitdump(Move(0x1000 + 0x100 * 11, 0x9000, 0x10, 11), &cursor, limits);
+  CHECK(moved.names.symbols.empty());
+  CHECK(moved.names.bad_lines == 1);
+}
+
 TEST_CASE("a jitdump is read inside the process's root, from where the last read stopped") {
   TempDir dir;
   int root = open(dir.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
