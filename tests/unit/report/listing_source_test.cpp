@@ -41,21 +41,28 @@ struct HostileSource {
     testing::WriteFile(public_src, "int public_line = 1;\n");
     REQUIRE(chmod(public_src.c_str(), 0644) == 0);
     const std::string c = dir / "prog.c";
-    testing::WriteFile(c,
-                       "__attribute__((noinline)) int from_secret(int x) {\n"
-                       "#line 1 \"" + secret + "\"\n"
-                       "  return x * 3 + 1; }\n"
-                       "__attribute__((noinline)) int from_fifo(int x) {\n"
-                       "#line 1 \"" + fifo + "\"\n"
-                       "  return x * 5 + 2; }\n"
-                       "__attribute__((noinline)) int from_zero(int x) {\n"
-                       "#line 1 \"/dev/zero\"\n"
-                       "  return x * 7 + 3; }\n"
-                       "__attribute__((noinline)) int from_public(int x) {\n"
-                       "#line 1 \"" + public_src + "\"\n"
-                       "  return x * 9 + 4; }\n"
-                       "int main(int c, char** v) { (void)v;\n"
-                       "  return from_secret(c) + from_fifo(c) + from_zero(c) + from_public(c); }\n");
+    testing::WriteFile(
+        c,
+        "__attribute__((noinline)) int from_secret(int x) {\n"
+        "#line 1 \"" +
+            secret +
+            "\"\n"
+            "  return x * 3 + 1; }\n"
+            "__attribute__((noinline)) int from_fifo(int x) {\n"
+            "#line 1 \"" +
+            fifo +
+            "\"\n"
+            "  return x * 5 + 2; }\n"
+            "__attribute__((noinline)) int from_zero(int x) {\n"
+            "#line 1 \"/dev/zero\"\n"
+            "  return x * 7 + 3; }\n"
+            "__attribute__((noinline)) int from_public(int x) {\n"
+            "#line 1 \"" +
+            public_src +
+            "\"\n"
+            "  return x * 9 + 4; }\n"
+            "int main(int c, char** v) { (void)v;\n"
+            "  return from_secret(c) + from_fifo(c) + from_zero(c) + from_public(c); }\n");
     testing::Run("cc -O1 -g -fno-inline -o " + prog + " " + c);
     auto elf = ElfImage::Open(prog);
     REQUIRE(elf.has_value());
