@@ -2,8 +2,9 @@
 # package_scripts.sh DEBIAN_DIR VERSION - the package's group, as its
 # maintainer scripts (DEBIAN_DIR/postinst.in, postrm.in) handle it, without
 # building a package: each case runs postinst configure and postrm purge
-# chrooted in a throw-away overlay of this machine's root (as package.sh
-# does for dpkg), so no group is made or deleted on the machine itself.
+# chrooted in a throw-away overlay of this machine's root (overlay_root.sh,
+# as package.sh does for dpkg), so no group is made or deleted on the
+# machine itself.
 #
 #   a pre-existing lcpi group that is not a system group (gid 1500): postinst
 #     refuses, says why, exits non-zero, and leaves the group as it was
@@ -71,21 +72,10 @@ exit $((failures > 0))
 INROOT
 chmod 0755 "$work/inroot.sh"
 
-root="$work/root"
-mkdir -p "$root"
-unshare --mount --propagation private bash -c '
-  set -e
-  work=$1 root=$2
-  mount -t tmpfs -o size=64m lcpi-package-scripts "$root"
-  mkdir "$root/upper" "$root/work" "$root/merged"
-  mount -t overlay overlay -o lowerdir=/,upperdir="$root/upper",workdir="$root/work" "$root/merged"
-  m=$root/merged
-  mount -t proc proc "$m/proc"
-  mount -t tmpfs run "$m/run"      # no /run/systemd/system: no systemd to talk to
-  mount -t tmpfs tmp "$m/tmp"
-  cp "$work/postinst" "$work/postrm" "$work/inroot.sh" "$m/"
-  chroot "$m" /inroot.sh
-' _ "$work" "$root" && echo "package_scripts: all checks passed" || {
+. "$(dirname "$0")/overlay_root.sh"
+if in_overlay_root "$work" 64m "$work/postinst" "$work/postrm" "$work/inroot.sh" -- /inroot.sh; then
+  echo "package_scripts: all checks passed"
+else
   echo "package_scripts: failure(s) above" >&2
   exit 1
-}
+fi
