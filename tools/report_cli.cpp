@@ -97,7 +97,9 @@ void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod) {
   app.add_flag("--no-debuginfod", *no_debuginfod,
                "never fetch debug info from the debuginfod servers in $DEBUGINFOD_URLS (by "
                "default it is fetched, by build-id, for images without local symbols, and "
-               "without DWARF for --source/--lines; timeout $DEBUGINFOD_TIMEOUT, else 10 s)");
+               "without DWARF for --source/--lines; timeout $DEBUGINFOD_TIMEOUT, else 10 s; "
+               "per file at most $DEBUGINFOD_MAXTIME s, else 30, and $DEBUGINFOD_MAXSIZE "
+               "bytes, else 1 GiB)");
 }
 
 void ConfigureDebuginfo(bool no_debuginfod) {
