@@ -121,8 +121,7 @@ inline ReportFixture MakeReportFixture(const std::string& dir) {
   }
   // lcpilist shows a source file only when everyone may read it
   // (report/source_files.h); mkdtemp made the directory 0700.
-  FixtureCheck(chmod(dir.c_str(), 0755) == 0 && chmod(f.source.c_str(), 0644) == 0,
-               "chmod " + dir);
+  FixtureCheck(chmod(dir.c_str(), 0755) == 0 && chmod(f.source.c_str(), 0644) == 0, "chmod " + dir);
   const std::string cc = "cc -O1 -g -fno-inline -o " + f.prog + " " + f.source;
   FixtureCheck(std::system(cc.c_str()) == 0, cc);
   std::remove(f.db.c_str());
