@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
                  "IMAGE:START-END instead of a procedure (hex addresses as listed)");
   app.add_flag("--source", opts.source, "interleave the source lines (needs -g)");
   app.add_flag("--lines", opts.lines, "one row per source line instead of per instruction");
+  tools::AddSourceAnyOption(app, &opts.source_any);
   tools::AddOutputOptions(app, &out);
   tools::AddDebuginfoOptions(app, &no_debuginfod);
   app.footer(

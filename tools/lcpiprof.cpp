@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   bool no_debuginfod = false;
   tools::TimeFlags time;
   bool list_epochs = false;
+  bool source_any = false;
   tools::AddSourceOptions(app, &db_path, &opts.epoch, &opts.events, &time);
   auto* epochs_flag = app.add_flag(
       "--epochs", list_epochs,
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
                  "this identity (repeatable)");
   tools::AddOutputOptions(app, &out, /*pprof=*/true);
   tools::AddDebuginfoOptions(app, &no_debuginfod);
+  tools::AddSourceAnyOption(app, &source_any);
   app.footer(
       std::string(tools::kSymbolSourcesHelp) +
       "--format pprof -o FILE writes the selection (--epoch, -e, -i) as a gzipped\n"
@@ -105,6 +107,7 @@ int main(int argc, char** argv) {
     // One page of several reports: images, procedures, processes, listings.
     report::HtmlOptions html;
     html.prof = opts;
+    html.source_any = source_any;
     return tools::PrintReport(tool, report::BuildHtmlReport(*db, html), report::RenderHtmlReport,
                               ro, out.output);
   }

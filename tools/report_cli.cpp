@@ -87,11 +87,19 @@ void AddOutputOptions(CLI::App& app, OutputFlags* flags, bool pprof) {
   app.add_flag("--no-header", flags->no_header, "text: leave out the '#' header lines");
 }
 
+void AddSourceAnyOption(CLI::App& app, bool* source_any) {
+  app.add_flag("--source-any", *source_any,
+               "read source files with your own rights; by default only files everyone may "
+               "read are shown, since the image's author chose their paths");
+}
+
 void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod) {
   app.add_flag("--no-debuginfod", *no_debuginfod,
                "never fetch debug info from the debuginfod servers in $DEBUGINFOD_URLS (by "
                "default it is fetched, by build-id, for images without local symbols, and "
-               "without DWARF for --source/--lines; timeout $DEBUGINFOD_TIMEOUT, else 10 s)");
+               "without DWARF for --source/--lines; timeout $DEBUGINFOD_TIMEOUT, else 10 s; "
+               "per file at most $DEBUGINFOD_MAXTIME s, else 30, and $DEBUGINFOD_MAXSIZE "
+               "bytes, else 1 GiB)");
 }
 
 void ConfigureDebuginfo(bool no_debuginfod) {

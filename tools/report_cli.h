@@ -53,6 +53,10 @@ struct OutputFlags {
 // offered (lcpiprof only).
 void AddOutputOptions(CLI::App& app, OutputFlags* flags, bool pprof = false);
 
+// --source-any: read the source files an image's DWARF names with the
+// caller's own rights, not only those everyone may read (docs/tools.md).
+void AddSourceAnyOption(CLI::App& app, bool* source_any);
+
 // Separate debug files from debuginfod (libprofile/image/debuginfo.h): on
 // unless --no-debuginfod, and only when $DEBUGINFOD_URLS names a server.
 void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod);

@@ -60,13 +60,24 @@ bool SameFile(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
+void Warn(const std::string& warning);
+
 // Opens `path` as the debug file of an image with `build_id` (or, without
 // one, of the debuglink CRC `crc`); nullptr if it is missing or another build's.
 std::unique_ptr<DebugFile> OpenCandidate(const std::string& path, const std::string& build_id,
                                          const uint32_t* crc, DebugOrigin origin) {
-  Expected<int> fd = OpenRegularFile(path);
+  uint64_t size = 0;
+  Expected<int> fd = OpenRegularFile(path, &size);
   if (!fd) return nullptr;
   if (build_id.empty() && crc != nullptr) {
+    // The CRC reads the whole file, which the image's author may have made
+    // a sparse petabyte: beyond the bound the file is not used.
+    if (size > kMaxDebuglinkCrcBytes) {
+      close(*fd);
+      Warn("debuglink: " + path + ": " + std::to_string(size) + " bytes, over the bound of " +
+           std::to_string(kMaxDebuglinkCrcBytes) + " for checking its CRC32; not used");
+      return nullptr;
+    }
     uint32_t actual = 0;
     if (!FileCrc(*fd, &actual) || actual != *crc) {
       close(*fd);
@@ -100,6 +111,7 @@ struct Debuginfod {
   std::mutex mu;
   bool enabled = false;
   bool failed = false;
+  bool warned_bad_id = false;
   debuginfod_client* client = nullptr;
   std::vector<std::string> warnings;
 };
@@ -107,6 +119,51 @@ struct Debuginfod {
 Debuginfod& State() {
   static Debuginfod* state = new Debuginfod();  // never destroyed: no exit-order hazards
   return *state;
+}
+
+void Warn(const std::string& warning) {
+  Debuginfod& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.warnings.push_back(warning);
+}
+
+// A build-id libdebuginfod takes: lower-case hex, whole bytes, 1 to 64 of
+// them (it refuses longer ones with EINVAL, which is no news of the server).
+bool QueryableBuildId(const std::string& id) {
+  if (id.empty() || id.size() % 2 != 0 || id.size() > 2 * kMaxQueryBuildIdBytes) return false;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// The byte bound of one download: DEBUGINFOD_MAXSIZE (0 or unset: none).
+uint64_t MaxDownloadBytes() {
+  const char* v = std::getenv(DEBUGINFOD_MAXSIZE_ENV_VAR);
+  long n = v != nullptr ? std::atol(v) : 0;
+  return n > 0 ? static_cast<uint64_t>(n) : 0;
+}
+
+// libdebuginfod 0.188 checks DEBUGINFOD_MAXSIZE against Content-Length
+// only, so a body without one (chunked, or a server that never stops) was
+// written to the cache without end. This progress callback counts the bytes
+// received and cancels past the bound; libdebuginfod then removes the
+// partial file. The client's user data is the download's FetchBound.
+struct FetchBound {
+  uint64_t max_bytes = 0;
+  bool exceeded = false;
+};
+
+int CancelPastBound(debuginfod_client* client, long received, long total) {
+  auto* bound = static_cast<FetchBound*>(debuginfod_get_user_data(client));
+  if (bound == nullptr || bound->max_bytes == 0) return 0;
+  // Before a server is chosen `received` counts polls, never near a bound.
+  if ((received > 0 && static_cast<uint64_t>(received) > bound->max_bytes) ||
+      (total > 0 && static_cast<uint64_t>(total) > bound->max_bytes)) {
+    bound->exceeded = true;
+    return 1;
+  }
+  return 0;
 }
 
 const char* Urls() {
@@ -178,31 +235,58 @@ std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,
   std::lock_guard<std::mutex> lock(s.mu);
   const char* urls = Urls();
   if (!s.enabled || s.failed || urls == nullptr) return nullptr;
-  if (s.client == nullptr) s.client = debuginfod_begin();
+  if (!QueryableBuildId(build_id)) {
+    if (!s.warned_bad_id) {
+      s.warned_bad_id = true;
+      s.warnings.push_back(
+          "debuginfod: " + image_path + ": a build-id of " + std::to_string(build_id.size()) +
+          " characters is not looked up (hex, at most " + std::to_string(kMaxQueryBuildIdBytes) +
+          " bytes); other images are, and so are the next such");
+    }
+    return nullptr;
+  }
+  if (s.client == nullptr) {
+    s.client = debuginfod_begin();
+    if (s.client != nullptr) debuginfod_set_progressfn(s.client, CancelPastBound);
+  }
   if (s.client == nullptr) {
     s.failed = true;
     s.warnings.push_back("debuginfod: cannot start a client (procedures shown as offset ranges)");
     return nullptr;
   }
+  FetchBound bound;
+  bound.max_bytes = MaxDownloadBytes();
+  debuginfod_set_user_data(s.client, &bound);
   char* path = nullptr;
   // Length 0: the build-id is given as a hex string.
   int fd = debuginfod_find_debuginfo(
       s.client, reinterpret_cast<const unsigned char*>(build_id.c_str()), 0, &path);
+  debuginfod_set_user_data(s.client, nullptr);
   std::string cached = path != nullptr ? path : "";
   std::free(path);
-  if (fd >= 0) {
+  if (fd >= 0 && !bound.exceeded) {
     std::unique_ptr<DebugFile> file = DebugFile::Adopt(fd, cached, DebugOrigin::kDebuginfod);
     if (file && BuildIdOf(file->elf()) != build_id) return nullptr;
     return file;
+  }
+  if (fd >= 0) close(fd);
+  // Too large: this file is not used; the server still answers others.
+  if (bound.exceeded || fd == -EFBIG) {
+    s.warnings.push_back("debuginfod: the debug file of " + image_path + " (build-id " + build_id +
+                         ") is over DEBUGINFOD_MAXSIZE=" + std::to_string(bound.max_bytes) +
+                         " bytes: download stopped and removed, not used");
+    return nullptr;
   }
   // Not on any server (or no server to ask): an ordinary answer.
   if (fd == -ENOENT || fd == -ENOSYS) return nullptr;
   s.failed = true;
   const char* timeout = std::getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
+  const char* maxtime = std::getenv(DEBUGINFOD_MAXTIME_ENV_VAR);
   s.warnings.push_back(
       "debuginfod: no answer from " + std::string(urls) + " for " + image_path + " (build-id " +
       build_id + "): " + std::strerror(-fd) + " (timeout " + (timeout != nullptr ? timeout : "90") +
-      " s per attempt); no more queries this run, procedures without symbols shown as "
+      " s per attempt, DEBUGINFOD_MAXTIME " + (maxtime != nullptr ? maxtime : "unbounded") +
+      " s per file); no more queries this run, procedures without symbols shown as "
       "offset ranges");
   return nullptr;
 }
@@ -221,6 +305,8 @@ bool DebuginfodActive() {
 
 void SetDebuginfodTimeoutDefault() {
   setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, kDefaultDebuginfodTimeout, /*overwrite=*/0);
+  setenv(DEBUGINFOD_MAXTIME_ENV_VAR, kDefaultDebuginfodMaxTime, /*overwrite=*/0);
+  setenv(DEBUGINFOD_MAXSIZE_ENV_VAR, kDefaultDebuginfodMaxSize, /*overwrite=*/0);
 }
 
 std::vector<std::string> DebuginfoWarnings() {

@@ -28,6 +28,8 @@
 
 #include <libelf.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,12 +86,31 @@ std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,
 void SetDebuginfodEnabled(bool enabled);
 bool DebuginfodActive();
 
+// The bounds of the tools' lookups. libdebuginfod 0.188 bounds only each
+// attempt's connection and stalls (DEBUGINFOD_TIMEOUT: no progress for that
+// long); the whole download is bounded by DEBUGINFOD_MAXTIME (seconds, which
+// 0.188 honours) and DEBUGINFOD_MAXSIZE (bytes: 0.188 checks it against the
+// announced length only, so FetchDebugFile also counts the bytes received
+// and cancels past it). Whichever ends a download, libdebuginfod removes the
+// partial file. A file over the size bound is not used and the server is
+// still asked for others; a server over the time bound is asked no more that
+// run. Build-ids that are not 1 to 64 bytes of hex are never sent (libdebuginfod
+// refuses them, which said nothing about the server).
+constexpr size_t kMaxQueryBuildIdBytes = 64;
+// A debuglink candidate for an image without a build-id is checked by the
+// CRC32 of the whole file; a larger file is not read, nor used (a warning).
+constexpr uint64_t kMaxDebuglinkCrcBytes = 2ull << 30;
 // The timeout used when DEBUGINFOD_TIMEOUT is unset (libdebuginfod's own
 // default is 90 s per attempt).
 constexpr const char* kDefaultDebuginfodTimeout = "10";
-// Sets DEBUGINFOD_TIMEOUT to kDefaultDebuginfodTimeout unless the user set
-// it. libdebuginfod reads it from the environment only, so this writes the
-// environment: call it from main() before any thread starts.
+// The bounds of one download when DEBUGINFOD_MAXTIME / DEBUGINFOD_MAXSIZE
+// are unset (libdebuginfod's own: none).
+constexpr const char* kDefaultDebuginfodMaxTime = "30";          // seconds
+constexpr const char* kDefaultDebuginfodMaxSize = "1073741824";  // bytes (1 GiB)
+// Sets DEBUGINFOD_TIMEOUT, DEBUGINFOD_MAXTIME and DEBUGINFOD_MAXSIZE to the
+// defaults above, each unless the user set it. libdebuginfod reads them from
+// the environment only, so this writes the environment: call it from main()
+// before any thread starts.
 void SetDebuginfodTimeoutDefault();
 
 // The warnings the lookups of this process gave (e.g. a server that could

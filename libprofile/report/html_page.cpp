@@ -168,6 +168,7 @@ Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options) 
     list.procedure = row.name;
     list.image = row.identity;
     list.source = true;
+    list.source_any = options.source_any;
     auto listing = BuildListing(db, list);
     if (!listing) {
       AddWarnings({"no listing of " + row.name + ": " + listing.error().message()}, &r.warnings);

@@ -22,6 +22,7 @@ struct HtmlOptions {
   size_t top_procedures = 30;   // prof.top when given
   size_t listings = 3;          // listings of the hottest procedures with a symbol
   size_t images_per_epoch = 5;  // images plotted per epoch
+  bool source_any = false;      // the listings' ListOptions::source_any
 };
 
 // One image's share of the sort event in each epoch of the page.

@@ -13,6 +13,7 @@
 #include "libprofile/report/offset_counts.h"
 #include "libprofile/report/report.h"
 #include "libprofile/report/report_symbols.h"
+#include "libprofile/report/source_files.h"
 
 namespace lcpi::report {
 
@@ -48,13 +49,14 @@ void SpreadCounts(const CountsByOffset& counts, size_t events,
                   std::vector<Instruction>* instructions);
 
 // Sets each decoded instruction's source file and line (libdw), and with
-// `text` the line read from the source file.
-void AttachSource(const ElfImage& elf, bool text, std::vector<Instruction>* instructions);
+// `files` the line read from the source file.
+void AttachSource(const ElfImage& elf, SourceFiles* files, std::vector<Instruction>* instructions);
 
-// The instructions' counts summed per source line, in file and line order;
-// instructions without a source line make one "??" row.
+// The instructions' counts summed per source line, in file and line order,
+// with the lines' text from `files`; instructions without a source line make
+// one "??" row.
 std::vector<SourceLineRow> SourceLineRows(const std::vector<Instruction>& instructions,
-                                          size_t events);
+                                          size_t events, SourceFiles* files);
 
 }  // namespace lcpi::report
 

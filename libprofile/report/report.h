@@ -194,6 +194,9 @@ struct ListOptions {
   uint64_t range_lo = 0, range_hi = 0;
   bool source = false;  // interleave source lines
   bool lines = false;   // aggregate per source line
+  // Read source files with the caller's own rights, not only those
+  // everyone may read (listing_source.cpp says why).
+  bool source_any = false;
 };
 
 // Parses "IMAGE:START-END" (hex with or without 0x); the image is before the

@@ -78,10 +78,12 @@ Expected<Listing> BuildListing(ProfileDb& db, const ListOptions& options) {
   ListCode(*target, *counts, &l);
   SpreadCounts(*counts, events, &l.instructions);
   const ElfImage* elf = target->symbols.elf();
+  SourceFiles files(options.source_any);
   if (elf && (options.source || options.lines)) {
-    AttachSource(*elf, options.source, &l.instructions);
+    AttachSource(*elf, options.source ? &files : nullptr, &l.instructions);
   }
-  if (options.lines) l.lines = SourceLineRows(l.instructions, events);
+  if (options.lines) l.lines = SourceLineRows(l.instructions, events, &files);
+  for (std::string& w : files.Warnings()) l.warnings.push_back(std::move(w));
   return l;
 }
 

@@ -9,10 +9,10 @@ add_test(NAME "debuginfod: fixture"
   COMMAND ${_script} setup ${LCPI_DEBUGINFOD_DIR} $<TARGET_FILE:lcpi_tools_fixture>)
 set_tests_properties("debuginfod: fixture" PROPERTIES
   FIXTURES_SETUP lcpi_debuginfod LABELS interop TIMEOUT 60)
-foreach(mode fetch off unreachable silent)
+foreach(mode fetch off unreachable silent huge slow badid)
   add_test(NAME "debuginfod: ${mode}"
     COMMAND ${_script} ${mode} ${LCPI_DEBUGINFOD_DIR} $<TARGET_FILE:lcpiprof>
             $<TARGET_FILE:lcpilist>)
   set_tests_properties("debuginfod: ${mode}" PROPERTIES
-    FIXTURES_REQUIRED lcpi_debuginfod LABELS interop TIMEOUT 60)
+    FIXTURES_REQUIRED lcpi_debuginfod LABELS interop TIMEOUT 90)
 endforeach()

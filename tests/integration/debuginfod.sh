@@ -16,6 +16,15 @@
 #                                       report printed, well within the timeout
 #   debuginfod.sh silent DIR PROF LIST  a server that accepts and never answers:
 #                                       DEBUGINFOD_TIMEOUT bounds each attempt
+#   debuginfod.sh huge DIR PROF LIST    a server whose body never ends (no
+#                                       Content-Length): DEBUGINFOD_MAXSIZE
+#                                       stops it, nothing stays in the cache
+#   debuginfod.sh slow DIR PROF LIST    a server that drips 256 KiB a second
+#                                       (never a stall): the tools' default
+#                                       DEBUGINFOD_MAXTIME (30 s) ends it
+#   debuginfod.sh badid DIR PROF LIST   an image with an 80-byte build-id first:
+#                                       not sent, and the real server still
+#                                       names the stripped program's procedures
 #
 # A server started here is stopped on every exit (trap), and runs under
 # `timeout` so that even a killed script cannot leave it behind.
@@ -102,6 +111,12 @@ if [ "$mode" = setup ]; then
   if readelf -S "$dir/prog" | grep -Eq '\.symtab|\.debug_info|\.gnu_debuglink'; then
     fail "$dir/prog still has symbols, DWARF or a debuglink"
   fi
+  # A stripped program whose build-id is 80 bytes (any user can link one).
+  longid=$(printf 'ab%.0s' $(seq 1 80))
+  echo 'int main(void) { return 0; }' >"$dir/longid.c"
+  cc -O1 -o "$dir/longid" "$dir/longid.c" "-Wl,--build-id=0x$longid"
+  strip --strip-all "$dir/longid"
+  echo "$longid" >"$dir/long-build-id"
   exit 0
 fi
 
@@ -181,6 +196,83 @@ s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); time.
     [ "$(grep -c debuginfod "$work/prof.err")" = 1 ] || fail "more than one debuginfod warning"
     expect prof.out '^# ' "the report's header"
     expect prof.out "$ranges" "ranges when the server is unreachable"
+    ;;
+  huge | slow)
+    port=$(free_port)
+    # huge: HTTP/1.0, no Content-Length, zeros as fast as the client takes
+    # them. slow: a Content-Length of 100 MB and 32 KiB every 1/8 s (256
+    # KiB/s), above the 100 KiB/s that libdebuginfod asks over
+    # DEBUGINFOD_TIMEOUT, so that timeout never fires.
+    # Either stops by itself after 120 s.
+    timeout 120 python3 -c 'import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        if sys.argv[2] == "slow":
+            self.send_header("Content-Length", "100000000")
+        self.end_headers()
+        try:
+            while True:
+                if sys.argv[2] == "slow":
+                    self.wfile.write(b"\0" * 32768); self.wfile.flush(); time.sleep(0.125)
+                else:
+                    self.wfile.write(b"\0" * 65536)
+        except OSError:
+            pass
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' \
+      "$port" "$mode" >"$work/server.log" 2>&1 &
+    server=$!
+    for _ in $(seq 1 50); do
+      python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+        "$port" 2>/dev/null && break
+      sleep 0.1
+    done
+    export DEBUGINFOD_URLS="http://127.0.0.1:$port"
+    # huge: the user's bound (the default, 1 GiB, is too much to write here).
+    [ "$mode" = huge ] && export DEBUGINFOD_MAXSIZE=4000000
+    start=$(date +%s)
+    run prof timeout 50 "$prof" "${db[@]}" -p --width 200
+    took=$(($(date +%s) - start))
+    [ "$rc" != 124 ] || fail "lcpiprof still downloading after 50 s"
+    [ "$rc" = 0 ] || fail "lcpiprof -p with a $mode server exited $rc"
+    if [ "$mode" = huge ]; then
+      expect prof.err "lcpiprof: warning: debuginfod: the debug file of \S*/prog .* is over DEBUGINFOD_MAXSIZE=4000000 bytes" \
+        "a warning for the file over the bound"
+    else
+      expect prof.err "lcpiprof: warning: debuginfod: no answer from http://127\.0\.0\.1:$port.*DEBUGINFOD_MAXTIME 30 s" \
+        "a warning naming the time bound"
+      [ "$took" -le 40 ] || fail "lcpiprof took $took s with DEBUGINFOD_MAXTIME 30 s"
+    fi
+    expect prof.out "$ranges" "ranges for the program"
+    # Below the build-id's directory: nothing but libdebuginfod's empty
+    # "not found" mark (cache_clean_interval_s beside it is its setting).
+    left=$(find "$work/cache" -mindepth 2 -type f -size +0c)
+    [ -z "$left" ] || fail "a partial download stayed in the cache: $(ls -lR "$work/cache")"
+    echo "lcpiprof with a $mode server: $took s"
+    ;;
+  badid)
+    start_server
+    export DEBUGINFOD_URLS="http://127.0.0.1:$port"
+    # The fixture's database with the long-id program as image 0, ahead of
+    # the others, with the most samples.
+    cp "$dir/profiles.db" "$work/bad.db"
+    python3 - "$work/bad.db" "$(cat "$dir/long-build-id")" "$dir/longid" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+epoch = db.execute("SELECT id FROM epochs WHERE tag = 'base'").fetchone()[0]
+event = db.execute("SELECT id FROM events WHERE name = 'cycles'").fetchone()[0]
+db.execute("INSERT INTO images (id, identity, path, kind, first_seen) VALUES (0, ?, ?, 'user', 0)",
+           ("build-id:" + sys.argv[2], sys.argv[3]))
+db.execute("INSERT INTO counts VALUES (?, 0, ?, 4096, 100000)", (epoch, event))
+db.commit()
+PY
+    run prof "$prof" --db "$work/bad.db" --epoch base -p --width 200
+    [ "$rc" = 0 ] || fail "lcpiprof -p with an 80-byte build-id exited $rc"
+    expect prof.out '/longid$' "the long-id image is in the report"
+    expect prof.out ' hot_loop +/\S*/prog$' "the server still names hot_loop"
+    expect_not prof.err 'no more queries' "the server is not given up"
     ;;
   *)
     fail "unknown mode $mode"

@@ -10,3 +10,13 @@ if(NOT LCPI_SANITIZE)
   set_tests_properties(interop.package PROPERTIES
     LABELS "interop;slow" SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()
+
+# The package's group as postinst and postrm handle it (a pre-existing
+# ordinary group lcpi refused, a system one adopted and kept at purge, one
+# the package made deleted), run on the scripts themselves in a throw-away
+# overlay of /: seconds, no package built. Root only (77).
+add_test(NAME interop.package-scripts
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package_scripts.sh ${CMAKE_SOURCE_DIR}/cmake/debian
+          ${PROJECT_VERSION})
+set_tests_properties(interop.package-scripts PROPERTIES
+  LABELS interop SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -4,9 +4,9 @@
 # (no errors; warnings listed), then dpkg -i, dpkg -r and dpkg --purge in a
 # throw-away root.
 #
-# The throw-away root is this machine's own root file system under an overlay
-# whose upper layer is a tmpfs, in a private mount namespace (unshare -m), and
-# dpkg runs chrooted into it. Everything the package's scripts need (adduser,
+# The throw-away root (overlay_root.sh) is this machine's own root file
+# system under an overlay whose upper layer is a tmpfs, in a private mount
+# namespace (unshare -m), and dpkg runs chrooted into it. Everything the package's scripts need (adduser,
 # init-system-helpers, man-db, systemd-analyze) is already there, nothing is
 # bootstrapped, and nothing the install, remove or purge does (the group,
 # /var/lib/lcpi, the dpkg database) reaches the real machine: the upper
@@ -184,23 +184,9 @@ exit $((failures > 0))
 EOF
 chmod 0755 "$work/inroot.sh"
 
-root="$work/root"
-mkdir -p "$root"
-unshare --mount --propagation private bash -c '
-  set -e
-  work=$1 root=$2 version=$3
-  mount -t tmpfs -o size=512m lcpi-package "$root"
-  mkdir "$root/upper" "$root/work" "$root/merged"
-  mount -t overlay overlay -o lowerdir=/,upperdir="$root/upper",workdir="$root/work" "$root/merged"
-  m=$root/merged
-  mount -t proc proc "$m/proc"
-  mount --rbind /dev "$m/dev"
-  mount -t tmpfs run "$m/run"      # no /run/systemd/system: no systemd to talk to
-  mount -t tmpfs tmp "$m/tmp"
-  cp "$work/lcpi.deb" "$m/lcpi.deb"
-  cp "$work/inroot.sh" "$m/inroot.sh"
-  chroot "$m" /inroot.sh "$version"
-' _ "$work" "$root" "$version" && inroot=0 || inroot=$?
+. "$(dirname "$0")/overlay_root.sh"
+in_overlay_root "$work" 512m "$work/lcpi.deb" "$work/inroot.sh" -- /inroot.sh "$version" &&
+  inroot=0 || inroot=$?
 if [ "$inroot" -ne 0 ]; then fail "install, remove or purge (above)"; fi
 
 if [ "$failures" -ne 0 ]; then

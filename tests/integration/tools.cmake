@@ -48,6 +48,10 @@ lcpi_tools_test(lcpiprof-newest TOOL lcpiprof ARGS "${_db}|--format|json"
 lcpi_tools_test(lcpiprof-image-filter TOOL lcpiprof
   ARGS "${_db}|--epoch|base|-p|-i|kernel|--no-header|--width|200" GOLDEN lcpiprof_kernel.txt)
 lcpi_tools_test(lcpiprof-help TOOL lcpiprof ARGS "--help" STDOUT "Examples:.*lcpiprof -p --top 20")
+lcpi_tools_test(lcpilist-help-source-any TOOL lcpilist ARGS "--help"
+  STDOUT "--source-any +read source files with your own rights")
+lcpi_tools_test(lcpiprof-help-debuginfod-bounds TOOL lcpiprof ARGS "--help"
+  STDOUT "DEBUGINFOD_MAXTIME")
 # --format pprof (read by go tool pprof in pprof.cmake, label interop): binary,
 # so only to a file; no per-process view; lcpiprof's only.
 lcpi_tools_test(lcpiprof-pprof-no-output TOOL lcpiprof ARGS "${_db}|--format|pprof" RC 2

@@ -130,3 +130,58 @@ TEST_CASE("debuginfod stays off unless a tool turns it on") {
   CHECK(lcpi::DebuginfoWarnings().empty());
   unsetenv("DEBUGINFOD_URLS");
 }
+
+TEST_CASE("a debuglink candidate too large to check its CRC32 is not read") {
+  TempDir dir;
+  const std::string full = Build(dir, "full", "-Wl,--build-id=none");
+  const std::string bin = dir / "prog", debug = dir / "prog.debug";
+  Run("objcopy --only-keep-debug " + full + " " + debug);
+  Run("objcopy --strip-all --add-gnu-debuglink=" + debug + " " + full + " " + bin);
+  // A sparse 1 TiB file in its place: reading it whole for the CRC takes
+  // hours (the 1 PiB: about 15 days).
+  Run("truncate -s 1T " + debug);
+  int status = lcpi::testing::ExitStatusWithin(20, [&] {
+    auto image = ElfImage::Open(bin, "");
+    if (!image || (*image)->symbol_table() != "none") return 3;
+    for (const std::string& w : lcpi::DebuginfoWarnings()) {
+      if (w.find(debug) != std::string::npos && w.find("over the bound") != std::string::npos) {
+        return 0;
+      }
+    }
+    return 4;  // no warning
+  });
+  CHECK(status == 0);  // 142: still reading
+}
+
+TEST_CASE("debuginfod: a build-id libdebuginfod refuses does not disable the server") {
+  // An 80-byte build-id (any user can link one) is refused by libdebuginfod
+  // with EINVAL before any connection; that says nothing about the server.
+  const std::string long_id(160, 'a');
+  setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);
+  lcpi::SetDebuginfodEnabled(true);
+  CHECK(lcpi::DebuginfodActive());
+  CHECK(lcpi::FetchDebugFile(long_id, "/tmp/long-build-id") == nullptr);
+  CHECK(lcpi::FetchDebugFile("not-hex!", "/tmp/not-hex") == nullptr);
+  CHECK(lcpi::DebuginfodActive());
+  for (const std::string& w : lcpi::DebuginfoWarnings()) {
+    INFO(w);
+    CHECK(w.find("no more queries") == std::string::npos);
+  }
+  lcpi::SetDebuginfodEnabled(false);
+  unsetenv("DEBUGINFOD_URLS");
+}
+
+TEST_CASE("debuginfod: the tools' total time and size bounds are set unless the user set them") {
+  unsetenv("DEBUGINFOD_MAXTIME");
+  setenv("DEBUGINFOD_MAXSIZE", "12345", 1);
+  lcpi::SetDebuginfodTimeoutDefault();
+  const char* maxtime = std::getenv("DEBUGINFOD_MAXTIME");
+  REQUIRE(maxtime != nullptr);
+  CHECK(std::string(maxtime) == lcpi::kDefaultDebuginfodMaxTime);
+  CHECK(std::string(std::getenv("DEBUGINFOD_MAXSIZE")) == "12345");  // the user's
+  unsetenv("DEBUGINFOD_MAXSIZE");
+  lcpi::SetDebuginfodTimeoutDefault();
+  CHECK(std::string(std::getenv("DEBUGINFOD_MAXSIZE")) == lcpi::kDefaultDebuginfodMaxSize);
+  unsetenv("DEBUGINFOD_MAXTIME");
+  unsetenv("DEBUGINFOD_MAXSIZE");
+}

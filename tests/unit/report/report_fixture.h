@@ -18,6 +18,8 @@
 #ifndef LCPI_TESTS_UNIT_REPORT_FIXTURE_H
 #define LCPI_TESTS_UNIT_REPORT_FIXTURE_H
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -117,6 +119,9 @@ inline ReportFixture MakeReportFixture(const std::string& dir) {
     src << kReportProgram;
     FixtureCheck(src.good(), "cannot write " + f.source);
   }
+  // lcpilist shows a source file only when everyone may read it
+  // (report/source_files.h); mkdtemp made the directory 0700.
+  FixtureCheck(chmod(dir.c_str(), 0755) == 0 && chmod(f.source.c_str(), 0644) == 0, "chmod " + dir);
   const std::string cc = "cc -O1 -g -fno-inline -o " + f.prog + " " + f.source;
   FixtureCheck(std::system(cc.c_str()) == 0, cc);
   std::remove(f.db.c_str());

@@ -1,0 +1,77 @@
+// public_file.cpp - OpenPublicFile.
+#include "libprofile/base/public_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <vector>
+
+#include "libprofile/base/regular_file.h"
+#include "libprofile/base/unique_fd.h"
+
+namespace lcpi {
+
+namespace {
+
+Error NotPublic(const std::string& path, const std::string& why) {
+  return Error(Errc::kPermission, path + ": not readable by everyone (" + why + ")");
+}
+
+}  // namespace
+
+Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
+  if (path.empty() || path[0] != '/') {
+    return Error(Errc::kInvalidArgument, path + ": not an absolute path");
+  }
+  std::vector<std::string> parts;
+  for (size_t at = 1; at <= path.size();) {
+    size_t slash = path.find('/', at);
+    if (slash == std::string::npos) slash = path.size();
+    std::string part = path.substr(at, slash - at);
+    at = slash + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return Error(Errc::kInvalidArgument, path + ": has a '..' component");
+    parts.push_back(std::move(part));
+  }
+  if (parts.empty()) return Error(Errc::kBadElf, path + ": not a regular file");
+
+  UniqueFd dir(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return ErrnoError("/", errno);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    struct stat ds;
+    if (fstat(dir.get(), &ds) != 0) return ErrnoError(path, errno);
+    if ((ds.st_mode & S_IXOTH) == 0) return NotPublic(path, "a directory others cannot search");
+    // O_NOFOLLOW with O_PATH opens a symbolic link itself; O_DIRECTORY then
+    // refuses it (ENOTDIR), as it refuses any other non-directory.
+    int next = openat(dir.get(), parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOTDIR) {
+      struct stat ls;
+      if (fstatat(dir.get(), parts[i].c_str(), &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(ls.st_mode)) {
+        return NotPublic(path, "a symbolic link on the way");
+      }
+    }
+    if (next < 0) return ErrnoError(path, errno);
+    dir = UniqueFd(next);
+  }
+  struct stat ds;
+  if (fstat(dir.get(), &ds) != 0) return ErrnoError(path, errno);
+  if ((ds.st_mode & S_IXOTH) == 0) return NotPublic(path, "a directory others cannot search");
+  int fd = openat(dir.get(), parts.back().c_str(),
+                  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ELOOP) return NotPublic(path, "a symbolic link");
+  if (fd < 0) return ErrnoError(path, errno);
+  Expected<int> kept = KeepRegularFile(fd, path, st);
+  if (!kept) return kept;
+  if ((st->st_mode & S_IROTH) == 0) {
+    close(*kept);
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st->st_mode & 07777));
+    return NotPublic(path, std::string("mode ") + mode);
+  }
+  return kept;
+}
+
+}  // namespace lcpi

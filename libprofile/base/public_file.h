@@ -1,0 +1,32 @@
+// public_file.h - opening a file only when every user of the host may read
+// it. For paths that someone else wrote into a file the tools read as root:
+// the source paths of an image's DWARF line table (`#line 1 "/etc/shadow"`
+// costs its author nothing). Reading such a file with the tool's own rights
+// would print what its author could not read; reading it only when everyone
+// may read it prints nothing its author could not have read.
+#ifndef LCPI_LIBPROFILE_BASE_PUBLIC_FILE_H
+#define LCPI_LIBPROFILE_BASE_PUBLIC_FILE_H
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "libprofile/base/error.h"
+
+namespace lcpi {
+
+// A read-only descriptor of the regular file at the absolute `path`, which
+// the caller closes, when others may read it: every directory on the way
+// has the others-search bit (S_IXOTH), the file the others-read bit
+// (S_IROTH). The path is walked one directory descriptor at a time (openat,
+// O_NOFOLLOW), so a directory swapped during the walk cannot lead it
+// elsewhere; no component may be a symbolic link or "..". Mode bits only:
+// ACLs are not consulted. *st is the file's fstat.
+// Errors: kPermission "<path>: not readable by everyone" (a mode bit, a
+// symbolic link), kInvalidArgument for a relative path or "..", and those of
+// OpenRegularFile (a FIFO, device or directory is refused, never waited on).
+Expected<int> OpenPublicFile(const std::string& path, struct stat* st);
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_BASE_PUBLIC_FILE_H
