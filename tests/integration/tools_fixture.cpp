@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "tests/unit/image/mangled_names.h"
 #include "tests/unit/report/report_fixture.h"
 
 namespace {
@@ -54,24 +55,6 @@ void MakeWindows(const lcpi::testing::ReportFixture& f, const std::string& path)
   }
 }
 
-// A mangled C++ name of `levels` nested substitutions: each level's template
-// names the previous one twice, so its demangled text doubles per level
-// (20 levels: 210 bytes mangled, 35 MB demangled).
-std::string ExponentialMangledName(int levels) {
-  static constexpr char kBase36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  auto seq = [&](int k) {
-    std::string s;
-    do {
-      s.insert(s.begin(), kBase36[k % 36]);
-      k /= 36;
-    } while (k);
-    return s;
-  };
-  std::string name = "_Z1f1AIiiE";  // S_ is A, S0_ is A<int, int>
-  for (int k = 0; k < levels; ++k) name += "S_IS" + seq(k) + "_S" + seq(k) + "_E";
-  return name;
-}
-
 // hostile.db: what other users may name, every hostile byte tests/integration/
 // hostile_names.py renders in each format (tests/golden/hostile_*): a path
 // holding a newline and a forged row, bytes that are not UTF-8, the one-byte
@@ -99,7 +82,7 @@ void MakeHostile(const std::string& path) {
   b.counts = {{0, 0, 0x10, 500},  {1, 0, 0x20, 400},  {2, 0, 0x30, 300},
               {3, 0, 0x40, 200},  {4, 0, 0x1000, 90}, {4, 0, 0x1004, 80},
               {4, 0, 0x1008, 70}, {4, 0, 0x2000, 60}, {4, 0, 0x3000, 50}};
-  const std::string exponential = ExponentialMangledName(20);
+  const std::string exponential = lcpi::testing::ExponentialMangledName(20);
   b.symbols = {{4, 0x1000, 0x100, exponential},
                {4, 0x2000, 0x100, "=HYPERLINK(\"http://x\")\n 1 fake\xc2\x9b"},
                {4, 0x3000, 0x100, "+tab\there\r@name\x01"}};

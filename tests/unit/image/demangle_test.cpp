@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "image/mangled_names.h"
 #include "libprofile/image/demangle.h"
 
 using lcpi::Demangle;
@@ -25,25 +26,6 @@ TEST_CASE("C++ names lose their parameter lists, keep scopes and templates") {
 
 namespace {
 
-// A mangled name of `levels` nested substitutions: each level's template
-// names the previous one twice, so the demangled text doubles per level.
-// 20 levels: 210 bytes mangled, 35 MB demangled (c++filt: 1.6 s); 60
-// levels: 2^60 times a few bytes, which no machine could print.
-std::string Exponential(int levels) {
-  static constexpr char kBase36[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  auto seq = [&](int k) {
-    std::string s;
-    do {
-      s.insert(s.begin(), kBase36[k % 36]);
-      k /= 36;
-    } while (k);
-    return s;
-  };
-  std::string name = "_Z1f1AIiiE";  // S_ is A, S0_ is A<int, int>
-  for (int k = 0; k < levels; ++k) name += "S_IS" + seq(k) + "_S" + seq(k) + "_E";
-  return name;
-}
-
 double SecondsToDemangle(const std::string& name, std::string* out) {
   auto start = std::chrono::steady_clock::now();
   *out = Demangle(name);
@@ -53,16 +35,19 @@ double SecondsToDemangle(const std::string& name, std::string* out) {
 }  // namespace
 
 TEST_CASE("A name whose demangled text is exponential stays mangled, at once") {
-  // Small: demangled as usual.
-  CHECK(Demangle(Exponential(1)) == "f");
+  using lcpi::testing::ExponentialMangledName;
+  // Within the output bound: demangled as usual (8 levels: about 8.6 KB).
+  CHECK(Demangle(ExponentialMangledName(1)) == "f");
+  CHECK(Demangle(ExponentialMangledName(8)) == "f");
   std::string out;
   for (int levels : {20, 60, 400}) {
-    INFO(levels << " levels, " << Exponential(levels).size() << " bytes mangled");
-    const double seconds = SecondsToDemangle(Exponential(levels), &out);
+    const std::string name = ExponentialMangledName(levels);
+    INFO(levels << " levels, " << name.size() << " bytes mangled");
+    const double seconds = SecondsToDemangle(name, &out);
     // Beyond the output bound (kMaxDemangledBytes): the mangled name, as the
     // symbol table has it, which is what the report shows.
-    REQUIRE(out.size() <= Exponential(levels).size());
-    CHECK(out == Exponential(levels));
+    REQUIRE(out.size() <= name.size());
+    CHECK(out == name);
     CHECK(seconds < 0.5);
   }
 }
