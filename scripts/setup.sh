@@ -20,6 +20,8 @@ MINIMAL=(
   libabsl-dev
   # separate debug files: libdebuginfod, and zlib for the .gnu_debuglink CRC
   libdebuginfod-dev zlib1g-dev
+  # demangling with a bounded output: libiberty's cplus_demangle_v3_callback
+  libiberty-dev
   # the configure step finds Catch2 even when no test is built
   catch2
 )

@@ -13,6 +13,7 @@
 
 #include "libprofile/base/command_line.h"
 #include "libprofile/base/control_protocol.h"
+#include "libprofile/base/text.h"
 
 namespace {
 
@@ -47,10 +48,13 @@ int Request(const std::string& socket_path, const std::string& request) {
   std::string body = nl == std::string::npos ? "" : reply.substr(nl + 1);
   while (!body.empty() && body.back() == '\n') body.pop_back();
   if (first.rfind("ok", 0) == 0) {
-    if (!body.empty()) std::cout << body << "\n";
+    // The daemon's answer may name what users chose (paths, commands): shown
+    // by the tools' one convention (Printable, base/text.h).
+    if (!body.empty()) std::cout << lcpi::Printable(body, /*keep_newlines=*/true) << "\n";
     return 0;
   }
-  std::cerr << "lcpictl: " << (first.empty() ? "no reply from lcpid" : first) << "\n";
+  std::cerr << "lcpictl: " << (first.empty() ? "no reply from lcpid" : lcpi::Printable(first))
+            << "\n";
   return 1;
 }
 

@@ -151,8 +151,10 @@ void PrintWarnings(const std::string& tool, const std::vector<std::string>& warn
 
 int WriteOut(const std::string& tool, const std::string& report, const std::string& output) {
   // Names in a report come from other users' processes (command names,
-  // paths): their control characters are shown as \xNN, never sent to the
-  // terminal. JSON already escapes them; text and CSV lines stay lines.
+  // paths): every renderer shows each one Printable (base/text.h), so a
+  // line is a row. This pass over the whole report is the backstop: it
+  // changes nothing in a rendered report (Printable is idempotent and keeps
+  // the report's own line breaks), only what a renderer forgot.
   std::string text = Printable(report, /*keep_newlines=*/true);
   if (!output.empty()) return WriteFile(tool, text, output);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -1,20 +1,60 @@
-// demangle.cpp - __cxa_demangle, then the top-level parameter list dropped.
+// demangle.cpp - libiberty's cplus_demangle_v3_callback with an output bound,
+// then the top-level parameter list dropped.
+//
+// Why libiberty and not __cxa_demangle: __cxa_demangle returns the whole
+// text or nothing, so a name that demangles to gigabytes costs gigabytes and
+// minutes before any check can run, and nothing short of demangling tells
+// how long the text will be. libiberty's callback interface (the same
+// demangler libstdc++ embeds) allocates nothing on the heap and hands the
+// text over in pieces of at most 256 bytes; when the pieces pass the bound,
+// the callback leaves the demangler by longjmp. Nothing is leaked: its
+// work space is on the stack, which longjmp unwinds, and no frame between
+// the setjmp and the callback has a destructor (libiberty is C).
 #include "libprofile/image/demangle.h"
 
-#include <cxxabi.h>
+#include <csetjmp>
+#include <cstring>
 
-#include <cstdlib>
-#include <memory>
+// libiberty.h (included by demangle.h) declares basename unless told that
+// <string.h> has, and glibc's C++ overloads would clash with it.
+#define HAVE_DECL_BASENAME 1
+#include <libiberty/demangle.h>
 
 namespace lcpi {
+namespace {
+
+struct Bounded {
+  char text[kMaxDemangledBytes];
+  size_t size = 0;
+  std::jmp_buf too_long;
+};
+
+void Append(const char* piece, size_t n, void* opaque) {
+  auto* out = static_cast<Bounded*>(opaque);
+  if (n > sizeof out->text - out->size) std::longjmp(out->too_long, 1);
+  std::memcpy(out->text + out->size, piece, n);
+  out->size += n;
+}
+
+// Demangles `name` into *out, false when it is not a mangled name or its
+// text passes the bound. Only trivially destructible objects live here:
+// longjmp may leave through this frame's callees.
+bool DemangleInto(const char* name, Bounded* out) {
+  if (setjmp(out->too_long) != 0) return false;
+  // The options __cxa_demangle uses: parameters, qualifiers, types.
+  return cplus_demangle_v3_callback(name, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES, Append, out) != 0;
+}
+
+}  // namespace
 
 std::string Demangle(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
-  if (status != 0 || !out) return name;
-  std::string full = out.get();
+  if (name.rfind("_Z", 0) != 0 || name.size() > kMaxMangledBytes) return name;
+  // Embedded NULs: libiberty reads a C string; such a name is not mangled.
+  if (name.find('\0') != std::string::npos) return name;
+  static thread_local Bounded out;  // 16 KiB: not on the demangler's stack
+  out.size = 0;
+  if (!DemangleInto(name.c_str(), &out)) return name;
+  std::string full(out.text, out.size);
   // Cut at the '(' that opens the last top-level parameter list, scanning
   // back over nested parentheses (function-pointer parameters) and any
   // trailing qualifiers (" const", " &&").

@@ -3,6 +3,9 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <string_view>
+
+#include "libprofile/base/text.h"
 
 namespace lcpi::report {
 
@@ -19,32 +22,35 @@ std::string Fixed(double value, int decimals, bool sign) {
 }
 
 std::string JsonString(const std::string& text) {
+  // The text report's display string (Printable: valid UTF-8, no control
+  // character), quoted: a strict JSON parser reads what the text report shows.
+  const std::string shown = Printable(text);
   std::string out = "\"";
-  for (unsigned char ch : text) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
+  for (char ch : shown) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
   }
   return out + "\"";
+}
+
+std::string CsvField(const std::string& text, bool spreadsheet_safe) {
+  std::string shown = Printable(text);
+  // OWASP's rule for CSV injection: a spreadsheet evaluates a cell that
+  // starts with = + - @ (or tab or CR, which Printable has escaped already)
+  // as a formula; a leading ' makes it text.
+  if (spreadsheet_safe && !shown.empty() &&
+      std::string_view("=+-@\t\r").find(shown[0]) != std::string_view::npos) {
+    shown.insert(shown.begin(), '\'');
+  }
+  // RFC 4180: a field holding a comma, a quote or a line break is quoted,
+  // its quotes doubled (a line break cannot be left after Printable).
+  if (shown.find_first_of(",\"\r\n") == std::string::npos) return shown;
+  std::string quoted = "\"";
+  for (char ch : shown) {
+    if (ch == '"') quoted += '"';
+    quoted += ch;
+  }
+  return quoted + "\"";
 }
 
 std::string CellText(const Column& column, const Cell& cell, Format format) {
@@ -53,7 +59,8 @@ std::string CellText(const Column& column, const Cell& cell, Format format) {
   switch (column.type) {
     case CellType::kText:
     case CellType::kPath:
-      return json ? JsonString(std::get<std::string>(cell)) : std::get<std::string>(cell);
+      return json ? JsonString(std::get<std::string>(cell))
+                  : Printable(std::get<std::string>(cell));
     case CellType::kCount:
       return std::to_string(std::get<uint64_t>(cell));
     case CellType::kPercent:

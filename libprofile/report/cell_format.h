@@ -11,12 +11,21 @@
 
 namespace lcpi::report {
 
-// The cell as `format` writes it; for JSON a value ("text" quoted, null when
-// absent). Not for per-event counts (a JSON object: see render_json.cpp).
+// The cell as `format` writes it, text cells Printable; for JSON a value
+// ("text" quoted, null when absent). Not for per-event counts (a JSON object: see render_json.cpp).
 std::string CellText(const Column& column, const Cell& cell, Format format);
 
-// A JSON string literal, quotes included.
+// Every renderer shows a name by one convention (Printable, base/text.h;
+// docs/tools.md, "Names in reports"); text cells are Printable already.
+
+// A JSON string literal, quotes included, of Printable(text): valid UTF-8,
+// and what it reads as is what the text report shows.
 std::string JsonString(const std::string& text);
+
+// A CSV field (RFC 4180) of Printable(text). With spreadsheet_safe (text
+// cells, not numbers: "-1.5" stays a number), a leading ' when it starts
+// with = + - @ (OWASP's rule for CSV injection).
+std::string CsvField(const std::string& text, bool spreadsheet_safe);
 
 // "0x1f".
 std::string Hex(uint64_t value);

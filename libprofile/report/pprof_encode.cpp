@@ -11,6 +11,8 @@
 // the published profile.proto.
 #include "libprofile/report/pprof_encode.h"
 
+#include "libprofile/base/text.h"
+
 #include <zlib.h>
 
 #include <unordered_map>
@@ -82,9 +84,12 @@ class Writer {
 class StringTable {
  public:
   StringTable() { Index(""); }
+  // Every string as the other formats show it (Printable): profile.proto
+  // strings must be UTF-8, and pprof prints them on a terminal.
   int64_t Index(const std::string& s) {
-    auto [it, added] = index_.emplace(s, static_cast<int64_t>(strings_.size()));
-    if (added) strings_.push_back(s);
+    std::string shown = Printable(s);
+    auto [it, added] = index_.emplace(shown, static_cast<int64_t>(strings_.size()));
+    if (added) strings_.push_back(std::move(shown));
     return it->second;
   }
   const std::vector<std::string>& strings() const { return strings_; }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "libprofile/base/text.h"
 #include "libprofile/report/cell_format.h"
 #include "libprofile/report/percent.h"
 
@@ -155,9 +156,11 @@ svg text { font: 12px system-ui, "DejaVu Sans", sans-serif; fill: #1a1a1a; }
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
+  // The text report's display string (Printable), then HTML's own five.
+  const std::string shown = Printable(text);
   std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
+  out.reserve(shown.size());
+  for (char ch : shown) {
     switch (ch) {
       case '&':
         out += "&amp;";

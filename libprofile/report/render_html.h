@@ -17,8 +17,9 @@
 
 namespace lcpi::report {
 
-// `text` with & < > " ' as character references: safe in element content
-// and in quoted attribute values.
+// Printable(text) (base/text.h: what the text report shows), then & < > " '
+// as character references: safe in element content and in quoted
+// attribute values.
 std::string HtmlEscape(std::string_view text);
 
 // How a table's shares (the per-event columns keyed "percent") are drawn,

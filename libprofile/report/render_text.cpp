@@ -1,8 +1,11 @@
 // render_text.cpp - a Document as text for a terminal: "#" header lines (the
 // title, what each source states, notes), the shown table in columns aligned
 // and fitted to a width, and a last "#" line for the rows --top/--keep cut.
+// Every text from the database or a file is Printable (base/text.h), so a
+// line is a row.
 #include <algorithm>
 
+#include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/report/cell_format.h"
 #include "libprofile/report/percent.h"
@@ -18,10 +21,22 @@ constexpr size_t kNarrowest = 12;
 
 bool RightAligned(CellType type) { return type != CellType::kText && type != CellType::kPath; }
 
+// Cut to `width` bytes, never inside a UTF-8 character (the text is
+// Printable: valid UTF-8).
 std::string Cut(const std::string& s, size_t width, bool keep_tail) {
   if (s.size() <= width) return s;
-  if (width <= 3) return s.substr(0, width);
-  return keep_tail ? "..." + s.substr(s.size() - (width - 3)) : s.substr(0, width - 3) + "...";
+  const auto continuation = [&](size_t i) {
+    return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80;
+  };
+  const size_t keep = width <= 3 ? width : width - 3;
+  if (keep_tail && width > 3) {
+    size_t from = s.size() - keep;
+    while (continuation(from)) ++from;
+    return "..." + s.substr(from);
+  }
+  size_t to = keep;
+  while (to > 0 && continuation(to)) --to;
+  return s.substr(0, to) + (width <= 3 ? "" : "...");
 }
 
 // Columns separated by two spaces; the last one is not padded. When the
@@ -71,7 +86,8 @@ std::string TextTable(const Table& table, int width) {
   for (const Column* c : cols) titles.push_back(c->title);
   print(titles);
   for (size_t r = 0; r < table.rows.size(); ++r) {
-    if (!table.rows[r].text_above.empty()) out += "    " + table.rows[r].text_above + "\n";
+    if (!table.rows[r].text_above.empty())
+      out += "    " + Printable(table.rows[r].text_above) + "\n";
     print(cells[r]);
   }
   return out;
@@ -89,15 +105,17 @@ std::string EpochText(const Header& h) {
     for (const EpochInfo& e : h.epochs) ids += (ids.empty() ? "" : ", ") + std::to_string(e.id);
     const EpochInfo& first = h.epochs.front();
     return std::to_string(h.epochs.size()) + " summed (" + ids + ")" +
-           (first.tag ? ", from " + *first.tag : "") + (h.epochs.back().ended ? "" : ", current");
+           (first.tag ? ", from " + Printable(*first.tag) : "") +
+           (h.epochs.back().ended ? "" : ", current");
   }
   const EpochInfo& e = h.epochs.front();
-  return std::to_string(e.id) + (e.tag ? " (" + *e.tag + ")" : "") + (e.ended ? "" : ", current");
+  return std::to_string(e.id) + (e.tag ? " (" + Printable(*e.tag) + ")" : "") +
+         (e.ended ? "" : ", current");
 }
 
 // An unlabelled source: its database, epoch(s), events and shares.
 std::string SourceLines(const Header& h) {
-  std::string out = "# database: " + h.database + "\n";
+  std::string out = "# database: " + Printable(h.database) + "\n";
   out += "# epoch:    " + EpochText(h) + "\n";
   if (!h.range.empty() && !h.epochs.empty()) {
     // What the summed epochs cover: whole windows, so maybe more than asked.
@@ -110,8 +128,8 @@ std::string SourceLines(const Header& h) {
   out += "# events:  ";
   for (size_t e = 0; e < h.events.size(); ++e) {
     const EventInfo& ev = h.events[e];
-    out += std::string(e ? "; " : " ") + ev.name;
-    if (ev.used != ev.name) out += " (sampled as " + ev.used + ")";
+    out += std::string(e ? "; " : " ") + Printable(ev.name);
+    if (ev.used != ev.name) out += " (sampled as " + Printable(ev.used) + ")";
     out += " every " + std::to_string(ev.period);
     if (e < h.precise.size() && h.precise[e] > 0)
       out += ", precise_ip " + std::to_string(h.precise[e]);
@@ -135,8 +153,8 @@ std::string SourceLines(const Header& h) {
 
 // A labelled source (lcpidiff's A and B), on one line.
 std::string SourceLine(const Source& s) {
-  return "# " + s.label + ": " + s.header.database + ", epoch " + EpochText(s.header) + ", " +
-         std::to_string(s.samples) + " samples\n";
+  return "# " + Printable(s.label) + ": " + Printable(s.header.database) + ", epoch " +
+         EpochText(s.header) + ", " + std::to_string(s.samples) + " samples\n";
 }
 
 std::string OmittedLine(const Document& doc) {
@@ -148,8 +166,8 @@ std::string OmittedLine(const Document& doc) {
     const std::vector<uint64_t>& counts = *doc.omitted->counts;
     out += ":";
     for (size_t e = 0; e < h.events.size(); ++e) {
-      out += std::string(e ? "," : "") + " " + h.events[e].name + " " + std::to_string(counts[e]) +
-             " (" + Fixed(Percent(counts[e], h.totals[e]), 2) + "%)";
+      out += std::string(e ? "," : "") + " " + Printable(h.events[e].name) + " " +
+             std::to_string(counts[e]) + " (" + Fixed(Percent(counts[e], h.totals[e]), 2) + "%)";
     }
   }
   return out + "\n";
@@ -160,10 +178,10 @@ std::string OmittedLine(const Document& doc) {
 std::string RenderText(const Document& doc, int width, bool header) {
   std::string out;
   if (header) {
-    out += "# " + doc.title + "\n";
+    out += "# " + Printable(doc.title) + "\n";
     for (const Source& s : doc.sources)
       out += s.label.empty() ? SourceLines(s.header) : SourceLine(s);
-    for (const std::string& note : doc.header_notes) out += "# " + note + "\n";
+    for (const std::string& note : doc.header_notes) out += "# " + Printable(note) + "\n";
   }
   out += TextTable(doc.tables[doc.shown_table], width);
   return out + OmittedLine(doc);

@@ -82,8 +82,7 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
     if (!hit) return std::nullopt;
     auto lo = elf_->VaddrToFileOffset(hit->symbol->addr);
     if (!lo) lo = offset - hit->offset;
-    return Procedure{Demangle(hit->symbol->name), *lo,
-                     *lo + (hit->symbol->end - hit->symbol->addr)};
+    return Procedure{Shown(hit->symbol->name), *lo, *lo + (hit->symbol->end - hit->symbol->addr)};
   }
   auto it = std::upper_bound(stored_.begin(), stored_.end(), offset,
                              [](uint64_t o, const SymbolInfo& si) { return o < si.offset; });
@@ -91,7 +90,14 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
   auto sym = std::prev(it);
   uint64_t end = StoredEnd(stored_, static_cast<size_t>(sym - stored_.begin()));
   if (offset >= end) return std::nullopt;
-  return Procedure{Demangle(sym->name), sym->offset, end};
+  return Procedure{Shown(sym->name), sym->offset, end};
+}
+
+const std::string& ImageSymbolizer::Shown(const std::string& name) const {
+  if (name.rfind("_Z", 0) != 0) return name;  // not mangled: nothing to keep
+  auto it = demangled_.find(name);
+  if (it == demangled_.end()) it = demangled_.emplace(name, Demangle(name)).first;
+  return it->second;
 }
 
 std::vector<Procedure> ImageSymbolizer::FindByName(const std::string& name, bool untrusted) const {
@@ -100,15 +106,15 @@ std::vector<Procedure> ImageSymbolizer::FindByName(const std::string& name, bool
     if (!trusted_ && !untrusted) return out;
     // The mangled name, or the demangled one reports show.
     for (const ElfSymbol& sym : elf_->symbols()) {
-      if (sym.name != name && Demangle(sym.name) != name) continue;
+      if (sym.name != name && Shown(sym.name) != name) continue;
       auto lo = elf_->VaddrToFileOffset(sym.addr);
-      if (lo) out.push_back({Demangle(sym.name), *lo, *lo + (sym.end - sym.addr)});
+      if (lo) out.push_back({Shown(sym.name), *lo, *lo + (sym.end - sym.addr)});
     }
     return out;
   }
   for (size_t i = 0; i < stored_.size(); ++i) {
-    if (stored_[i].name != name) continue;
-    out.push_back({name, stored_[i].offset, StoredEnd(stored_, i)});
+    if (stored_[i].name != name && Shown(stored_[i].name) != name) continue;
+    out.push_back({Shown(stored_[i].name), stored_[i].offset, StoredEnd(stored_, i)});
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "libprofile/image/elf_symbols.h"
@@ -45,6 +46,11 @@ class ImageSymbolizer {
   std::shared_ptr<ElfImage> elf_;
   bool trusted_ = false;
   std::vector<SymbolInfo> stored_;  // kernel, modules, JIT code, vDSO: ascending offsets
+  // Each mangled name demangled once, not once per sampled offset: a name
+  // costs up to kMaxDemangledBytes of work (image/demangle.h). Keyed by the
+  // mangled name; not shared between threads.
+  const std::string& Shown(const std::string& name) const;
+  mutable std::unordered_map<std::string, std::string> demangled_;
 };
 
 // Samples no symbol covers are grouped into one range row while they lie

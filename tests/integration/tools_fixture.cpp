@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "tests/unit/image/mangled_names.h"
 #include "tests/unit/report/report_fixture.h"
 
 namespace {
@@ -54,6 +55,49 @@ void MakeWindows(const lcpi::testing::ReportFixture& f, const std::string& path)
   }
 }
 
+// hostile.db: what other users may name, every hostile byte tests/integration/
+// hostile_names.py renders in each format (tests/golden/hostile_*): a path
+// holding a newline and a forged row, bytes that are not UTF-8, the one-byte
+// CSI raw and UTF-8 encoded, DEL, formula prefixes for spreadsheets, and a
+// JIT procedure whose demangled name doubles per level.
+void MakeHostile(const std::string& path) {
+  std::filesystem::remove(path);
+  auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
+  FixtureCheck(opened.has_value(), "open " + path);
+  ProfileDb& db = **opened;
+  auto id = db.NewEpoch(std::string("tag\n# epoch: forged\xff"));
+  FixtureCheck(id.has_value(), "new epoch");
+  MergeBatch b;
+  b.epoch = *id;
+  b.images = {{"build-id:0001", "/tmp/evil\n 77777  99.99  fake-line", ImageKind::kUser},
+              {"build-id:0002", "/opt/\xff\xfe/lib\x7f.so", ImageKind::kUser},
+              {"build-id:0003",
+               "/opt/csi\x9b"
+               "31m/\xc2\x9b"
+               "2J.so",
+               ImageKind::kUser},
+              {"build-id:0004", "=cmd|' /C calc'!A0", ImageKind::kUser},
+              {"jit:1", "[jit node 4242]", ImageKind::kJit}};
+  b.events = {{"cycles", "cpu-clock", 1000}};
+  b.counts = {{0, 0, 0x10, 500},  {1, 0, 0x20, 400},  {2, 0, 0x30, 300},
+              {3, 0, 0x40, 200},  {4, 0, 0x1000, 90}, {4, 0, 0x1004, 80},
+              {4, 0, 0x1008, 70}, {4, 0, 0x2000, 60}, {4, 0, 0x3000, 50}};
+  const std::string exponential = lcpi::testing::ExponentialMangledName(20);
+  b.symbols = {{4, 0x1000, 0x100, exponential},
+               {4, 0x2000, 0x100, "=HYPERLINK(\"http://x\")\n 1 fake\xc2\x9b"},
+               {4, 0x3000, 0x100, "+tab\there\r@name\x01"}};
+  b.processes = {{101, "evil\n 77777  99.99", 0, 0, 500},
+                 {102, "=cmd|' /C calc'!A0", 1, 0, 400},
+                 {103,
+                  "\xff\xfe\x9b"
+                  "2J",
+                  2, 0, 300},
+                 {104, "-2+3\x7f", 3, 0, 200},
+                 {105, "@SUM(A1)", 4, 0, 350}};
+  auto merged = db.Merge(b);
+  FixtureCheck(merged.has_value(), "merge hostile: " + (merged ? "" : merged.error().ToString()));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,6 +111,7 @@ int main(int argc, char** argv) {
     const std::string windows = std::string(argv[1]) + "/windows.db";
     std::filesystem::remove(windows);
     MakeWindows(f, windows);
+    MakeHostile(std::string(argv[1]) + "/hostile.db");
     std::printf("%s\n%s\n", f.db.c_str(), windows.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

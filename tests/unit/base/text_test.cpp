@@ -52,3 +52,33 @@ TEST_CASE("Printable can keep a report's line breaks") {
   CHECK(Printable("a\nb", false) == "a\\x0ab");
   CHECK(Printable("\r\n", true) == "\\x0d\n");
 }
+
+// The one convention every renderer shows a name by (docs/tools.md, "Names
+// in reports"): valid UTF-8 stays, every other byte, every C0 control, DEL
+// and every C1 control (U+0080-U+009F, raw or UTF-8 encoded) is \xNN per byte.
+TEST_CASE("Printable escapes invalid UTF-8 and C1 controls byte by byte") {
+  using lcpi::Printable;
+  CHECK(Printable("a\xff\xfe"
+                  "b") == "a\\xff\\xfeb");
+  // The one-byte CSI, raw and UTF-8 encoded (U+009B): both reach a terminal.
+  CHECK(Printable("\x9b"
+                  "31m") == "\\x9b31m");
+  CHECK(Printable("\xc2\x9b"
+                  "31m") == "\\xc2\\x9b31m");
+  CHECK(Printable("\xc2\x80\xc2\x9f\xc2\xa0") == "\\xc2\\x80\\xc2\\x9f\xc2\xa0");  // NBSP kept
+  // Tab is a C0 control too: it would shift a text report's columns.
+  CHECK(Printable("a\tb") == "a\\x09b");
+  // Truncated, overlong, surrogate and beyond-U+10FFFF sequences.
+  CHECK(Printable("\xe2\x82") == "\\xe2\\x82");
+  CHECK(Printable("\xc0\xaf") == "\\xc0\\xaf");
+  CHECK(Printable("\xe0\x80\xaf") == "\\xe0\\x80\\xaf");
+  CHECK(Printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");
+  CHECK(Printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");
+  CHECK(Printable("\xe2\x82\xac \xf0\x9f\x98\x80") == "\xe2\x82\xac \xf0\x9f\x98\x80");
+  // A lead byte followed by an ASCII byte: only the lead byte is escaped.
+  CHECK(Printable("\xe2"
+                  "ab") == "\\xe2ab");
+  // Shown once or twice, the same: every renderer may apply it again.
+  const std::string hostile = "evil\n 77777  99.99  fake-line\xff\x9b\xc2\x9b\x7f";
+  CHECK(Printable(Printable(hostile)) == Printable(hostile));
+}

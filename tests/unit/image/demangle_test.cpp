@@ -1,6 +1,10 @@
 // demangle_test.cpp - names as reports show them.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <string>
+
+#include "image/mangled_names.h"
 #include "libprofile/image/demangle.h"
 
 using lcpi::Demangle;
@@ -18,4 +22,40 @@ TEST_CASE("C++ names lose their parameter lists, keep scopes and templates") {
   CHECK(Demangle("_Z3fooIiEvT_") == "void foo<int>");
   // a function-pointer parameter nests parentheses
   CHECK(Demangle("_Z5applyPFviEi") == "apply");
+}
+
+namespace {
+
+double SecondsToDemangle(const std::string& name, std::string* out) {
+  auto start = std::chrono::steady_clock::now();
+  *out = Demangle(name);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE("A name whose demangled text is exponential stays mangled, at once") {
+  using lcpi::testing::ExponentialMangledName;
+  // Within the output bound: demangled as usual (8 levels: about 8.6 KB).
+  CHECK(Demangle(ExponentialMangledName(1)) == "f");
+  CHECK(Demangle(ExponentialMangledName(8)) == "f");
+  std::string out;
+  for (int levels : {20, 60, 400}) {
+    const std::string name = ExponentialMangledName(levels);
+    INFO(levels << " levels, " << name.size() << " bytes mangled");
+    const double seconds = SecondsToDemangle(name, &out);
+    // Beyond the output bound (kMaxDemangledBytes): the mangled name, as the
+    // symbol table has it, which is what the report shows.
+    REQUIRE(out.size() <= name.size());
+    CHECK(out == name);
+    CHECK(seconds < 0.5);
+  }
+}
+
+TEST_CASE("A mangled name beyond the input bound is not demangled") {
+  // 100 KiB of a valid name: f(A, A, ..., A) with each A spelled out.
+  std::string name = "_Z1f";
+  while (name.size() < 100 * 1024) name += "1A";
+  CHECK(Demangle(name) == name);
+  CHECK(Demangle("_Z1f1A1A") == "f");
 }

@@ -163,3 +163,53 @@ TEST_CASE("an empty table renders in every format") {
 }
 
 }  // namespace
+
+// docs/tools.md, "Names in reports": JSON and CSV show the text report's
+// display string (Printable), each in its own quoting.
+TEST_CASE("JSON strings are the display string: valid UTF-8, valid escapes") {
+  using lcpi::report::JsonString;
+  CHECK(JsonString("plain") == "\"plain\"");
+  // 0xff and DEL: \xNN in the text report, so "\\xNN" in JSON (never the
+  // bare byte, and never \x7f, which JSON does not have).
+  CHECK(JsonString("a\xff\x7f"
+                   "b") == "\"a\\\\xff\\\\x7fb\"");
+  CHECK(JsonString("q\"b\\s") == "\"q\\\"b\\\\s\"");
+  CHECK(JsonString("evil\n 1 fake\xc2\x9b") == "\"evil\\\\x0a 1 fake\\\\xc2\\\\x9b\"");
+}
+
+TEST_CASE("CSV fields: RFC 4180 quoting, formula prefixes of text neutralised") {
+  using lcpi::report::CsvField;
+  CHECK(CsvField("libc.so.6", true) == "libc.so.6");
+  CHECK(CsvField("a,b", true) == "\"a,b\"");
+  CHECK(CsvField("say \"hi\"", true) == "\"say \"\"hi\"\"\"");
+  for (const char* formula : {"=cmd|' /C calc'!A0", "+1+2", "-2+3", "@SUM(A1)"}) {
+    CHECK(CsvField(formula, true) == std::string("'") + formula);
+  }
+  CHECK(CsvField("=1,2", true) == "\"'=1,2\"");
+  // A newline cannot start a row of its own; a tab is escaped, not a prefix.
+  CHECK(CsvField("a\nb", true) == "a\\x0ab");
+  CHECK(CsvField("\tx", true) == "\\x09x");
+  // Numbers are not text: a negative delta stays a number.
+  CHECK(CsvField("-1.25", false) == "-1.25");
+}
+
+TEST_CASE("text: a line is a row, whatever the names and header fields hold") {
+  Document doc = Sample();
+  doc.sources[0].header.database = "/db\n# forged";
+  doc.sources[0].header.epochs[0].tag = "tag\n# forged";
+  doc.header_notes = {"note\n# forged"};
+  Table& t = doc.tables[0];
+  t.rows[0].cells[0] = std::string("evil\n 77777  99.99  fake-line");
+  t.rows[0].text_above = "src\n 1 fake";
+  const std::string out = RenderText(doc, 200, true);
+  CHECK(out.find("\n# forged") == std::string::npos);
+  CHECK(out.find("\n 77777") == std::string::npos);
+  CHECK(out.find("\n 1 fake") == std::string::npos);
+  CHECK(out.find("evil\\x0a 77777  99.99  fake-line") != std::string::npos);
+  CHECK(out.find("# database: /db\\x0a# forged") != std::string::npos);
+  // A path cut to fit is cut between UTF-8 characters, never inside one.
+  t.rows[0].cells[0] = std::string("/\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+  const std::string narrow = RenderText(doc, 30, false);
+  CHECK(narrow.find("...\xa9") == std::string::npos);
+  CHECK(narrow.find("...\xc3\xa9") != std::string::npos);
+}
