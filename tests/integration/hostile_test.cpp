@@ -311,6 +311,11 @@ TEST_CASE("nobody's FIFO, 2 GB binaries and hung mount stall neither sampling no
       while (!done) {
         pid_t pid = fork();
         if (pid == 0) {
+          // Forked from a thread while the main thread may be between
+          // popen's pipe and its child: without this, the copy of that
+          // pipe's write end held here (for the second this client lives)
+          // kept the status request's reader from its EOF.
+          close_range(3, ~0u, 0);
           if (uid != 0 && (setgid(kNogroup) < 0 || setuid(uid) < 0)) _exit(1);
           int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
           sockaddr_un addr{};
