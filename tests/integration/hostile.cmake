@@ -7,6 +7,7 @@
 # everything flushed, and the victim's shares land within 3 points.
 
 lcpi_workload(late_map ${CMAKE_CURRENT_SOURCE_DIR}/workloads/late_map.c)
+lcpi_workload(perf_map_spin ${CMAKE_CURRENT_SOURCE_DIR}/workloads/perf_map_spin.c)
 # Without a build-id, so that lcpid has to open and identify the file.
 lcpi_workload(fifo_swap ${CMAKE_CURRENT_SOURCE_DIR}/workloads/fifo_swap.c)
 target_link_options(workload_fifo_swap PRIVATE -Wl,--build-id=none)
@@ -35,7 +36,7 @@ target_compile_definitions(hostile_test PRIVATE
   LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
   WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
 add_dependencies(hostile_test lcpid lcpictl workload_shares workload_shares_nobid workload_tiny
-  workload_fifo_swap workload_late_map workload_hang_fs)
+  workload_fifo_swap workload_late_map workload_perf_map_spin workload_hang_fs)
 # One label only: catch_discover_tests passes PROPERTIES on flat, so a
 # list would be split (and RUN_SERIAL lost with it, as it once was here).
 catch_discover_tests(hostile_test TEST_PREFIX "hostile: " EXTRA_ARGS --warn NoTests

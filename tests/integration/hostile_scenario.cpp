@@ -253,6 +253,7 @@ Arena::~Arena() {
   // A process may wait on a hung mount: reaped once the mounts are gone.
   mounts_.clear();
   for (pid_t p : pids_) waitpid(p, nullptr, 0);
+  for (const std::string& f : files_) unlink(f.c_str());
 }
 
 const std::string& Arena::Workloads() {

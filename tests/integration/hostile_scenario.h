@@ -100,6 +100,8 @@ class Arena {
   // A FUSE mount of `files` copies of `source` (a path), in a directory of
   // its own; it answers until Hang().
   HungMount& NewMount(const std::string& source, int files);
+  // A file (outside the arena: a perf map in /tmp) removed at the end.
+  void RemoveAtEnd(const std::string& path) { files_.push_back(path); }
   // Runs body on a thread of its own until the scenario ends; body returns
   // when `stop` is set.
   void Loop(std::function<void(const std::atomic<bool>& stop)> body);
@@ -111,6 +113,7 @@ class Arena {
   std::string home_;
   std::vector<std::unique_ptr<HungMount>> mounts_;
   std::vector<pid_t> pids_;
+  std::vector<std::string> files_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> loops_;
 };
