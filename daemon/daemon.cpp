@@ -239,9 +239,13 @@ void Daemon::TakeDrained(std::chrono::milliseconds wait) {
   for (Drained& d : items) Process(d);
 }
 
-void Daemon::NoteHandover(Clock::time_point since) {
-  last_handover_us_ = static_cast<uint64_t>(
+uint64_t Daemon::MicrosSince(Clock::time_point since) {
+  return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - since).count());
+}
+
+void Daemon::NoteHandover(Clock::time_point since) {
+  last_handover_us_ = MicrosSince(since);
   max_handover_us_ = std::max(max_handover_us_, last_handover_us_);
 }
 
@@ -455,6 +459,7 @@ void Daemon::ApplyRetention() {
 }
 
 std::string Daemon::Status() {
+  const Clock::time_point asked = Clock::now();
   // Fresh from the drain thread, and consistent with what this loop has
   // taken: what it drained since is still counted as queued.
   const DrainStats drain = drainer_->FreshStats(kStatsWait);
@@ -577,6 +582,12 @@ std::string Daemon::Status() {
   o << "max_merge_ms " << writer_->max_ms() << "\n";
   o << "last_handover_ms " << last_handover_us_ / 1000 << "\n";
   o << "max_handover_ms " << max_handover_us_ / 1000 << "\n";
+  // What a status request waits for inside lcpid: the loop's longest time
+  // away from the socket, then this reply's own making (the drain thread's
+  // fresh statistics, the database's size), this one included.
+  o << "max_loop_gap_ms " << max_loop_gap_us_ / 1000 << "\n";
+  max_status_us_ = std::max(max_status_us_, MicrosSince(asked));
+  o << "max_status_ms " << max_status_us_ / 1000 << "\n";
   o << "early_merges " << early_merges_ << "\n";
   o << "pending_dropped_samples " << pending_dropped_ << "\n";
   o << "daemon_cpu_ns_per_sample " << (all ? CpuNs() / all : 0) << "\n";
@@ -620,10 +631,16 @@ std::string Daemon::Handle(const std::string& request) {
 }
 
 int Daemon::Run() {
+  Clock::time_point served = Clock::now();
   while (!stop_) {
     TakeDrained(kPoll);
     lookups_->RunCompletions();
+    // From the last look at the socket to this one: a request that came
+    // meanwhile waited that long (a flush's own wait, which its client
+    // asked for, is not counted).
+    max_loop_gap_us_ = std::max(max_loop_gap_us_, MicrosSince(served));
     control_.ServePending([this](const std::string& r) { return Handle(r); });
+    served = Clock::now();
     signalfd_siginfo si;
     while (read(signal_fd_, &si, sizeof(si)) == sizeof(si)) {
       if (si.ssi_signo == SIGHUP) {

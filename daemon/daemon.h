@@ -140,6 +140,11 @@ class Daemon {
   // taking the result back (FinishMerge): sampling waits that long.
   uint64_t last_handover_us_ = 0, max_handover_us_ = 0;
   void NoteHandover(Clock::time_point since);
+  static uint64_t MicrosSince(Clock::time_point since);
+  // The longest the loop went without looking at the control socket, and
+  // the longest a status reply took to make: what a status request waits
+  // for inside lcpid is at most their sum.
+  uint64_t max_loop_gap_us_ = 0, max_status_us_ = 0;
   // The database refuses merges (a batch is held) and the pending entries
   // reached --max-pending-entries: the held batch's counts are dropped, and
   // the pending ones taken and dropped into it (held_batch.h).

@@ -2,7 +2,9 @@
 #include "libprofile/base/lookup_worker.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -104,6 +106,11 @@ void LookupWorker::StartThreadLocked() {
 }
 
 void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
+  // Lookups are background work a user's files set: hashing a 2 GB program
+  // must not take CPU from the programs being profiled, nor from lcpid's
+  // own loop and merge writer (at SIGTERM, abandoned lookups still hash
+  // while the last batch is written).
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);
   std::unique_lock<std::mutex> lock(s->mutex);
   for (;;) {
     s->wake.wait(lock, [&] { return s->stop || !s->queue.empty(); });

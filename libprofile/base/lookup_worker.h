@@ -49,6 +49,8 @@ struct LookupStats {
 
 class LookupWorker {
  public:
+  // The threads' nice value: lookups run at low CPU priority.
+  static constexpr int kNice = 10;
   struct Limits {
     size_t max_queued = 4096;
     std::chrono::milliseconds stuck_after{10000};

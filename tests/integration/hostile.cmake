@@ -1,11 +1,13 @@
-# What a hostile local user can do to lcpid (hostile_test.cpp, as root on
-# this host's perf events; the user is nobody): a program on a file system
-# that stops answering (hang_fs, FUSE), one that leaves a FIFO at its own
-# path (fifo_swap), 2 GB programs without build-id, and control clients
-# that dribble bytes: lcpid keeps sampling, answers status, and ends on
-# SIGTERM with everything flushed.
+# The standing adversary (hostile_test.cpp, hostile_scenario.h; as root on
+# this host's perf events; the user is nobody): each attack alone, then all
+# at once, beside a victim of known shares: a program on a file system that
+# stops answering (hang_fs, FUSE), one that leaves a FIFO at its own path
+# (fifo_swap), 2 GB programs without build-id, control clients that dribble
+# bytes. lcpid keeps sampling, answers status, ends on SIGTERM with
+# everything flushed, and the victim's shares land within 3 points.
 
 lcpi_workload(late_map ${CMAKE_CURRENT_SOURCE_DIR}/workloads/late_map.c)
+lcpi_workload(perf_map_spin ${CMAKE_CURRENT_SOURCE_DIR}/workloads/perf_map_spin.c)
 # Without a build-id, so that lcpid has to open and identify the file.
 lcpi_workload(fifo_swap ${CMAKE_CURRENT_SOURCE_DIR}/workloads/fifo_swap.c)
 target_link_options(workload_fifo_swap PRIVATE -Wl,--build-id=none)
@@ -27,14 +29,14 @@ if(LCPI_SANITIZE)
 endif()
 
 add_executable(hostile_test ${CMAKE_CURRENT_SOURCE_DIR}/hostile_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+  ${CMAKE_CURRENT_SOURCE_DIR}/hostile_scenario.cpp $<TARGET_OBJECTS:lcpi_catch_main>)
 target_link_libraries(hostile_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(hostile_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(hostile_test PRIVATE
   LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
   WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
-add_dependencies(hostile_test lcpid lcpictl workload_shares_nobid workload_tiny
-  workload_fifo_swap workload_late_map workload_hang_fs)
+add_dependencies(hostile_test lcpid lcpictl workload_shares workload_shares_nobid workload_tiny
+  workload_fifo_swap workload_late_map workload_perf_map_spin workload_hang_fs)
 # One label only: catch_discover_tests passes PROPERTIES on flat, so a
 # list would be split (and RUN_SERIAL lost with it, as it once was here).
 catch_discover_tests(hostile_test TEST_PREFIX "hostile: " EXTRA_ARGS --warn NoTests
