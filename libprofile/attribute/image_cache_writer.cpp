@@ -43,6 +43,7 @@ constexpr int kIoprioWhoProcess = 1;         // IOPRIO_WHO_PROCESS (a thread id 
 constexpr char kTempPrefix[] = ".partial-";  // a copy being written; removed at start
 constexpr size_t kSeenLimit = 65536;         // see State::seen
 constexpr size_t kCheckedPaths = 16;         // see Entry::checked
+constexpr size_t kCheckedBytes = 1 << 20;    // the same
 constexpr uid_t kRoot = 0;
 constexpr uid_t kUnknownOwner = static_cast<uid_t>(-1);  // a copy without kCachedOwnerXattr
 
@@ -138,7 +139,9 @@ struct ImageCacheWriter::State : std::enable_shared_from_this<State> {
     bool root_only = false;  // copied 0600: others could not read the file
     // Paths whose file was looked at for this identity: a user's copy is
     // looked at again for each new one, in case it is root's. Forgotten
-    // when kCheckedPaths is reached.
+    // when kCheckedPaths is reached, and all entries' at once when they
+    // come to kCheckedBytes (16 paths of up to 4 KiB for each of 16,384
+    // copies would be a gigabyte).
     std::set<std::string> checked;
   };
   struct Usage {
@@ -181,6 +184,23 @@ struct ImageCacheWriter::State : std::enable_shared_from_this<State> {
   bool stop = false;
   ImageCacheStats stats;
 
+  size_t checked_bytes = 0;  // of all Entry::checked
+
+  // With mutex held: true when `path` was not looked at yet for e (now it is).
+  bool Check(Entry& e, const std::string& path) {
+    if (checked_bytes + path.size() > kCheckedBytes) {
+      for (auto& [name, other] : entries) other.checked.clear();
+      checked_bytes = 0;
+    }
+    if (e.checked.size() >= kCheckedPaths) {
+      for (const std::string& p : e.checked) checked_bytes -= p.size();
+      e.checked.clear();
+    }
+    if (!e.checked.insert(path).second) return false;
+    checked_bytes += path.size();
+    return true;
+  }
+
   uint64_t ShareBytes() const { return config.max_bytes / std::max(config.user_share, 1u); }
   uint64_t ShareFiles() const { return config.max_files / std::max(config.user_share, 1u); }
 
@@ -200,6 +220,7 @@ struct ImageCacheWriter::State : std::enable_shared_from_this<State> {
     if (--u.files == 0) usage.erase(it->second.owner);
     stats.bytes -= it->second.size;
     stats.private_files -= it->second.root_only ? 1 : 0;
+    for (const std::string& p : it->second.checked) checked_bytes -= p.size();
     entries.erase(it);
     stats.files = entries.size();
   }
@@ -373,8 +394,7 @@ void ImageCacheWriter::Offer(const std::string& identity, const FileMapping& m, 
     }
     bool look = false;
     if (e.owner != kRoot) {
-      if (e.checked.size() >= kCheckedPaths) e.checked.clear();
-      look = e.checked.insert(m.path).second;
+      look = s.Check(e, m.path);
     }
     if (!look) {
       job.touch = true;
@@ -560,7 +580,7 @@ Expected<void> ImageCacheWriter::State::Copy(Job& job, Copier& c) {
     e.used = NowNs();
     e.owner = owner;
     e.root_only = !readable;
-    e.checked.insert(job.mapping.path);
+    Check(e, job.mapping.path);
     Add(job.name, std::move(e));
     victims = Evict(owner, job.name);
   }
