@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -53,11 +55,31 @@ class HungMount {
   HungMount& operator=(const HungMount&) = delete;
 
   bool mounted() const { return std::filesystem::exists(File(0)); }
-  // From now on nothing on it is answered.
-  void Hang() { kill(pid_, SIGSTOP); }
+  // From now on nothing on it is answered: returns once every thread of
+  // the server has stopped (one still running could answer a request sent
+  // after Hang, on a loaded host).
+  void Hang() {
+    kill(pid_, SIGSTOP);
+    for (int i = 0; i < 500 && !Stopped(); i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::string File(int k) const { return dir_ + "/prog" + std::to_string(k); }
 
  private:
+  bool Stopped() const {
+    std::string tasks = "/proc/" + std::to_string(pid_) + "/task";
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+      std::ifstream in(t.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      size_t paren = stat.rfind(')');  // the state follows the command name
+      if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+      char state = stat[paren + 2];
+      if (state != 'T' && state != 't') return false;
+    }
+    return !ec;
+  }
+
   std::string dir_;
   pid_t pid_ = -1;
 };
