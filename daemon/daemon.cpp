@@ -569,9 +569,15 @@ std::string Daemon::Status() {
     o << "image_cache_failed " << c.failed << "\n";
     o << "image_cache_dropped " << c.dropped << "\n";
     o << "image_cache_evicted " << c.evicted << "\n";
+    o << "image_cache_evicted_share " << c.evicted_share << "\n";
+    o << "image_cache_stuck " << c.stuck << "\n";
+    o << "image_cache_stuck_threads " << c.stuck_threads << "\n";
+    o << "image_cache_replaced " << c.replaced << "\n";
     o << "image_cache_files " << c.files << "\n";
+    o << "image_cache_private_files " << c.private_files << "\n";
     o << "image_cache_bytes " << c.bytes << "\n";
     o << "image_cache_max_bytes " << (options_.image_cache_mb << 20) << "\n";
+    o << "image_cache_max_files " << ImageCacheConfig{}.max_files << "\n";
   }
   o << "pending_entries " << aggregator_->entries() << "\n";
   o << "max_pending_entries " << options_.max_pending_entries << "\n";
@@ -694,24 +700,28 @@ int Daemon::Run() {
   while (!last_mark_seen_) TakeDrained(kPoll);
   lookups_->WaitIdle(kLookupWait);
   lookups_->Stop();
+  // A helper thread stuck in a system call (a hung mount) is left behind,
+  // on every way out: lcpid then ends without waiting for it (main.cpp).
+  auto stop_helpers = [this] {
+    if (image_cache_ && !image_cache_->Stop(std::chrono::seconds(2))) {
+      spdlog::warn("image cache: a copy did not finish; abandoned");
+      (void)image_cache_.release();
+      left_threads_behind_ = true;
+    }
+    if (lookups_->stats().running > 0) left_threads_behind_ = true;
+  };
   // The last flush must land: retry while the database is busy or full.
   for (int attempt = 0;; attempt++) {
     Expected<void> e = Flush();
     if (e) break;
     if (attempt >= 30) {
       spdlog::critical("giving up: {} unflushed samples lost", aggregator_->totals().samples);
+      stop_helpers();
       return 1;
     }
     sleep(1);
   }
-  if (image_cache_ && !image_cache_->Stop(std::chrono::seconds(2))) {
-    // Its thread is stuck reading a file (a hung mount): lcpid leaves
-    // anyway, and the thread ends with the process.
-    spdlog::warn("image cache: a copy did not finish; abandoned");
-    (void)image_cache_.release();
-    left_threads_behind_ = true;
-  }
-  if (lookups_->stats().running > 0) left_threads_behind_ = true;
+  stop_helpers();
   const DrainStats d = drainer_->stats();
   const SourceStats& s = d.source;
   spdlog::info("stopped after {} flushes: {} samples taken, {} lost", flushes_,

@@ -1,4 +1,5 @@
-// image_cache_writer.cpp - the copying thread, its queue and the size bound.
+// image_cache_writer.cpp - the copying threads, their queue, the bounds and
+// who owns what.
 #include "libprofile/attribute/image_cache_writer.h"
 
 #include <dirent.h>
@@ -7,17 +8,25 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "libprofile/base/quiet_thread.h"
+#include "libprofile/base/stuck_watch.h"
 #include "libprofile/base/text.h"
 #include "libprofile/image/image_cache.h"
 #include "libprofile/image/image_id.h"
@@ -32,6 +41,11 @@ constexpr int kIoprioLowest = 7;             // of the best-effort levels 0-7
 constexpr int kIoprioClassShift = 13;        // IOPRIO_CLASS_SHIFT
 constexpr int kIoprioWhoProcess = 1;         // IOPRIO_WHO_PROCESS (a thread id works)
 constexpr char kTempPrefix[] = ".partial-";  // a copy being written; removed at start
+constexpr size_t kSeenLimit = 65536;         // see State::seen
+constexpr size_t kCheckedPaths = 16;         // see Entry::checked
+constexpr size_t kCheckedBytes = 1 << 20;    // the same
+constexpr uid_t kRoot = 0;
+constexpr uid_t kUnknownOwner = static_cast<uid_t>(-1);  // a copy without kCachedOwnerXattr
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -41,8 +55,10 @@ int64_t NowNs() {
 
 // Copies `size` bytes of src to dst: copy_file_range (in the kernel, no
 // user-space buffer), else read and write. False with errno on failure;
-// `stop` is checked between chunks so lcpid never waits on a long copy.
-bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop) {
+// `stop` is checked between chunks so lcpid never waits on a long copy;
+// `progress` counts the bytes copied, for the stuck watch.
+bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop,
+               std::atomic<uint64_t>& progress) {
   std::vector<char> buf;
   uint64_t done = 0;
   bool plain = false;
@@ -72,29 +88,260 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop) {
       return false;
     }
     done += static_cast<uint64_t>(n);
+    progress = done;
   }
   return true;
 }
 
+// Whether others could reach the file m maps: every directory above it
+// (as its process sees them, through /proc/PID/root while it lives, else
+// the host's) lets others pass (o+x). Any doubt is a no.
+bool OthersCanReach(const FileMapping& m) {
+  if (m.path.empty() || m.path[0] != '/') return false;
+  std::string root = "/proc/" + std::to_string(m.pid) + "/root";
+  struct stat st;
+  if (stat(root.c_str(), &st) != 0) root.clear();
+  for (size_t slash = 0; slash != std::string::npos; slash = m.path.find('/', slash + 1)) {
+    std::string dir = root + (slash == 0 ? "/" : m.path.substr(0, slash));
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH))
+      return false;
+  }
+  return true;
+}
+
+uid_t CopyOwner(int dir, const char* name) {
+  char value[16] = {};
+  int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return kUnknownOwner;
+  ssize_t n = fgetxattr(fd, kCachedOwnerXattr, value, sizeof value - 1);
+  close(fd);
+  if (n <= 0) return kUnknownOwner;
+  char* end = nullptr;
+  unsigned long uid = std::strtoul(value, &end, 10);
+  return end == value + n && uid < kUnknownOwner ? static_cast<uid_t>(uid) : kUnknownOwner;
+}
+
 }  // namespace
+
+struct ImageCacheWriter::State : std::enable_shared_from_this<State> {
+  struct Job {
+    std::string name;  // CachedImageName
+    std::string key;   // name and path: what queued holds
+    std::string identity;
+    FileMapping mapping;
+    int fd = -1;
+    bool touch = false;  // a hit: mark the copy used
+  };
+  struct Entry {
+    uint64_t size = 0;
+    int64_t used = 0;  // ns since the epoch
+    uid_t owner = kUnknownOwner;
+    bool root_only = false;  // copied 0600: others could not read the file
+    // Paths whose file was looked at for this identity: a user's copy is
+    // looked at again for each new one, in case it is root's. Forgotten
+    // when kCheckedPaths is reached, and all entries' at once when they
+    // come to kCheckedBytes (16 paths of up to 4 KiB for each of 16,384
+    // copies would be a gigabyte).
+    std::set<std::string> checked;
+  };
+  struct Usage {
+    uint64_t bytes = 0, files = 0;
+  };
+  // One copying thread: the live one takes the queue; an abandoned one is
+  // stuck in a copy and leaves when (if) it comes back.
+  struct Copier {
+    uint64_t id = 0;
+    bool busy = false;       // in a copy
+    bool abandoned = false;  // found stuck, or stopped
+    StuckWatch watch;        // of its thread, while busy
+    std::string what;        // the path it copies, for the log
+    std::atomic<uint64_t> progress{0};
+    std::atomic<bool> cancel{false};
+  };
+
+  explicit State(ImageCacheConfig c) : config(std::move(c)) {}
+
+  const ImageCacheConfig config;
+  std::mutex mutex;
+  std::condition_variable wake;      // a job queued, or stop
+  std::condition_variable finished;  // a thread left
+  // One commit (check, rename, account, unlink) at a time, across threads:
+  // taken before `mutex`, never while holding it.
+  std::mutex commit;
+  std::deque<Job> queue;
+  std::map<std::string, Entry> entries;  // copies on disk, by name
+  std::map<uid_t, Usage> usage;          // by the copied file's owner
+  std::set<std::string> queued;          // Job::key of jobs offered and not done
+  // Names offered since start, so that hits and misses count each image
+  // once; forgotten all at once when it reaches kSeenLimit, so that a host
+  // running new binaries for months does not grow it without bound (an
+  // image offered again after that counts again).
+  std::set<std::string> seen;
+  std::map<uint64_t, std::shared_ptr<Copier>> copiers;  // threads alive, by id
+  uint64_t live = 0;                                    // the copier taking jobs; 0: none
+  uint64_t next_id = 0;
+  bool started = false;
+  bool stop = false;
+  ImageCacheStats stats;
+
+  size_t checked_bytes = 0;  // of all Entry::checked
+
+  // With mutex held: true when `path` was not looked at yet for e (now it is).
+  bool Check(Entry& e, const std::string& path) {
+    if (checked_bytes + path.size() > kCheckedBytes) {
+      for (auto& [name, other] : entries) other.checked.clear();
+      checked_bytes = 0;
+    }
+    if (e.checked.size() >= kCheckedPaths) {
+      for (const std::string& p : e.checked) checked_bytes -= p.size();
+      e.checked.clear();
+    }
+    if (!e.checked.insert(path).second) return false;
+    checked_bytes += path.size();
+    return true;
+  }
+
+  uint64_t ShareBytes() const { return config.max_bytes / std::max(config.user_share, 1u); }
+  uint64_t ShareFiles() const { return config.max_files / std::max(config.user_share, 1u); }
+
+  // With mutex held: the entry's bytes and files counted, or no longer.
+  void Add(const std::string& name, Entry e) {
+    Usage& u = usage[e.owner];
+    u.bytes += e.size;
+    u.files++;
+    stats.bytes += e.size;
+    stats.private_files += e.root_only ? 1 : 0;
+    entries[name] = std::move(e);
+    stats.files = entries.size();
+  }
+  void Remove(std::map<std::string, Entry>::iterator it) {
+    Usage& u = usage[it->second.owner];
+    u.bytes -= it->second.size;
+    if (--u.files == 0) usage.erase(it->second.owner);
+    stats.bytes -= it->second.size;
+    stats.private_files -= it->second.root_only ? 1 : 0;
+    for (const std::string& p : it->second.checked) checked_bytes -= p.size();
+    entries.erase(it);
+    stats.files = entries.size();
+  }
+
+  // With mutex held: forgets copies until the cache fits and returns their
+  // paths, for Unlink once the lock is let go (Offer, on lcpid's sampling
+  // thread, never waits for a disk). A user over their share loses their
+  // own least recently used copies; then, over the bounds, users' copies go
+  // before root's, least recently used first, and root's only to make room
+  // for root's (or at start, for a smaller bound). `keep`: the copy just
+  // made; `newcomer`: its owner, or none at start.
+  std::vector<std::string> Evict(std::optional<uid_t> newcomer, const std::string& keep) {
+    std::vector<std::string> victims;
+    auto lru = [&](auto&& eligible) {
+      auto best = entries.end();
+      for (auto it = entries.begin(); it != entries.end(); ++it) {
+        if (it->first == keep || !eligible(it->second)) continue;
+        if (best == entries.end() || it->second.used < best->second.used) best = it;
+      }
+      return best;
+    };
+    auto evict = [&](std::map<std::string, Entry>::iterator it) {
+      victims.push_back(config.dir + "/" + it->first);
+      stats.evicted++;
+      Remove(it);
+    };
+    std::vector<uid_t> users;
+    for (const auto& [uid, u] : usage)
+      if (uid != kRoot && (!newcomer || *newcomer == uid)) users.push_back(uid);
+    for (uid_t uid : users) {
+      auto over = [&] {
+        auto u = usage.find(uid);
+        return u != usage.end() &&
+               (u->second.bytes > ShareBytes() || u->second.files > ShareFiles());
+      };
+      while (over()) {
+        auto victim = lru([&](const Entry& e) { return e.owner == uid; });
+        if (victim == entries.end()) break;
+        stats.evicted_share++;
+        evict(victim);
+      }
+    }
+    const bool for_root = !newcomer || *newcomer == kRoot;
+    while (stats.bytes > config.max_bytes || entries.size() > config.max_files) {
+      auto victim = lru([](const Entry& e) { return e.owner != kRoot; });
+      if (victim == entries.end() && for_root) victim = lru([](const Entry&) { return true; });
+      if (victim == entries.end()) victim = entries.find(keep);  // never at root's expense
+      if (victim == entries.end()) break;
+      evict(victim);
+    }
+    return victims;
+  }
+
+  // With mutex held: a new copying thread takes the queue.
+  void StartCopierLocked() {
+    auto c = std::make_shared<Copier>();
+    c->id = ++next_id;
+    try {
+      QuietThread(Run, shared_from_this(), c).detach();
+    } catch (const std::system_error&) {
+      return;  // no thread: offers wait, and are dropped when the queue is full
+    }
+    copiers[c->id] = c;
+    live = c->id;
+  }
+
+  // With mutex held: abandons the live copier when it has made no progress
+  // (no byte copied, no CPU used) for stuck_after, and starts another while
+  // fewer than max_stuck are left behind.
+  void CheckStuckLocked() {
+    if (!started || stop) return;
+    if (live == 0) {
+      if (stats.stuck_threads < config.max_stuck) StartCopierLocked();
+      return;
+    }
+    Copier& c = *copiers.at(live);
+    if (!c.busy || !c.watch.Stuck(StuckWatch::Clock::now(), config.stuck_after, c.progress)) return;
+    c.abandoned = true;
+    c.cancel = true;
+    live = 0;
+    stats.stuck++;
+    stats.stuck_threads++;
+    spdlog::warn(
+        "image cache: the copy of {} made no progress for {} ms (a file system that "
+        "does not answer?): abandoned, {} thread(s) left behind",
+        Printable(c.what), config.stuck_after.count(), stats.stuck_threads);
+    if (stats.stuck_threads < config.max_stuck) StartCopierLocked();
+  }
+
+  static void Run(std::shared_ptr<State> s, std::shared_ptr<Copier> c);
+  Expected<void> Copy(Job& job, Copier& c);
+  static void Unlink(const std::vector<std::string>& paths) {
+    for (const std::string& p : paths) unlink(p.c_str());
+  }
+};
 
 uint64_t ImageCacheReserve(uint64_t file_system_bytes) {
   return std::clamp<uint64_t>(file_system_bytes / 10, 64ULL << 20, 1ULL << 30);
 }
 
+ImageCacheWriter::ImageCacheWriter(ImageCacheConfig config)
+    : state_(std::make_shared<State>(std::move(config))) {}
+
+ImageCacheWriter::~ImageCacheWriter() { Stop(state_->config.stuck_after); }
+
 Expected<void> ImageCacheWriter::Start() {
-  const std::string& dir = config_.dir;
-  if (mkdir(dir.c_str(), config_.dir_mode) == 0) {
-    if (config_.group && chown(dir.c_str(), static_cast<uid_t>(-1), *config_.group) != 0)
+  State& s = *state_;
+  const std::string& dir = s.config.dir;
+  if (mkdir(dir.c_str(), s.config.dir_mode) == 0) {
+    if (s.config.group && chown(dir.c_str(), static_cast<uid_t>(-1), *s.config.group) != 0)
       return ErrnoError("chown " + dir, errno);
-    if (chmod(dir.c_str(), config_.dir_mode) != 0) return ErrnoError("chmod " + dir, errno);
+    if (chmod(dir.c_str(), s.config.dir_mode) != 0) return ErrnoError("chmod " + dir, errno);
   } else if (errno != EEXIST) {
     return ErrnoError("mkdir " + dir, errno);
   }
   struct stat st;
   if (lstat(dir.c_str(), &st) != 0) return ErrnoError(dir, errno);
   if (!S_ISDIR(st.st_mode)) return Error(Errc::kBadElf, dir + ": not a directory");
-  // What an earlier lcpid kept: each copy's size, and its last use (mtime).
+  std::lock_guard<std::mutex> lock(s.mutex);
+  // What an earlier lcpid kept: each copy's size, last use (mtime), owner
+  // and mode.
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string name = e->d_name;
@@ -105,57 +352,74 @@ Expected<void> ImageCacheWriter::Start() {
       struct stat fst;
       if (fstatat(dirfd(d), name.c_str(), &fst, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(fst.st_mode))
         continue;
-      entries_[name] = {
-          static_cast<uint64_t>(fst.st_size),
-          static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000 + fst.st_mtim.tv_nsec};
-      stats_.bytes += static_cast<uint64_t>(fst.st_size);
+      State::Entry entry;
+      entry.size = static_cast<uint64_t>(fst.st_size);
+      entry.used = static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000 + fst.st_mtim.tv_nsec;
+      entry.owner = CopyOwner(dirfd(d), name.c_str());
+      entry.root_only = (fst.st_mode & 077) == 0;
+      s.Add(name, std::move(entry));
     }
     closedir(d);
   }
-  stats_.files = entries_.size();
-  Unlink(Evict());  // the bound may have shrunk since
-  thread_ = QuietThread([this] { Run(); });
+  State::Unlink(s.Evict(std::nullopt, ""));  // the bounds may have shrunk since
+  s.started = true;
+  s.StartCopierLocked();
+  if (s.live == 0) return Error(Errc::kBusy, "no thread for the image cache");
   return {};
 }
 
 void ImageCacheWriter::Offer(const std::string& identity, const FileMapping& m, int fd) {
   std::string name = CachedImageName(identity);
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (seen_.size() >= kSeenLimit) seen_.clear();
-  bool first = !name.empty() && seen_.insert(name).second;
-  auto cached = entries_.find(name);
-  // Once queued is enough; a copy is made once; a cached one is marked used
-  // the first time this lcpid sees it. An offer that failed or was dropped
-  // is tried again when the image is mapped again.
-  bool wanted = !name.empty() && !stop_ && thread_.joinable() && !queued_.count(name) &&
-                (cached == entries_.end() || first);
-  if (!wanted) {
+  State& s = *state_;
+  std::unique_lock<std::mutex> lock(s.mutex);
+  s.CheckStuckLocked();
+  if (s.seen.size() >= kSeenLimit) s.seen.clear();
+  bool first = !name.empty() && s.seen.insert(name).second;
+  std::string key = name + '\0' + m.path;
+  if (name.empty() || s.stop || !s.started || s.queued.count(key)) {
+    lock.unlock();
     if (fd >= 0) close(fd);
     return;
   }
-  if (cached != entries_.end()) {
-    stats_.hits++;
-    cached->second.used = NowNs();
-    if (fd >= 0) close(fd);
-    queue_.push_back({name, identity, m, -1, true});
-  } else {
-    if (first) stats_.misses++;
-    queue_.push_back({name, identity, m, fd, false});
+  auto cached = s.entries.find(name);
+  State::Job job{name, key, identity, m, fd, false};
+  if (cached != s.entries.end()) {
+    // A copy is made once; a cached one is marked used the first time this
+    // lcpid sees it; a user's is looked at again for each path that maps
+    // its identity, since root's file takes its place.
+    State::Entry& e = cached->second;
+    if (first) {
+      s.stats.hits++;
+      e.used = NowNs();
+    }
+    bool look = false;
+    if (e.owner != kRoot) {
+      look = s.Check(e, m.path);
+    }
+    if (!look) {
+      job.touch = true;
+      job.fd = -1;
+      if (fd >= 0) close(fd);
+      if (!first) return;
+    }
+  } else if (first) {
+    s.stats.misses++;  // an offer that failed or was dropped is tried again
   }
-  queued_.insert(name);
+  s.queue.push_back(std::move(job));
+  s.queued.insert(key);
   // Full: the oldest offer goes. The newest is the likeliest to be a
   // short-lived process whose file is about to become unreachable.
-  if (queue_.size() > kQueueLimit) {
-    Job& old = queue_.front();
+  if (s.queue.size() > kQueueLimit) {
+    State::Job& old = s.queue.front();
     if (old.fd >= 0) close(old.fd);
-    queued_.erase(old.name);
-    if (!old.touch) stats_.dropped++;
-    queue_.pop_front();
+    s.queued.erase(old.key);
+    if (!old.touch) s.stats.dropped++;
+    s.queue.pop_front();
   }
-  wake_.notify_one();
+  s.wake.notify_one();
 }
 
-void ImageCacheWriter::Run() {
+void ImageCacheWriter::State::Run(std::shared_ptr<State> s, std::shared_ptr<Copier> c) {
   // Copies are background work: low CPU and I/O priority for this thread,
   // but not the idle class, which a busy host's disk never serves (a copy
   // that waits too long misses a short-lived program).
@@ -163,69 +427,113 @@ void ImageCacheWriter::Run() {
   setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 10);
   syscall(SYS_ioprio_set, kIoprioWhoProcess, tid,
           (kIoprioClassBestEffort << kIoprioClassShift) | kIoprioLowest);
-  std::unique_lock<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(s->mutex);
   while (true) {
-    wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (stop_) break;
+    s->wake.wait(lock, [&] { return s->stop || c->abandoned || !s->queue.empty(); });
+    if (s->stop || c->abandoned) break;
     // Newest first: a process seen long ago (the /proc scan at start) is
     // likelier still to be there than one that just started.
-    Job job = std::move(queue_.back());
-    queue_.pop_back();
+    Job job = std::move(s->queue.back());
+    s->queue.pop_back();
+    c->busy = true;
+    c->what = job.mapping.path;
+    c->progress = 0;
+    c->watch.Start();
     lock.unlock();
-    std::string path = config_.dir + "/" + job.name;
     Expected<void> done;
     if (job.touch) {
+      std::string path = s->config.dir + "/" + job.name;
       utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
     } else {
-      done = Copy(job);
+      done = s->Copy(job, *c);
     }
     if (job.fd >= 0) close(job.fd);
     lock.lock();
-    queued_.erase(job.name);
+    c->busy = false;
+    s->queued.erase(job.key);
+    if (c->abandoned) {
+      // Back from a copy that was given up: this thread takes the queue
+      // again if no other does, else leaves.
+      s->stats.stuck_threads--;
+      if (s->stop || s->live != 0) break;
+      c->abandoned = false;
+      c->cancel = false;
+      s->live = c->id;
+      continue;
+    }
     if (!done) {
-      stats_.failed++;
+      s->stats.failed++;
       spdlog::info("image cache: no copy of {} ({}): {}", Printable(job.mapping.path), job.identity,
                    Printable(done.error().message()));
     }
   }
-  for (Job& job : queue_)
-    if (job.fd >= 0) close(job.fd);
-  queue_.clear();
-  finished_ = true;
-  finished_cv_.notify_all();
+  if (s->live == c->id) s->live = 0;
+  s->copiers.erase(c->id);
+  s->finished.notify_all();
 }
 
-Expected<void> ImageCacheWriter::Copy(Job& job) {
-  uint64_t size = 0;
+Expected<void> ImageCacheWriter::State::Copy(Job& job, Copier& c) {
   if (job.fd < 0) {
     Expected<MappedFile> f = OpenMappedFile(job.mapping);
     if (!f) return f.error();
     job.fd = f->fd;
-    size = f->size;
-  } else {
-    struct stat st;
-    if (fstat(job.fd, &st) != 0) return ErrnoError(job.mapping.path, errno);
-    size = static_cast<uint64_t>(st.st_size);
   }
-  if (size > config_.max_bytes)
-    return Error(Errc::kFull, std::to_string(size) + " bytes, more than the whole cache");
+  struct stat st;
+  if (fstat(job.fd, &st) != 0) return ErrnoError(job.mapping.path, errno);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uid_t owner = st.st_uid;
+  std::string path = config.dir + "/" + job.name;
+  // Root's file stands for an identity: a user's never replaces its copy,
+  // and replaces only a user's (whose file came first, or an older lcpid's
+  // copy of unknown owner).
+  auto kept = [&] {
+    auto e = entries.find(job.name);
+    if (e == entries.end()) return false;
+    return e->second.owner == kRoot || owner != kRoot;
+  };
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (kept()) {
+      lock.unlock();
+      utimensat(AT_FDCWD, path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+      return {};
+    }
+    uint64_t root_bytes = 0, root_files = 0;
+    if (auto r = usage.find(kRoot); r != usage.end()) {
+      root_bytes = r->second.bytes;
+      root_files = r->second.files;
+    }
+    if (size > config.max_bytes)
+      return Error(Errc::kFull, std::to_string(size) + " bytes, more than the whole cache");
+    if (owner != kRoot && size > ShareBytes())
+      return Error(Errc::kFull, std::to_string(size) + " bytes, more than a user's share");
+    if (owner != kRoot && (root_bytes + size > config.max_bytes || root_files >= config.max_files))
+      return Error(Errc::kFull, "the cache is full of root's copies");
+  }
   // The database beside the cache comes first: a copy never takes the room
   // its merges need (on a full disk, copies would eat every byte freed).
   struct statvfs fs;
-  if (statvfs(config_.dir.c_str(), &fs) == 0) {
+  if (statvfs(config.dir.c_str(), &fs) == 0) {
     uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
     uint64_t reserve = ImageCacheReserve(static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize);
     if (free_bytes < reserve + size)
       return Error(Errc::kFull, "the file system keeps " + std::to_string(reserve) +
                                     " bytes free for the database");
   }
-  std::string temp = config_.dir + "/" + kTempPrefix + job.name;
-  std::string path = config_.dir + "/" + job.name;
-  int out =
-      open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, config_.file_mode);
+  // Readable by the readers' group only when others could read the file:
+  // else root-only, and the tools say why a reader cannot open it.
+  const bool readable = (st.st_mode & S_IROTH) && OthersCanReach(job.mapping);
+  const mode_t mode = readable ? config.file_mode : (config.file_mode & 0600);
+  std::string temp = config.dir + "/" + kTempPrefix + job.name + "." + std::to_string(c.id);
+  int out = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
   if (out < 0) return ErrnoError(temp, errno);
-  bool ok = (!config_.group || fchown(out, static_cast<uid_t>(-1), *config_.group) == 0) &&
-            fchmod(out, config_.file_mode) == 0 && CopyBytes(job.fd, out, size, stop_);
+  std::string uid = std::to_string(owner);
+  // The owner is best kept: a file system without it makes every copy a
+  // user's after a restart (replaceable and evicted first), never root's.
+  (void)fsetxattr(out, kCachedOwnerXattr, uid.data(), uid.size(), 0);
+  bool ok =
+      (!readable || !config.group || fchown(out, static_cast<uid_t>(-1), *config.group) == 0) &&
+      fchmod(out, mode) == 0 && CopyBytes(job.fd, out, size, c.cancel, c.progress);
   int err = errno;
   if (close(out) != 0 && ok) {
     ok = false;
@@ -241,59 +549,71 @@ Expected<void> ImageCacheWriter::Copy(Job& job) {
                                       ", not the image offered (changed since identified?)");
     }
   }
-  if (!ok || rename(temp.c_str(), path.c_str()) != 0) {
-    if (ok) err = errno;
+  if (!ok) {
+    unlink(temp.c_str());
+    return ErrnoError(temp, err);
+  }
+  // Another thread (one given up for stuck, come back) may have filed this
+  // identity meanwhile: looked at again, and renamed, under `commit`.
+  std::lock_guard<std::mutex> committing(commit);
+  bool replaced = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (kept()) {
+      unlink(temp.c_str());
+      return {};
+    }
+    replaced = entries.count(job.name) > 0;
+  }
+  if (rename(temp.c_str(), path.c_str()) != 0) {
+    err = errno;
     unlink(temp.c_str());
     return ErrnoError(temp, err);
   }
   std::vector<std::string> victims;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    entries_[job.name] = {size, NowNs()};
-    stats_.bytes += size;
-    victims = Evict();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto old = entries.find(job.name); old != entries.end()) Remove(old);
+    if (replaced) stats.replaced++;
+    Entry e;
+    e.size = size;
+    e.used = NowNs();
+    e.owner = owner;
+    e.root_only = !readable;
+    Check(e, job.mapping.path);
+    Add(job.name, std::move(e));
+    victims = Evict(owner, job.name);
   }
   Unlink(victims);
   return {};
 }
 
-std::vector<std::string> ImageCacheWriter::Evict() {
-  std::vector<std::string> victims;
-  while (stats_.bytes > config_.max_bytes && !entries_.empty()) {
-    auto oldest = entries_.begin();
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (it->second.used < oldest->second.used) oldest = it;
-    victims.push_back(config_.dir + "/" + oldest->first);
-    stats_.bytes -= oldest->second.size;
-    stats_.evicted++;
-    entries_.erase(oldest);
-  }
-  stats_.files = entries_.size();
-  return victims;
-}
-
-void ImageCacheWriter::Unlink(const std::vector<std::string>& paths) {
-  for (const std::string& p : paths) unlink(p.c_str());
-}
-
 bool ImageCacheWriter::Stop(std::chrono::milliseconds wait) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  stop_ = true;
-  wake_.notify_all();
-  if (!thread_.joinable()) return true;
-  auto finished = [this] { return finished_; };
-  if (wait == std::chrono::milliseconds::max())
-    finished_cv_.wait(lock, finished);  // now + max would overflow
-  else if (!finished_cv_.wait_for(lock, wait, finished))
-    return false;
-  lock.unlock();
-  thread_.join();
-  return true;
+  State& s = *state_;
+  std::deque<State::Job> left;
+  bool all_ended = true;
+  {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.stop = true;
+    for (auto& [id, c] : s.copiers) c->cancel = true;
+    s.wake.notify_all();
+    left.swap(s.queue);
+    s.queued.clear();
+    auto ended = [&s] { return s.copiers.empty(); };
+    if (wait == std::chrono::milliseconds::max())
+      s.finished.wait(lock, ended);  // now + max would overflow
+    else
+      all_ended = s.finished.wait_for(lock, wait, ended);
+  }
+  for (State::Job& job : left)
+    if (job.fd >= 0) close(job.fd);
+  return all_ended;
 }
 
 ImageCacheStats ImageCacheWriter::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->CheckStuckLocked();
+  return state_->stats;
 }
 
 }  // namespace lcpi

@@ -4,26 +4,24 @@
 // file is deleted, replaced, or gone with its container. Copies are made on
 // a thread of their own, at low priority, from a bounded queue (newest
 // first; the oldest offer is dropped and counted when it is full): offering
-// an image never waits for a disk. The cache
-// is bounded in bytes; the least recently used copies go first (use is the
-// copy's modification time, touched each time lcpid sees the image again).
+// an image never waits for a disk, and a copy that stops making progress (a
+// hung mount) is abandoned to a thread of its own while another goes on.
+// The cache is bounded in bytes and files; the least recently used copies
+// go first (use is the copy's modification time, touched each time lcpid
+// sees the image again), users' before root's, and a user over their share
+// loses their own. Files are told apart by owner: root's file stands for an
+// identity over a user's, and only a file others could read gets a copy
+// the readers' group may read.
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_IMAGE_CACHE_WRITER_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_IMAGE_CACHE_WRITER_H
 
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
-#include <set>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "libprofile/attribute/mapped_file.h"
 #include "libprofile/base/error.h"
@@ -36,17 +34,35 @@ struct ImageCacheConfig {
   mode_t file_mode = 0600;     // as the database's files
   mode_t dir_mode = 0700;      // as the database's directory
   std::optional<gid_t> group;  // the readers' group, when it exists
+  // A copy whose thread neither copied a byte nor used CPU for this long
+  // (a hung mount) is abandoned; another thread goes on caching, up to
+  // max_stuck threads left behind at once.
+  std::chrono::milliseconds stuck_after{10000};
+  size_t max_stuck = 4;
+  uint64_t max_files = 16384;
+  // Each owner but root may hold 1/user_share of the bytes and of the files.
+  unsigned user_share = 8;
 };
 
 struct ImageCacheStats {
-  uint64_t hits = 0;     // images offered that were already cached
-  uint64_t misses = 0;   // images offered that were not (copied, or failed)
-  uint64_t failed = 0;   // copies that could not be made (file gone, too big, disk)
-  uint64_t dropped = 0;  // offers lost to a full queue
-  uint64_t evicted = 0;  // copies removed to stay within max_bytes
+  uint64_t hits = 0;           // images offered that were already cached
+  uint64_t misses = 0;         // images offered that were not (copied, or failed)
+  uint64_t failed = 0;         // copies that could not be made (file gone, too big, disk)
+  uint64_t dropped = 0;        // offers lost to a full queue
+  uint64_t evicted = 0;        // copies removed to stay within max_bytes
+  uint64_t evicted_share = 0;  // of those, a user's own copies over their share
+  uint64_t stuck = 0;          // copies abandoned: no progress for stuck_after
+  uint64_t replaced = 0;       // a user's copy replaced by a root-owned file's
   uint64_t files = 0;
   uint64_t bytes = 0;
+  uint64_t private_files = 0;  // copies kept root-only: others could not read the file
+  size_t stuck_threads = 0;    // copying threads still blocked now
 };
+
+// The extended attribute of a copy that holds the uid of the file it was
+// copied from (decimal): root's copies are never evicted or replaced for a
+// user's. A copy without it (made by an older lcpid) counts as a user's.
+inline constexpr char kCachedOwnerXattr[] = "trusted.lcpi.owner";
 
 // The free space a copy must leave on the cache's file system, for the
 // database beside it: a tenth of the file system, at least 64 MiB and at
@@ -55,8 +71,9 @@ uint64_t ImageCacheReserve(uint64_t file_system_bytes);
 
 class ImageCacheWriter {
  public:
-  explicit ImageCacheWriter(ImageCacheConfig config) : config_(std::move(config)) {}
-  ~ImageCacheWriter() { Stop(std::chrono::milliseconds::max()); }
+  explicit ImageCacheWriter(ImageCacheConfig config);
+  // Stop(stuck_after): a thread still blocked is left to end with the process.
+  ~ImageCacheWriter();
   ImageCacheWriter(const ImageCacheWriter&) = delete;
   ImageCacheWriter& operator=(const ImageCacheWriter&) = delete;
 
@@ -66,52 +83,25 @@ class ImageCacheWriter {
   // Keeps a copy of image `identity`, the file m maps: read from `fd` when
   // the caller has it open already (the descriptor passes here), else
   // opened on the copying thread (OpenMappedFile). Never blocks on I/O.
-  // Cheap to call for every mapping: an image cached or queued is skipped.
+  // Cheap to call for every mapping: an image cached or queued is skipped
+  // (but a user's copy is looked at again for each new path that maps it,
+  // in case that file is root's). Also where a stuck copy is noticed.
   void Offer(const std::string& identity, const FileMapping& m, int fd = -1);
   // Stops the copying thread: a copy under way is abandoned between chunks.
-  // False when the thread did not finish within `wait` (stuck in a system
-  // call on a hung file system): the caller must then leak this object,
-  // whose thread dies with the process, rather than destroy it.
+  // False when a thread did not finish within `wait`, or an abandoned one is
+  // still blocked (in a system call on a hung file system): those threads
+  // keep what they use and end with the process, which must then leave
+  // without joining them (lcpid's _exit).
   bool Stop(std::chrono::milliseconds wait);
+  // Counters; notices a stuck copy too.
   ImageCacheStats stats() const;
 
- private:
-  struct Job {
-    std::string name;  // CachedImageName
-    std::string identity;
-    FileMapping mapping;
-    int fd = -1;
-    bool touch = false;  // a hit: mark the copy used
-  };
-  struct Entry {
-    uint64_t size = 0;
-    int64_t used = 0;  // ns since the epoch
-  };
-  void Run();
-  Expected<void> Copy(Job& job);
-  // With mutex_ held: forgets the least recently used copies until the
-  // cache fits and returns their paths, for Unlink once the lock is let go
-  // (Offer, on lcpid's sampling thread, never waits for a disk).
-  std::vector<std::string> Evict();
-  static void Unlink(const std::vector<std::string>& paths);
+  // Shared with the copying threads, which may outlive this object (a
+  // stuck one); in image_cache_writer.cpp.
+  struct State;
 
-  ImageCacheConfig config_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> queue_;
-  std::map<std::string, Entry> entries_;  // copies on disk, by name
-  std::set<std::string> queued_;          // names offered and not done
-  // Names offered since start, so that hits and misses count each image
-  // once; forgotten all at once when it reaches kSeenLimit, so that a host
-  // running new binaries for months does not grow it without bound (an
-  // image offered again after that counts again).
-  std::set<std::string> seen_;
-  static constexpr size_t kSeenLimit = 65536;
-  ImageCacheStats stats_;
-  std::atomic<bool> stop_{false};
-  bool finished_ = false;  // the thread is out of Run
-  std::condition_variable finished_cv_;
-  std::thread thread_;
+ private:
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace lcpi

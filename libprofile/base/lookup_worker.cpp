@@ -1,9 +1,7 @@
 // lookup_worker.cpp - the queue, the threads, and what happens to a stuck one.
 #include "libprofile/base/lookup_worker.h"
 
-#include <pthread.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,20 +15,11 @@
 #include <vector>
 
 #include "libprofile/base/quiet_thread.h"
+#include "libprofile/base/stuck_watch.h"
 
 namespace lcpi {
 
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-uint64_t CpuNs(clockid_t clock) {
-  timespec ts{};
-  if (clock_gettime(clock, &ts) != 0) return 0;
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
 
 struct LookupWorker::State {
   struct Job {
@@ -39,13 +28,9 @@ struct LookupWorker::State {
     Abandoned abandoned;
   };
   struct Running {
-    Clock::time_point since;
     Abandoned abandoned;
-    clockid_t cpu_clock{};         // its thread's CPU time
-    bool has_clock = false;        // else stuck_after is wall time
-    uint64_t cpu_ns = 0;           // as last read
-    Clock::time_point progressed;  // when it was last seen to advance
-    bool stuck = false;            // abandoned while running: its result is discarded
+    StuckWatch watch;    // of its thread
+    bool stuck = false;  // abandoned while running: its result is discarded
   };
   // What ends on the caller's thread: a completion, or an abandonment.
   struct Ending {
@@ -121,10 +106,8 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
     State::Job job = std::move(s->queue.front());
     s->queue.pop_front();
     State::Running& r = s->running[job.id];
-    r.since = r.progressed = Clock::now();
     r.abandoned = std::move(job.abandoned);
-    r.has_clock = pthread_getcpuclockid(pthread_self(), &r.cpu_clock) == 0;
-    if (r.has_clock) r.cpu_ns = CpuNs(r.cpu_clock);
+    r.watch.Start();
     lock.unlock();
     std::function<void()> done;
     std::string failure;
@@ -191,24 +174,14 @@ size_t LookupWorker::RunCompletions() {
     State& s = *state_;
     const Clock::time_point now = Clock::now();
     for (auto& [id, r] : s.running) {
-      if (r.stuck) continue;
-      if (now - r.progressed < limits_.stuck_after) continue;
       // A thread that used CPU since the last look is working, not stuck.
       // (Its clock is read with the mutex held: the thread cannot end now.)
-      if (r.has_clock) {
-        const uint64_t cpu = CpuNs(r.cpu_clock);
-        const bool worked = cpu != r.cpu_ns;
-        r.cpu_ns = cpu;
-        if (worked) {
-          r.progressed = now;
-          continue;
-        }
-      }
+      if (r.stuck || !r.watch.Stuck(now, limits_.stuck_after)) continue;
       r.stuck = true;
       s.threads--;
       s.stuck++;
       s.stats.abandoned++;
-      auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - r.since).count();
+      auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - r.watch.since()).count();
       s.Abandon(std::move(r.abandoned),
                 "lookup stuck for " + std::to_string(secs) +
                     " s, its thread idle (a file system that does not answer?)");

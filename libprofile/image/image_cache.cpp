@@ -2,6 +2,9 @@
 #include "libprofile/image/image_cache.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 
@@ -32,6 +35,11 @@ std::string FindCachedImage(const std::string& db_path, const std::string& ident
   std::string path = ImageCacheDir(db_path) + "/" + name;
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? path : "";
+}
+
+std::string CachedImageDenied(const std::string& path) {
+  if (path.empty() || access(path.c_str(), R_OK) == 0 || errno != EACCES) return "";
+  return "cached copy is root-only: the file was not readable by others";
 }
 
 }  // namespace lcpi

@@ -24,6 +24,12 @@ std::string CachedImageName(const std::string& identity);
 // else "".
 std::string FindCachedImage(const std::string& db_path, const std::string& identity);
 
+// Why the calling user may not read the cached copy at `path`, or "" when
+// they may (or there is none): lcpid keeps a copy root-only (0600) when the
+// file it copied was not readable by others, and a reader of the database
+// is told so, not just that the file cannot be read.
+std::string CachedImageDenied(const std::string& path);
+
 }  // namespace lcpi
 
 #endif  // LCPI_LIBPROFILE_IMAGE_IMAGE_CACHE_H

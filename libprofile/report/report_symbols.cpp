@@ -50,6 +50,9 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   // another, or nothing, or was only ever visible in a container.
   std::string cached = FindCachedImage(db.path(), image.identity);
   auto elf = ElfImage::Open(cached.empty() ? image.path : cached);
+  // A copy this reader may not open is said to be one, whatever the path
+  // gives instead (nothing, or another file).
+  const std::string denied = elf ? "" : CachedImageDenied(cached);
   if (!elf && !cached.empty()) elf = ElfImage::Open(image.path);
   // Symbols missing from the file may have been looked for on a debuginfod
   // server; why that failed is said once per report.
@@ -61,7 +64,8 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   }
   if (!elf) {
     if (warnings) {
-      warnings->push_back("cannot read " + image.path + ": " + elf.error().message() +
+      warnings->push_back("cannot read " + image.path + ": " +
+                          (denied.empty() ? elf.error().message() : denied) +
                           " (samples shown as offset ranges)");
     }
     return s;
@@ -70,7 +74,8 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   s.trusted_ = s.elf_->identity().identity == image.identity;
   if (!s.trusted_ && warnings) {
     warnings->push_back(image.path + " on disk is " + s.elf_->identity().identity +
-                        ", not the profiled " + image.identity + " (rebuilt or replaced)");
+                        ", not the profiled " + image.identity + " (rebuilt or replaced)" +
+                        (denied.empty() ? "" : "; " + denied));
   }
   return s;
 }

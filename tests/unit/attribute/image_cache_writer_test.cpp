@@ -1,18 +1,24 @@
 // image_cache_writer_test.cpp - copies of real programs (/bin/true,
 // /bin/false) kept by identity with the database's mode, counted as hits and
 // misses, never filed under an identity they do not have, and evicted least
-// recently used first when the bound shrinks.
+// recently used first when the bound shrinks; what a hostile user cannot do
+// to it: stop all caching with a file on a hung mount, flush root's copies
+// with files of their own, have their file stand for root's under the same
+// identity, or get a copy read by others that others could not read.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <thread>
 
+#include "hung_mount.h"
 #include "libprofile/attribute/image_cache_writer.h"
 #include "libprofile/image/image_cache.h"
 #include "libprofile/image/image_id.h"
@@ -58,7 +64,52 @@ ImageCacheStats Settle(ImageCacheWriter& w, uint64_t n) {
   return w.stats();
 }
 
+// Waits until `n` copies were made (whether kept, evicted since, or failed).
+ImageCacheStats Processed(ImageCacheWriter& w, uint64_t n) {
+  for (int i = 0; i < 500; i++) {
+    ImageCacheStats s = w.stats();
+    if (s.files + s.evicted + s.failed >= n) return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return w.stats();
+}
+
 uint64_t FileSize(const std::string& p) { return std::filesystem::file_size(p); }
+
+constexpr uid_t kNobody = 65534;
+
+// A copy of /bin/true at `path`, owned by `owner` with `mode`; with `tag`
+// set, its build-id's last byte is changed to it: another identity.
+void Program(const std::string& path, uid_t owner, mode_t mode, int tag = -1) {
+  std::string bytes = lcpi::testing::ReadFile("/bin/true");
+  if (tag >= 0) {
+    std::string id = Identity("/bin/true");
+    REQUIRE(id.rfind("build-id:", 0) == 0);
+    std::string hex = id.substr(9, 40);
+    std::string raw;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+      raw.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    size_t at = bytes.find(raw);
+    REQUIRE(at != std::string::npos);
+    bytes[at + raw.size() - 1] = static_cast<char>(tag);
+  }
+  lcpi::testing::WriteFile(path, bytes);
+  REQUIRE(chown(path.c_str(), owner, owner) == 0);
+  REQUIRE(chmod(path.c_str(), mode) == 0);
+}
+
+// The owner lcpid recorded for a copy, or -1.
+long CopyOwner(const std::string& copy) {
+  char value[32] = {};
+  ssize_t n = getxattr(copy.c_str(), lcpi::kCachedOwnerXattr, value, sizeof value - 1);
+  return n > 0 ? std::stol(std::string(value, static_cast<size_t>(n))) : -1;
+}
+
+mode_t Mode(const std::string& p) {
+  struct stat st;
+  REQUIRE(stat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
 
 }  // namespace
 
@@ -142,4 +193,142 @@ TEST_CASE("copies leave a tenth of the file system, 64 MiB to 1 GiB, to the data
   CHECK(lcpi::ImageCacheReserve(48 * kMiB) == 64 * kMiB);  // a small disk: no copy fits
   CHECK(lcpi::ImageCacheReserve(2048 * kMiB) == 2048 * kMiB / 10);
   CHECK(lcpi::ImageCacheReserve(100 * 1024 * kMiB) == 1024 * kMiB);
+}
+
+TEST_CASE("a copy stuck on a hung mount is abandoned and caching goes on") {
+  if (!lcpi::testing::HungMount::available()) {
+    WARN("needs root and hang_fs (libfuse3): not run");
+    return;
+  }
+  lcpi::testing::TempDir dir;
+  std::string db = dir.path().string() + "/profiles.db";
+  ImageCacheConfig config{lcpi::ImageCacheDir(db), 1 << 30, 0600, 0700, std::nullopt};
+  config.stuck_after = std::chrono::milliseconds(300);
+  config.max_stuck = 2;
+  // Declared first, destroyed last: the mount's server dies before it, so a
+  // thread still blocked on it gets its error and ends.
+  auto* w = new ImageCacheWriter(config);
+  std::future<void> destroyed;
+  lcpi::testing::HungMount mount("/bin/true", 3, dir.path().string() + "/mnt");
+  REQUIRE(mount.mounted());
+  REQUIRE(w->Start());
+  std::string t = Identity("/bin/true");
+  // Opened while the server answered; read once it does not.
+  FileMapping hung = GoneMapping("/bin/true");
+  hung.path = mount.File(1);
+  int fd = open(hung.path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  mount.Hang();
+  w->Offer(t, hung, fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the copy has begun
+  std::string f = Identity("/bin/false");
+  w->Offer(f, GoneMapping("/bin/false"));
+  ImageCacheStats s = Settle(*w, 1);
+  CHECK(s.files == 1);  // /bin/false, copied by a fresh thread
+  CHECK(s.stuck == 1);
+  CHECK(s.stuck_threads == 1);
+  CHECK(!lcpi::FindCachedImage(db, f).empty());
+  // With max_stuck threads left behind, no thread is started for another:
+  // a second hung copy stops caching until one comes back.
+  FileMapping hung2 = hung;
+  hung2.path = mount.File(2);
+  w->Offer(t, hung2);  // opened on the copying thread: blocks in the open
+  // Found stuck once a look sees no CPU used since the last (within 2 looks).
+  for (int i = 0; i < 100 && (s = w->stats()).stuck < 2; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(s.stuck == 2);
+  CHECK(s.stuck_threads == 2);
+  // Destroying the writer does not wait for its stuck threads.
+  destroyed = std::async(std::launch::async, [w] { delete w; });
+  CHECK(destroyed.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  // (the mount's server dies here, then a destruction still waiting ends)
+}
+
+TEST_CASE("a user's copies stay within their share and never evict root's") {
+  lcpi::testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  std::string db = dir.path().string() + "/profiles.db";
+  uint64_t size = FileSize("/bin/true");
+  ImageCacheConfig config{lcpi::ImageCacheDir(db), 4 * size, 0600, 0700, std::nullopt};
+  config.user_share = 2;  // a user may hold 2 * size
+  ImageCacheWriter w(config);
+  REQUIRE(w.Start());
+  Program(dir / "root", 0, 0755, 0);
+  std::string root_id = Identity(dir / "root");
+  w.Offer(root_id, GoneMapping(dir / "root"));
+  REQUIRE(Settle(w, 1).files == 1);
+  // nobody's programs, each with a build-id of its own
+  for (int i = 1; i <= 6; i++) {
+    std::string p = dir / ("user" + std::to_string(i));
+    Program(p, kNobody, 0755, i);
+    w.Offer(Identity(p), GoneMapping(p));
+    Processed(w, 1 + static_cast<uint64_t>(i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct mtimes
+  }
+  ImageCacheStats s = w.stats();
+  CHECK(s.failed == 0);
+  CHECK(!lcpi::FindCachedImage(db, root_id).empty());
+  CHECK(s.files == 3);  // root's and the user's newest two
+  CHECK(s.evicted == 4);
+  CHECK(s.evicted_share == 4);
+  CHECK(!lcpi::FindCachedImage(db, Identity(dir / "user6")).empty());
+  CHECK(lcpi::FindCachedImage(db, Identity(dir / "user1")).empty());
+}
+
+TEST_CASE("a root-owned file's copy replaces a user's under its identity, never the reverse") {
+  lcpi::testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  std::string db = dir.path().string() + "/profiles.db";
+  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0600, 0700, std::nullopt});
+  REQUIRE(w.Start());
+  // The same identity claimed by nobody's file first, then by root's.
+  Program(dir / "users", kNobody, 0755);
+  Program(dir / "system", 0, 0755);
+  std::string id = Identity(dir / "system");
+  REQUIRE(Identity(dir / "users") == id);
+  w.Offer(id, GoneMapping(dir / "users"));
+  REQUIRE(Settle(w, 1).files == 1);
+  std::string copy = lcpi::FindCachedImage(db, id);
+  CHECK(CopyOwner(copy) == kNobody);
+  w.Offer(id, GoneMapping(dir / "system"));
+  ImageCacheStats s;
+  for (int i = 0; i < 300 && (s = w.stats()).replaced == 0; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(s.replaced == 1);
+  CHECK(s.files == 1);
+  CHECK(CopyOwner(copy) == 0);
+  // Another of nobody's files under it: root's copy stays (not even looked at).
+  Program(dir / "users2", kNobody, 0755);
+  w.Offer(id, GoneMapping(dir / "users2"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  s = w.stats();
+  CHECK(s.replaced == 1);
+  CHECK(s.failed == 0);
+  CHECK(CopyOwner(copy) == 0);
+}
+
+TEST_CASE("only a file others could read gets a copy the readers' group may read") {
+  lcpi::testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  std::string db = dir.path().string() + "/profiles.db";
+  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
+  REQUIRE(w.Start());
+  std::filesystem::create_directory(dir / "private");
+  std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
+  Program(dir / "public", kNobody, 0755, 1);
+  Program(dir / "secret", 0, 0711, 2);                // runnable, not readable, by others
+  Program(dir / "private/hidden", kNobody, 0755, 3);  // readable, in a directory others cannot pass
+  std::string pub = Identity(dir / "public"), secret = Identity(dir / "secret"),
+              hidden = Identity(dir / "private/hidden");
+  w.Offer(pub, GoneMapping(dir / "public"));
+  REQUIRE(Settle(w, 1).files == 1);
+  w.Offer(secret, GoneMapping(dir / "secret"));
+  REQUIRE(Settle(w, 2).files == 2);
+  w.Offer(hidden, GoneMapping(dir / "private/hidden"));
+  ImageCacheStats s = Settle(w, 3);
+  REQUIRE(s.files == 3);
+  CHECK(Mode(lcpi::FindCachedImage(db, pub)) == 0640);
+  CHECK(Mode(lcpi::FindCachedImage(db, secret)) == 0600);
+  CHECK(Mode(lcpi::FindCachedImage(db, hidden)) == 0600);
+  CHECK(s.private_files == 2);
 }
