@@ -1,6 +1,7 @@
 // image_table.cpp - interning images by identity.
 #include "libprofile/attribute/image_table.h"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,6 +14,19 @@
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
+namespace {
+
+// The uid of process `pid`, the user its lookups are queued under; a
+// process already gone shares LookupWorker::kNoUser with the other such.
+// (A stat of /proc/PID: answered by procfs, never by a user's file system.)
+uint32_t ProcessUid(uint32_t pid) {
+  struct stat st;
+  const std::string dir = "/proc/" + std::to_string(pid);
+  if (stat(dir.c_str(), &st) != 0) return LookupWorker::kNoUser;
+  return static_cast<uint32_t>(st.st_uid);
+}
+
+}  // namespace
 
 int32_t ImageTable::Add(ImageEntry entry) {
   if (free_.empty()) {
@@ -86,6 +100,7 @@ void ImageTable::Settle(int32_t index, const FileMapping& m, Expected<Identified
          ImageKind::kUnknown};
   } else {
     e = {found->id.identity, m.path, ImageKind::kUser};
+    if (!found->id.content_hashed) file_stat_++;
   }
   // The first entry of an identity is the one Intern finds; a later one with
   // the same (another path to the same content) keeps its index, and batches
@@ -114,7 +129,8 @@ int32_t ImageTable::ForFile(const FileMapping& m) {
   if (lookups_) pending_++;
   RunLookup<Identified>(
       lookups_, [m] { return Identify(m); },
-      [this, index, m](Expected<Identified> found) { Settle(index, m, std::move(found)); });
+      [this, index, m](Expected<Identified> found) { Settle(index, m, std::move(found)); },
+      lookups_ ? ProcessUid(m.pid) : LookupWorker::kNoUser);
   return index;
 }
 

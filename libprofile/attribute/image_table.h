@@ -50,11 +50,16 @@ class ImageTable {
   // (LookupWorker::RunCompletions): samples are counted under it meanwhile,
   // and a batch holds its counts back until it has its identity. A lookup
   // that does not end (abandoned) files the image as unreadable, saying why.
+  // Lookups are queued per user (the uid of the mapping's process), so one
+  // user's slow files do not hold up another user's (LookupWorker).
   int32_t ForFile(const FileMapping& m);
   void SetCache(ImageCacheWriter* cache) { cache_ = cache; }
   void SetLookups(LookupWorker* lookups) { lookups_ = lookups; }
   bool pending(int32_t index) const { return images_[index].pending; }
   size_t pending_count() const { return pending_; }
+  // Files named by their metadata, not their content ("file-stat:"): past
+  // the hashing budget (image_id.h HashLimits). Counted as identified.
+  uint64_t file_stat_count() const { return file_stat_; }
   // The kernel's vDSO, mapped into every process ("[vdso]"); one per kernel release.
   int32_t Vdso();
   // The explicit unknown image of a process name (anonymous, JIT, unmapped).
@@ -101,6 +106,7 @@ class ImageTable {
   std::set<FileKey> warned_;   // said once per file while it is known
   std::vector<int32_t> free_;  // forgotten indices, for reuse
   size_t pending_ = 0;
+  uint64_t file_stat_ = 0;
   ImageCacheWriter* cache_ = nullptr;
   LookupWorker* lookups_ = nullptr;
 };
