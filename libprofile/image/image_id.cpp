@@ -51,6 +51,13 @@ class Fnv1a64 {
   uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
 
+// 16 lower-case hex digits, most significant first.
+std::string Hex64(uint64_t h) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016" PRIx64, h);
+  return text;
+}
+
 Error BadElf(const std::string& what) { return Error(Errc::kBadElf, what + ": " + elf_errmsg(-1)); }
 
 // Scans the notes in one libelf data buffer (gelf_getnote checks each note
@@ -111,6 +118,19 @@ std::string HexBytes(const void* data, size_t size) {
     out.push_back(kDigits[p[i] & 0xf]);
   }
   return out;
+}
+
+std::string BuildIdOfIdentity(const std::string& identity) {
+  constexpr std::string_view kPrefix = "build-id:";
+  if (identity.rfind(kPrefix, 0) != 0) return "";
+  const size_t end = identity.find(':', kPrefix.size());
+  return identity.substr(kPrefix.size(), end == std::string::npos ? end : end - kPrefix.size());
+}
+
+bool IdentityMatches(const std::string& recorded, const ImageIdentity& found) {
+  if (recorded == found.identity) return true;
+  // Recorded before identities had a layout: the build-id alone, as then.
+  return !found.build_id.empty() && recorded == "build-id:" + found.build_id;
 }
 
 bool InitLibelf() {
@@ -265,6 +285,14 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
   std::vector<GElf_Phdr> loads;
   Fnv1a64 hash;
   hash.Add(&ehdr, sizeof(ehdr));
+  // The layout: what the loader maps and where it starts, none of which
+  // strip changes (it changes the section headers and the size).
+  Fnv1a64 layout;
+  layout.Add(&ehdr.e_ident, sizeof(ehdr.e_ident));
+  layout.Add(&ehdr.e_type, sizeof(ehdr.e_type));
+  layout.Add(&ehdr.e_machine, sizeof(ehdr.e_machine));
+  layout.Add(&ehdr.e_entry, sizeof(ehdr.e_entry));
+  layout.Add(&phnum, sizeof(phnum));
   // Real images have a dozen program headers; past the bound only the
   // first are looked at, and the content is not hashed (weak identity).
   const size_t considered = std::min(phnum, limits.max_program_headers);
@@ -280,13 +308,18 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
     }
     if (phdr.p_type == PT_LOAD) loads.push_back(phdr);
     hash.Add(&phdr, sizeof(phdr));
+    layout.Add(&phdr, sizeof(phdr));
   }
   hash.Add(&file_size, sizeof(file_size));
   id.headers_hash = hash.value();
+  id.layout_hash = layout.value();
 
   id.build_id = ElfBuildIdHex(elf);
   if (!id.build_id.empty()) {
-    id.identity = "build-id:" + id.build_id;
+    // Whoever links a file chooses its build-id: the identity is the claim
+    // and the layout this file has, so a second file claiming a known
+    // build-id with another layout is another image (a build-id conflict).
+    id.identity = "build-id:" + id.build_id + ":" + Hex64(id.layout_hash);
     return id;
   }
   // No build-id: the identity is the content that runs, every distinct byte
@@ -309,10 +342,7 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
     id.content_hashed = false;
     return id;
   }
-  uint64_t h = hash.value();
-  unsigned char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(h >> (56 - 8 * i));
-  id.identity = "content-hash:" + HexBytes(bytes, sizeof(bytes));
+  id.identity = "content-hash:" + Hex64(hash.value());
   return id;
 }
 

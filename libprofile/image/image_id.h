@@ -3,8 +3,10 @@
 // lcpi files samples under an image identity so that a binary replaced on
 // disk gets a new image row and old profiles stay attributable to the code
 // they measured. The identity is the ELF GNU build-id where the linker wrote
-// one ("build-id:<hex>"), else a hash of the ELF header, the program headers,
-// the file size and every distinct byte of the loadable segments
+// one, with a hash of the file's layout ("build-id:<hex>:<layout hex>": a
+// build-id is chosen by whoever links the file, so it is a claim, not an
+// identity; older databases hold "build-id:<hex>" alone), else a hash of the ELF header, the
+// program headers, the file size and every distinct byte of the loadable segments
 // ("content-hash:<hex>"), within HashLimits: a file past them (more bytes
 // or program headers than a real image has, or too slow to read) is named
 // by what fstat says of it instead ("file-stat:<dev>:<ino>:<size>:<mtime>:
@@ -29,7 +31,8 @@ struct Elf;
 namespace lcpi {
 
 struct ImageIdentity {
-  // "build-id:<hex>", "content-hash:<hex>", "file-stat:...", "kernel:...", "module:..."
+  // "build-id:<hex>:<layout>", "content-hash:<hex>", "file-stat:...", "kernel:...",
+  // "module:..."
   std::string identity;
   std::string build_id;    // lower-case hex; empty when the image has none
   uint64_t file_size = 0;  // bytes on disk; 0 for the kernel and modules
@@ -37,6 +40,10 @@ struct ImageIdentity {
   // size (0 for the kernel and modules): cheap, bounded, and different for
   // two files that differ in layout or size.
   uint64_t headers_hash = 0;
+  // A hash of what the loader maps (ELF identification, type, machine,
+  // entry, program headers): the same for a stripped copy, different for
+  // another file claiming the same build-id with another layout.
+  uint64_t layout_hash = 0;
   uint64_t bytes_hashed = 0;   // of the loadable segments' content
   bool content_hashed = true;  // false: "file-stat:", a budget was hit
 };
@@ -83,6 +90,13 @@ Expected<ImageIdentity> IdentifyKernelModule(const std::string& name,
 // hex. Every header and length is checked against the end of the blob; a
 // malformed blob yields nullopt, never a read out of bounds.
 std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob);
+
+// The build-id an identity claims ("build-id:<hex>[:<layout>]" -> hex), else "".
+std::string BuildIdOfIdentity(const std::string& identity);
+// Whether the file identified as `found` is the image recorded as `recorded`:
+// the same identity, or, for an identity recorded before layouts were part
+// of it, the same build-id.
+bool IdentityMatches(const std::string& recorded, const ImageIdentity& found);
 
 // Lower-case hex of `size` bytes.
 std::string HexBytes(const void* data, size_t size);

@@ -9,6 +9,7 @@
 #include "libprofile/image/debuginfo.h"
 #include "libprofile/image/demangle.h"
 #include "libprofile/image/image_cache.h"
+#include "libprofile/image/image_id.h"
 #include "libprofile/image/symbol_end.h"
 
 namespace lcpi::report {
@@ -67,7 +68,7 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     return s;
   }
   s.elf_ = std::move(*elf);
-  s.trusted_ = s.elf_->identity().identity == image.identity;
+  s.trusted_ = IdentityMatches(image.identity, s.elf_->identity());
   if (!s.trusted_ && warnings) {
     warnings->push_back(image.path + " on disk is " + s.elf_->identity().identity +
                         ", not the profiled " + image.identity + " (rebuilt or replaced)");

@@ -102,7 +102,8 @@ TEST_CASE("a build-id names the image") {
   const std::string expected = ReadelfBuildId(bin);
   REQUIRE(expected.size() == 40);  // sha1
   CHECK(id->build_id == expected);
-  CHECK(id->identity == "build-id:" + expected);
+  CHECK(id->identity.rfind("build-id:" + expected + ":", 0) == 0);
+  CHECK(id->identity.size() == std::strlen("build-id:") + 40 + 1 + 16);
   CHECK(id->file_size == std::filesystem::file_size(bin));
 
   // strip keeps the note, so a stripped copy is the same image.
@@ -439,4 +440,33 @@ TEST_CASE("a huge sparse file without a build-id is not read whole") {
   REQUIRE(id.has_value());
   CHECK(id->identity.rfind("file-stat:", 0) == 0);
   CHECK(id->bytes_hashed == 0);
+}
+
+TEST_CASE("a file claiming another's build-id does not get its identity") {
+  TempDir dir;
+  // Any user may link any build-id into a program of their own.
+  const std::string real = Build(dir, "real", kProgram, "-Wl,--build-id");
+  const std::string claimed = ReadelfBuildId(real);
+  REQUIRE(!claimed.empty());
+  const std::string forged =
+      Build(dir, "forged", kOtherProgram, "-Wl,--build-id=0x" + claimed + " -Wl,-z,norelro");
+  REQUIRE(ReadelfBuildId(forged) == claimed);
+  auto a = IdentifyElfFile(real);
+  auto b = IdentifyElfFile(forged);
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(a->build_id == b->build_id);  // the claim is still read
+  CHECK(a->identity != b->identity);  // but it is not the identity
+  CHECK(lcpi::BuildIdOfIdentity(a->identity) == claimed);
+  CHECK(lcpi::BuildIdOfIdentity(b->identity) == claimed);
+  // A copy, stripped or not, is still the same image.
+  const std::string copy = dir / "real_copy";
+  std::filesystem::copy_file(real, copy);
+  auto c = IdentifyElfFile(copy);
+  REQUIRE(c.has_value());
+  CHECK(c->identity == a->identity);
+  // Identities recorded before (the build-id alone) still match the file.
+  CHECK(lcpi::IdentityMatches("build-id:" + claimed, *a));
+  CHECK(lcpi::IdentityMatches(a->identity, *a));
+  CHECK_FALSE(lcpi::IdentityMatches(a->identity, *b));
 }
