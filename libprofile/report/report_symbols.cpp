@@ -50,8 +50,9 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   // lcpid's copy first: it is the profiled file even when the path now holds
   // another, or nothing, or was only ever visible in a container.
   std::string cached = FindCachedImage(db.path(), image.identity);
-  auto elf = ElfImage::Open(cached.empty() ? image.path : cached);
-  if (!elf && !cached.empty()) elf = ElfImage::Open(image.path);
+  // The recorded path is some user's choice: opened by the daemon's rules.
+  auto elf = ElfImage::OpenRecorded(cached.empty() ? image.path : cached);
+  if (!elf && !cached.empty()) elf = ElfImage::OpenRecorded(image.path);
   // Symbols missing from the file may have been looked for on a debuginfod
   // server; why that failed is said once per report.
   if (warnings) {
