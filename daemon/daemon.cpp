@@ -547,7 +547,10 @@ std::string Daemon::Status() {
   o << "lookups_running " << lk.running << "\n";
   o << "lookups_refused " << lk.refused << "\n";
   o << "lookups_abandoned " << lk.abandoned << "\n";
+  o << "lookups_overran " << lk.overran << "\n";
   o << "lookup_threads_stuck " << lk.stuck_threads << "\n";
+  o << "images_file_stat " << images_.file_stat_count() << "\n";
+  o << "images_build_id_conflicts " << images_.build_id_conflicts() << "\n";
   o << "images_forgotten " << images_forgotten_ << "\n";
   o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
   o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";

@@ -1,6 +1,7 @@
 // image_table.cpp - interning images by identity.
 #include "libprofile/attribute/image_table.h"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,6 +14,19 @@
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
+namespace {
+
+// The uid of process `pid`, the user its lookups are queued under; a
+// process already gone shares LookupWorker::kNoUser with the other such.
+// (A stat of /proc/PID: answered by procfs, never by a user's file system.)
+uint32_t ProcessUid(uint32_t pid) {
+  struct stat st;
+  const std::string dir = "/proc/" + std::to_string(pid);
+  if (stat(dir.c_str(), &st) != 0) return LookupWorker::kNoUser;
+  return static_cast<uint32_t>(st.st_uid);
+}
+
+}  // namespace
 
 int32_t ImageTable::Add(ImageEntry entry) {
   if (free_.empty()) {
@@ -52,6 +66,8 @@ size_t ImageTable::Forget(const std::vector<bool>& in_use) {
     gone++;
   }
   if (gone == 0) return 0;
+  std::erase_if(claims_, [&](const auto& c) { return !by_identity_.contains(c.second); });
+  std::erase_if(conflicting_, [&](const std::string& id) { return !by_identity_.contains(id); });
   std::erase_if(by_file_, [&](const auto& f) { return images_[f.second].identity.empty(); });
   // Said once per file while it was known; said again if it comes back.
   warned_.clear();
@@ -86,6 +102,8 @@ void ImageTable::Settle(int32_t index, const FileMapping& m, Expected<Identified
          ImageKind::kUnknown};
   } else {
     e = {found->id.identity, m.path, ImageKind::kUser};
+    if (!found->id.content_hashed) file_stat_++;
+    NoteClaim(found->id, m);
   }
   // The first entry of an identity is the one Intern finds; a later one with
   // the same (another path to the same content) keeps its index, and batches
@@ -95,16 +113,28 @@ void ImageTable::Settle(int32_t index, const FileMapping& m, Expected<Identified
   if (found && cache_) cache_->Offer(e.identity, m, found->fd.release());
 }
 
-int32_t ImageTable::ForFile(const FileMapping& m) {
-  if (!m.build_id.empty()) {
-    // Named by the kernel: the file is opened only for the cache, on its
-    // thread; offered at every mapping, so a copy that failed (its process
-    // gone too soon) is tried again from the next process that maps it.
-    int32_t index = Intern("build-id:" + m.build_id, m.path, ImageKind::kUser);
-    if (cache_) cache_->Offer(images_[index].identity, m);
-    return index;
+void ImageTable::NoteClaim(const ImageIdentity& id, const FileMapping& m) {
+  if (id.build_id.empty()) return;
+  auto [it, fresh] = claims_.try_emplace(id.build_id, id.identity);
+  if (fresh || it->second == id.identity) return;
+  // Another file claims a build-id already seen, with another layout: its
+  // own image, counted and said once per identity.
+  if (conflicting_.insert(id.identity).second) {
+    build_id_conflicts_++;
+    spdlog::warn(
+        "build-id conflict: {} (pid {}) claims build-id {} with another layout "
+        "than the first file seen with it; its samples are its own ({})",
+        Printable(m.path), m.pid, id.build_id, id.identity);
   }
+}
+
+int32_t ImageTable::ForFile(const FileMapping& m) {
+  // Every file is read (its build-id is only a claim, image_id.h), once per
+  // device, inode and path. A mapping known only by the build-id the
+  // kernel read from it (no device and inode) is read once per process:
+  // nothing else says which file it is.
   FileKey key{m.dev, m.ino, m.path};
+  if (!m.build_id.empty() && m.ino == 0) key = FileKey{~uint64_t{0}, m.pid, m.path};
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
   char name[64];
@@ -114,7 +144,8 @@ int32_t ImageTable::ForFile(const FileMapping& m) {
   if (lookups_) pending_++;
   RunLookup<Identified>(
       lookups_, [m] { return Identify(m); },
-      [this, index, m](Expected<Identified> found) { Settle(index, m, std::move(found)); });
+      [this, index, m](Expected<Identified> found) { Settle(index, m, std::move(found)); },
+      lookups_ ? ProcessUid(m.pid) : LookupWorker::kNoUser);
   return index;
 }
 

@@ -1,6 +1,7 @@
 // image_table.h - the daemon's table of images seen so far, each identified
 // by content (build-id, else a hash of the ELF file, see image_id.h), so a
-// binary replaced on disk becomes a new image. A mapped file is read as its
+// binary replaced on disk becomes a new image, and a file claiming another's
+// build-id is not that file (a build-id conflict). A mapped file is read as its
 // process sees it (mapped_file.h) and only when it is the file the kernel
 // described; mappings are identified once per (device, inode, path) and
 // cached; the kernel, its modules, the per-process-name "unknown" images and
@@ -50,11 +51,19 @@ class ImageTable {
   // (LookupWorker::RunCompletions): samples are counted under it meanwhile,
   // and a batch holds its counts back until it has its identity. A lookup
   // that does not end (abandoned) files the image as unreadable, saying why.
+  // Lookups are queued per user (the uid of the mapping's process), so one
+  // user's slow files do not hold up another user's (LookupWorker).
   int32_t ForFile(const FileMapping& m);
   void SetCache(ImageCacheWriter* cache) { cache_ = cache; }
   void SetLookups(LookupWorker* lookups) { lookups_ = lookups; }
   bool pending(int32_t index) const { return images_[index].pending; }
   size_t pending_count() const { return pending_; }
+  // Files named by their metadata, not their content ("file-stat:"): past
+  // the hashing budget (image_id.h HashLimits). Counted as identified.
+  uint64_t file_stat_count() const { return file_stat_; }
+  // Files that claimed a build-id an earlier file claimed, with another
+  // layout (one count per such identity): each is an image of its own.
+  uint64_t build_id_conflicts() const { return build_id_conflicts_; }
   // The kernel's vDSO, mapped into every process ("[vdso]"); one per kernel release.
   int32_t Vdso();
   // The explicit unknown image of a process name (anonymous, JIT, unmapped).
@@ -90,6 +99,9 @@ class ImageTable {
   // Gives entry `index` (pending, or new) the identity found, or files it
   // as unreadable, saying why; offers an identified file to the cache.
   void Settle(int32_t index, const FileMapping& m, Expected<Identified> found);
+  // Remembers the first identity that claimed id's build-id; counts a
+  // conflict when another does.
+  void NoteClaim(const ImageIdentity& id, const FileMapping& m);
 
   std::vector<ImageEntry> images_;
   std::unordered_map<std::string, int32_t> by_identity_;
@@ -101,6 +113,11 @@ class ImageTable {
   std::set<FileKey> warned_;   // said once per file while it is known
   std::vector<int32_t> free_;  // forgotten indices, for reuse
   size_t pending_ = 0;
+  uint64_t file_stat_ = 0;
+  // Build-id -> the first identity seen claiming it, while known.
+  std::unordered_map<std::string, std::string> claims_;
+  std::set<std::string> conflicting_;  // identities counted as conflicts
+  uint64_t build_id_conflicts_ = 0;
   ImageCacheWriter* cache_ = nullptr;
   LookupWorker* lookups_ = nullptr;
 };

@@ -41,15 +41,15 @@ Expected<void> Sideband::Start() {
   attr.comm = 1;
   attr.comm_exec = 1;
   attr.task = 1;
-  attr.build_id = 1;
+  // Device and inode, not the build-id: a build-id is whatever the file's
+  // linker wrote (any user's program may claim libc's), while device and
+  // inode name the file, which the image table then reads once and
+  // identifies by its build-id and layout (image_id.h).
+  attr.build_id = 0;
   attr.watermark = 1;
   attr.wakeup_watermark = (4096u << kRingPageOrder) / 8;
   for (int cpu : OnlineCpus()) {
     Expected<std::unique_ptr<PerfRing>> ring = PerfRing::Open(attr, cpu, kRingPageOrder);
-    if (!ring && ring.error().code() == Errc::kInvalidArgument) {
-      attr.build_id = 0;  // kernels before 5.12: identify files by reading them
-      ring = PerfRing::Open(attr, cpu, kRingPageOrder);
-    }
     if (!ring) return ring.error();
     rings_.push_back(std::move(*ring));
   }

@@ -28,6 +28,7 @@ struct LookupWorker::State {
     Abandoned abandoned;
   };
   struct Running {
+    uint32_t user = kNoUser;
     Abandoned abandoned;
     StuckWatch watch;    // of its thread
     bool stuck = false;  // abandoned while running: its result is discarded
@@ -41,7 +42,13 @@ struct LookupWorker::State {
   std::mutex mutex;
   std::condition_variable wake;   // a lookup queued, or stop
   std::condition_variable ended;  // something for the caller to run
-  std::deque<Job> queue;
+  // Waiting lookups, per user; users take turns (round robin) in `turns`,
+  // which holds each user with a lookup waiting once.
+  std::map<uint32_t, std::deque<Job>> queues;
+  std::deque<uint32_t> turns;
+  size_t queued = 0;
+  std::map<uint32_t, size_t> running_by_user;  // lookups on a thread, stuck ones aside
+  size_t max_running_per_user = 1;
   std::map<uint64_t, Running> running;  // by job id
   std::vector<Ending> endings;
   uint64_t next_id = 0;
@@ -63,6 +70,44 @@ struct LookupWorker::State {
     stats.completed += completed;
   }
 
+  // With the mutex held: the next lookup to run, from the first user in
+  // turn with fewer than max_running_per_user running; false when none may.
+  bool TakeNext(Job* job, uint32_t* user) {
+    for (auto turn = turns.begin(); turn != turns.end(); ++turn) {
+      auto q = queues.find(*turn);
+      if (running_by_user[*turn] >= max_running_per_user) continue;
+      *user = *turn;
+      *job = std::move(q->second.front());
+      q->second.pop_front();
+      queued--;
+      turns.erase(turn);
+      if (q->second.empty()) {
+        queues.erase(q);
+      } else {
+        turns.push_back(*user);  // its next waits behind every other user's
+      }
+      running_by_user[*user]++;
+      return true;
+    }
+    return false;
+  }
+  // With the mutex held: a lookup of `user` left its thread (or was given up).
+  void NotRunning(uint32_t user) {
+    auto it = running_by_user.find(user);
+    if (it != running_by_user.end() && --it->second == 0) running_by_user.erase(it);
+    wake.notify_all();  // its user's next may run now
+  }
+  // With the mutex held: every lookup waiting, in no particular order.
+  template <typename F>
+  void DrainQueues(F each) {
+    for (auto& [user, q] : queues) {
+      for (Job& job : q) each(job);
+    }
+    queues.clear();
+    turns.clear();
+    queued = 0;
+  }
+
   // With the mutex held: `abandoned` will run on the caller's thread.
   void Abandon(Abandoned abandoned, std::string why) {
     endings.push_back({false, [a = std::move(abandoned), w = std::move(why)] { a(w); }});
@@ -73,6 +118,9 @@ struct LookupWorker::State {
 LookupWorker::LookupWorker(Limits limits) : limits_(limits), state_(std::make_shared<State>()) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->target = std::max<size_t>(limits_.threads, 1);
+  state_->max_running_per_user = limits_.max_running_per_user
+                                     ? limits_.max_running_per_user
+                                     : std::max<size_t>(state_->target - 1, 1);
   for (size_t i = 0; i < state_->target; i++) StartThreadLocked();
 }
 
@@ -98,14 +146,20 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);
   std::unique_lock<std::mutex> lock(s->mutex);
   for (;;) {
-    s->wake.wait(lock, [&] { return s->stop || !s->queue.empty(); });
+    State::Job job;
+    uint32_t user = kNoUser;
+    s->wake.wait(lock, [&] { return s->stop || s->TakeNext(&job, &user); });
     if (s->stop) {
+      if (job.work) {  // taken just as Stop came: it ends as stopped
+        s->NotRunning(user);
+        s->stats.abandoned++;
+        s->Abandon(std::move(job.abandoned), "lookups stopped");
+      }
       s->threads--;
       return;
     }
-    State::Job job = std::move(s->queue.front());
-    s->queue.pop_front();
     State::Running& r = s->running[job.id];
+    r.user = user;
     r.abandoned = std::move(job.abandoned);
     r.watch.Start();
     lock.unlock();
@@ -124,6 +178,7 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
     auto it = s->running.find(job.id);
     const bool stuck = it->second.stuck;
     if (!stuck) {
+      s->NotRunning(it->second.user);
       if (done) {
         s->endings.push_back({true, std::move(done)});
       } else {
@@ -146,7 +201,7 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
   }
 }
 
-void LookupWorker::Submit(Work work, Abandoned abandoned) {
+void LookupWorker::Submit(Work work, Abandoned abandoned, uint32_t user) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   State& s = *state_;
   s.stats.submitted++;
@@ -155,16 +210,22 @@ void LookupWorker::Submit(Work work, Abandoned abandoned) {
     refusal = "lookups stopped";
   } else if (s.threads == 0) {
     refusal = "lookups stalled: " + std::to_string(s.stuck) + " threads stuck";
-  } else if (s.queue.size() >= limits_.max_queued) {
-    refusal = "lookup queue full (" + std::to_string(s.queue.size()) + " waiting)";
+  } else if (s.queued >= limits_.max_queued) {
+    refusal = "lookup queue full (" + std::to_string(s.queued) + " waiting)";
+  } else if (auto q = s.queues.find(user);
+             q != s.queues.end() && q->second.size() >= limits_.max_queued_per_user) {
+    refusal = "lookup queue full for its user (" + std::to_string(q->second.size()) + " waiting)";
   }
   if (!refusal.empty()) {
     s.stats.refused++;
     s.Abandon(std::move(abandoned), std::move(refusal));
     return;
   }
-  s.queue.push_back({s.next_id++, std::move(work), std::move(abandoned)});
-  s.wake.notify_one();
+  std::deque<State::Job>& q = s.queues[user];
+  if (q.empty()) s.turns.push_back(user);
+  q.push_back({s.next_id++, std::move(work), std::move(abandoned)});
+  s.queued++;
+  s.wake.notify_all();  // the thread that may take it need not be the first woken
 }
 
 size_t LookupWorker::RunCompletions() {
@@ -173,28 +234,40 @@ size_t LookupWorker::RunCompletions() {
     std::lock_guard<std::mutex> lock(state_->mutex);
     State& s = *state_;
     const Clock::time_point now = Clock::now();
-    for (auto& [id, r] : s.running) {
-      // A thread that used CPU since the last look is working, not stuck.
-      // (Its clock is read with the mutex held: the thread cannot end now.)
-      if (r.stuck || !r.watch.Stuck(now, limits_.stuck_after)) continue;
+    // The running lookup `r` ends now, as abandoned for `why`; its thread is
+    // left to finish (its result discarded), and another takes its place.
+    auto give_up = [&](State::Running& r, std::string why) {
       r.stuck = true;
       s.threads--;
       s.stuck++;
       s.stats.abandoned++;
-      auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - r.watch.since()).count();
-      s.Abandon(std::move(r.abandoned),
-                "lookup stuck for " + std::to_string(secs) +
-                    " s, its thread idle (a file system that does not answer?)");
+      s.NotRunning(r.user);
+      s.Abandon(std::move(r.abandoned), std::move(why));
       if (s.stuck < limits_.max_stuck && !s.stop) StartThreadLocked();
+    };
+    for (auto& [id, r] : s.running) {
+      if (r.stuck) continue;
+      if (now - r.watch.since() >= limits_.max_run) {
+        // Working or not, it has had its time: its thread is replaced as a
+        // stuck one's is, and whatever it returns later is discarded.
+        give_up(r, "lookup ran longer than " + std::to_string(limits_.max_run.count()) + " ms");
+        s.stats.overran++;
+        continue;
+      }
+      // A thread that used CPU since the last look is working, not stuck.
+      // (Its clock is read with the mutex held: the thread cannot end now.)
+      if (!r.watch.Stuck(now, limits_.stuck_after)) continue;
+      auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - r.watch.since()).count();
+      give_up(r, "lookup stuck for " + std::to_string(secs) +
+                     " s, its thread idle (a file system that does not answer?)");
     }
     if (s.threads == 0 && !s.stop) {
       // Nothing would ever run them.
-      while (!s.queue.empty()) {
+      const std::string why = "lookups stalled: " + std::to_string(s.stuck) + " threads stuck";
+      s.DrainQueues([&](State::Job& job) {
         s.stats.refused++;
-        s.Abandon(std::move(s.queue.front().abandoned),
-                  "lookups stalled: " + std::to_string(s.stuck) + " threads stuck");
-        s.queue.pop_front();
-      }
+        s.Abandon(std::move(job.abandoned), why);
+      });
     }
     todo.swap(s.endings);
   }
@@ -210,7 +283,7 @@ bool LookupWorker::WaitIdle(std::chrono::milliseconds wait) {
     State& s = *state_;
     size_t busy = 0;
     for (const auto& [id, r] : s.running) busy += r.stuck ? 0 : 1;
-    if (s.queue.empty() && busy == 0 && s.endings.empty()) return true;
+    if (s.queued == 0 && busy == 0 && s.endings.empty()) return true;
     const Clock::time_point now = Clock::now();
     if (now >= deadline) return false;
     // Woken by an ending; at least every 100 ms to look for stuck lookups.
@@ -225,14 +298,14 @@ void LookupWorker::Stop() {
     State& s = *state_;
     if (s.stop) return;
     s.stop = true;
-    for (State::Job& job : s.queue) {
+    s.DrainQueues([&](State::Job& job) {
       s.stats.abandoned++;
       s.Abandon(std::move(job.abandoned), "lookups stopped");
-    }
-    s.queue.clear();
+    });
     for (auto& [id, r] : s.running) {
       if (r.stuck) continue;
       r.stuck = true;  // its result, if it ever comes, is discarded
+      s.NotRunning(r.user);
       s.threads--;
       s.stuck++;
       s.stats.abandoned++;
@@ -247,7 +320,7 @@ void LookupWorker::Stop() {
 LookupStats LookupWorker::stats() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   LookupStats st = state_->stats;
-  st.queued = state_->queue.size();
+  st.queued = state_->queued;
   st.running = state_->running.size();
   st.stuck_threads = state_->stuck;
   return st;

@@ -9,15 +9,21 @@
 // the only place where it may touch the caller's state.
 //
 // Bounded, and never blocking the caller:
-// - Limits::threads threads take lookups from one queue;
-// - at most Limits::max_queued lookups wait; one more is refused;
+// - Limits::threads threads take lookups from one queue per user (the uid
+//   of the process or file the lookup is for), the users taking turns, and
+//   a user's lookups run on at most Limits::max_running_per_user threads
+//   (one fewer than all): one user's slow files never hold up another's;
+// - at most Limits::max_queued lookups wait, Limits::max_queued_per_user of
+//   one user; one more is refused;
 // - a lookup whose thread has used no CPU for Limits::stuck_after (blocked
 //   in a system call that does not return: a hung mount) is abandoned: a
 //   new thread takes over the queue, and the stuck one is left to finish,
 //   its result discarded, or to die with the process. A lookup that works
-//   (hashing a 2 GB file) is not stuck, however long it takes. After
+//   (hashing a big file) is not stuck. After
 //   Limits::max_stuck stuck threads, lookups are refused until one of them
 //   comes back.
+// - a lookup running longer than Limits::max_run, working or not (a file
+//   system that dribbles), is given up the same way, and counted (overran).
 // Every lookup submitted ends exactly once on the caller's thread, from
 // RunCompletions, WaitIdle or Stop: by its completion, or by its
 // `abandoned` with the reason (refused, stuck, stopped). Both are counted.
@@ -42,6 +48,7 @@ struct LookupStats {
   uint64_t completed = 0;  // completions run
   uint64_t refused = 0;    // queue full, or every thread stuck
   uint64_t abandoned = 0;  // stuck past stuck_after, or still pending at Stop
+  uint64_t overran = 0;    // running past max_run (also counted in abandoned)
   size_t queued = 0;       // waiting now
   size_t running = 0;      // on a thread now, stuck ones included
   size_t stuck_threads = 0;
@@ -57,8 +64,17 @@ class LookupWorker {
     size_t max_stuck = 4;
     // Threads taking lookups: with more than one, a lookup that hangs holds
     // up only its own thread until it is found stuck, not the queue.
-    size_t threads = 2;
+    size_t threads = 3;
+    // A lookup running longer than this, working or not, is given up.
+    std::chrono::milliseconds max_run{30000};
+    // Per user: lookups waiting, and lookups running at once (0: one thread
+    // fewer than `threads`, at least one, so another user's always has one).
+    size_t max_queued_per_user = 1024;
+    size_t max_running_per_user = 0;
   };
+  // The user on whose behalf a lookup runs, for fairness (the uid of the
+  // process or the file); lookups of no user share this one.
+  static constexpr uint32_t kNoUser = 0xffffffffu;
   // Runs on the worker's thread and may block; returns what to do with its
   // result on the caller's thread. It must not touch the caller's state:
   // capture what it needs by value.
@@ -74,7 +90,7 @@ class LookupWorker {
 
   // Queues a lookup; never waits. A refused one ends (abandoned) at the next
   // RunCompletions, never inside Submit, so callers need not be re-entrant.
-  void Submit(Work work, Abandoned abandoned);
+  void Submit(Work work, Abandoned abandoned, uint32_t user = kNoUser);
   // Runs the completions of finished lookups and the `abandoned` of refused
   // and stuck ones; replaces a stuck thread. Returns how many ended.
   size_t RunCompletions();
@@ -104,7 +120,7 @@ class LookupWorker {
 // Error (kBusy, saying why). `done` is called exactly once.
 template <typename T>
 void RunLookup(LookupWorker* lookups, std::function<Expected<T>()> work,
-               std::function<void(Expected<T>)> done) {
+               std::function<void(Expected<T>)> done, uint32_t user = LookupWorker::kNoUser) {
   if (!lookups) {
     done(work());
     return;
@@ -115,7 +131,7 @@ void RunLookup(LookupWorker* lookups, std::function<Expected<T>()> work,
         auto result = std::make_shared<Expected<T>>(work());
         return std::function<void()>([finish, result] { (*finish)(std::move(*result)); });
       },
-      [finish](const std::string& why) { (*finish)(Error(Errc::kBusy, why)); });
+      [finish](const std::string& why) { (*finish)(Error(Errc::kBusy, why)); }, user);
 }
 
 }  // namespace lcpi

@@ -2,8 +2,10 @@
 #include "libprofile/base/regular_file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +22,34 @@ Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
   Expected<int> kept = KeepRegularFile(fd, path, &st);
   if (kept && size) *size = static_cast<uint64_t>(st.st_size);
   return kept;
+}
+
+Expected<int> OpenRecordedFile(const std::string& path, uint64_t* size, uint64_t max_size) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ELOOP) return Error(Errc::kBadElf, path + ": a symbolic link, not followed");
+    return ErrnoError(path, errno);
+  }
+  struct stat st;
+  Expected<int> kept = KeepRegularFile(fd, path, &st);
+  if (!kept) return kept;
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoError(path, err);
+  }
+  if (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC) {
+    close(fd);
+    return Error(Errc::kBadElf, path + ": on procfs or sysfs, not an image");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_size) {
+    close(fd);
+    return Error(Errc::kInvalidArgument, path + ": larger than " + std::to_string(max_size) +
+                                             " bytes (" + std::to_string(st.st_size) + ")");
+  }
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return fd;
 }
 
 Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st) {

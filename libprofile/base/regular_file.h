@@ -40,6 +40,19 @@ Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path,
 // the error names `name`.
 Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st);
 
+// The largest file OpenRecordedFile opens by default: no image is near it.
+inline constexpr uint64_t kMaxRecordedFileSize = uint64_t{8} << 30;
+
+// A path recorded in the profile (an image's, a debug file's, a source
+// file's: chosen by some user) opened for the analysis tools by the
+// daemon's rules: OpenRegularFile's (no FIFO, device, socket, terminal,
+// directory), no symbolic link as the last component (O_NOFOLLOW), nothing
+// on procfs or sysfs (fstatfs: /proc/kcore is a "regular file" of all of
+// memory), and at most `max_size` bytes (kInvalidArgument "larger than").
+// Refusals are kBadElf/kInvalidArgument saying why; open's errors as ever.
+Expected<int> OpenRecordedFile(const std::string& path, uint64_t* size = nullptr,
+                               uint64_t max_size = kMaxRecordedFileSize);
+
 // Up to `max` bytes of the open file `fd` from `offset` (fewer at its end),
 // retrying interrupted reads; errors name `name`. For files another user
 // writes, which may be large or still growing: the bound is the caller's.

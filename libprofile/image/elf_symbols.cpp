@@ -90,12 +90,24 @@ ElfImage::~ElfImage() {
 
 Expected<std::unique_ptr<ElfImage>> ElfImage::Open(const std::string& path,
                                                    const std::string& debug_root) {
+  return OpenWith(path, debug_root, false);
+}
+
+Expected<std::unique_ptr<ElfImage>> ElfImage::OpenRecorded(const std::string& path,
+                                                           const std::string& debug_root) {
+  return OpenWith(path, debug_root, true);
+}
+
+Expected<std::unique_ptr<ElfImage>> ElfImage::OpenWith(const std::string& path,
+                                                       const std::string& debug_root,
+                                                       bool recorded) {
   if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
   // The destructor releases whatever was set up if a step below fails.
   std::unique_ptr<ElfImage> image(new ElfImage());
   image->path_ = path;
   image->debug_root_ = debug_root;
-  Expected<int> fd = OpenRegularFile(path, &image->file_size_);
+  Expected<int> fd = recorded ? OpenRecordedFile(path, &image->file_size_)
+                              : OpenRegularFile(path, &image->file_size_);
   if (!fd) return fd.error();
   image->fd_ = *fd;
   // ELF_C_READ: lazy pread, no SIGBUS if the file shrinks while open.

@@ -76,6 +76,11 @@ class ElfImage {
   // followed, and debuginfod asked when the process allows it).
   static Expected<std::unique_ptr<ElfImage>> Open(const std::string& path,
                                                   const std::string& debug_root = "/usr/lib/debug");
+  // The same for a path recorded in a profile (chosen by some user), as the
+  // tools open it: OpenRecordedFile's rules (no final symbolic link, nothing
+  // on procfs or sysfs, at most kMaxRecordedFileSize bytes).
+  static Expected<std::unique_ptr<ElfImage>> OpenRecorded(
+      const std::string& path, const std::string& debug_root = "/usr/lib/debug");
   ~ElfImage();
   ElfImage(const ElfImage&) = delete;
   ElfImage& operator=(const ElfImage&) = delete;
@@ -123,6 +128,8 @@ class ElfImage {
 
  private:
   ElfImage() = default;
+  static Expected<std::unique_ptr<ElfImage>> OpenWith(const std::string& path,
+                                                      const std::string& debug_root, bool recorded);
   Expected<void> Index();
   void LoadSymbols();
   Dwarf* GetDwarf() const;

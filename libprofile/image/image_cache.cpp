@@ -24,8 +24,11 @@ std::string CachedImageName(const std::string& identity) {
     }
   }
   if (kind.empty() || hex.empty() || hex.size() > 128) return "";
-  for (char c : hex)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return "";
+  // "build-id:<hex>:<layout>" (image_id.h) is filed as build-id-<hex>-<layout>.
+  for (char& c : hex) {
+    if (c == ':' && kind == "build-id") c = '-';
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-')) return "";
+  }
   return kind + "-" + hex;
 }
 

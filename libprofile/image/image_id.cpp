@@ -16,8 +16,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "libprofile/base/regular_file.h"
@@ -46,6 +50,13 @@ class Fnv1a64 {
  private:
   uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
+
+// 16 lower-case hex digits, most significant first.
+std::string Hex64(uint64_t h) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016" PRIx64, h);
+  return text;
+}
 
 Error BadElf(const std::string& what) { return Error(Errc::kBadElf, what + ": " + elf_errmsg(-1)); }
 
@@ -107,6 +118,19 @@ std::string HexBytes(const void* data, size_t size) {
     out.push_back(kDigits[p[i] & 0xf]);
   }
   return out;
+}
+
+std::string BuildIdOfIdentity(const std::string& identity) {
+  constexpr std::string_view kPrefix = "build-id:";
+  if (identity.rfind(kPrefix, 0) != 0) return "";
+  const size_t end = identity.find(':', kPrefix.size());
+  return identity.substr(kPrefix.size(), end == std::string::npos ? end : end - kPrefix.size());
+}
+
+bool IdentityMatches(const std::string& recorded, const ImageIdentity& found) {
+  if (recorded == found.identity) return true;
+  // Recorded before identities had a layout: the build-id alone, as then.
+  return !found.build_id.empty() && recorded == "build-id:" + found.build_id;
 }
 
 bool InitLibelf() {
@@ -178,11 +202,16 @@ std::string ElfBuildIdHex(Elf* elf) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 // Adds `size` bytes of the file at `offset` to the hash, read in chunks
 // with pread (a file that shrank under us is an error, not a SIGBUS).
-Expected<void> HashFileRange(int fd, uint64_t offset, uint64_t size, Fnv1a64* hash) {
+// False, with nothing more read, once `deadline` has passed.
+Expected<bool> HashFileRange(int fd, uint64_t offset, uint64_t size, Clock::time_point deadline,
+                             Fnv1a64* hash, uint64_t* hashed) {
   std::vector<unsigned char> chunk(std::min<uint64_t>(size, 1 << 16));
   while (size > 0) {
+    if (Clock::now() > deadline) return false;
     size_t want = static_cast<size_t>(std::min<uint64_t>(size, chunk.size()));
     ssize_t got = pread(fd, chunk.data(), want, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
@@ -191,13 +220,52 @@ Expected<void> HashFileRange(int fd, uint64_t offset, uint64_t size, Fnv1a64* ha
     hash->Add(chunk.data(), static_cast<size_t>(got));
     offset += static_cast<uint64_t>(got);
     size -= static_cast<uint64_t>(got);
+    *hashed += static_cast<uint64_t>(got);
   }
-  return {};
+  return true;
+}
+
+// The distinct byte ranges [first, second) of the loadable segments, in
+// file order, overlapping and adjacent ones merged: each byte is read once,
+// however many headers name it.
+std::vector<std::pair<uint64_t, uint64_t>> DistinctRanges(const std::vector<GElf_Phdr>& loads) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const GElf_Phdr& p : loads) {
+    if (p.p_filesz > 0) ranges.emplace_back(p.p_offset, p.p_offset + p.p_filesz);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<uint64_t, uint64_t>> merged;
+  for (const auto& r : ranges) {
+    if (!merged.empty() && r.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+// The identity of a file whose content was not hashed (over a budget):
+// what fstat says of it, and the ELF headers' hash. Marked "file-stat:" so
+// that reports can say the image was not identified by its content.
+Expected<std::string> FileStatIdentity(int fd, uint64_t headers_hash) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return ErrnoError("fstat", errno);
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "file-stat:%" PRIx64 ":%" PRIu64 ":%" PRIu64 ":%lld.%09ld:%lld.%09ld:%016" PRIx64,
+                static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                static_cast<uint64_t>(st.st_size), static_cast<long long>(st.st_mtim.tv_sec),
+                st.st_mtim.tv_nsec, static_cast<long long>(st.st_ctim.tv_sec), st.st_ctim.tv_nsec,
+                headers_hash);
+  return std::string(text);
 }
 
 }  // namespace
 
-Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
+Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
+                                    const HashLimits& limits) {
+  const Clock::time_point deadline = Clock::now() + limits.max_time;
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) {
     return Error(Errc::kBadElf, "not an ELF file");
   }
@@ -212,10 +280,23 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return BadElf("program header count");
 
+  ImageIdentity id;
+  id.file_size = file_size;
   std::vector<GElf_Phdr> loads;
   Fnv1a64 hash;
   hash.Add(&ehdr, sizeof(ehdr));
-  for (size_t i = 0; i < phnum; ++i) {
+  // The layout: what the loader maps and where it starts, none of which
+  // strip changes (it changes the section headers and the size).
+  Fnv1a64 layout;
+  layout.Add(&ehdr.e_ident, sizeof(ehdr.e_ident));
+  layout.Add(&ehdr.e_type, sizeof(ehdr.e_type));
+  layout.Add(&ehdr.e_machine, sizeof(ehdr.e_machine));
+  layout.Add(&ehdr.e_entry, sizeof(ehdr.e_entry));
+  layout.Add(&phnum, sizeof(phnum));
+  // Real images have a dozen program headers; past the bound only the
+  // first are looked at, and the content is not hashed (weak identity).
+  const size_t considered = std::min(phnum, limits.max_program_headers);
+  for (size_t i = 0; i < considered; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) {
       return BadElf("program header " + std::to_string(i));
@@ -227,46 +308,61 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size) {
     }
     if (phdr.p_type == PT_LOAD) loads.push_back(phdr);
     hash.Add(&phdr, sizeof(phdr));
+    layout.Add(&phdr, sizeof(phdr));
   }
   hash.Add(&file_size, sizeof(file_size));
+  id.headers_hash = hash.value();
+  id.layout_hash = layout.value();
 
-  ImageIdentity id;
-  id.file_size = file_size;
   id.build_id = ElfBuildIdHex(elf);
   if (!id.build_id.empty()) {
-    id.identity = "build-id:" + id.build_id;
+    // Whoever links a file chooses its build-id: the identity is the claim
+    // and the layout this file has, so a second file claiming a known
+    // build-id with another layout is another image (a build-id conflict).
+    id.identity = "build-id:" + id.build_id + ":" + Hex64(id.layout_hash);
     return id;
   }
-  // No build-id: the identity is the content that runs, every byte of every
-  // loadable segment (code and data), so a rebuilt file of the same layout
-  // and size is a new image.
-  for (const GElf_Phdr& load : loads) {
-    Expected<void> ok = HashFileRange(fd, load.p_offset, load.p_filesz, &hash);
-    if (!ok) return ok.error();
+  // No build-id: the identity is the content that runs, every distinct byte
+  // of the loadable segments (code and data), so a rebuilt file of the same
+  // layout and size is a new image; within the budgets only.
+  const std::vector<std::pair<uint64_t, uint64_t>> ranges = DistinctRanges(loads);
+  uint64_t total = 0;
+  for (const auto& r : ranges) total += r.second - r.first;
+  bool hashed = phnum <= limits.max_program_headers && total <= limits.max_bytes;
+  for (size_t i = 0; hashed && i < ranges.size(); ++i) {
+    Expected<bool> done = HashFileRange(fd, ranges[i].first, ranges[i].second - ranges[i].first,
+                                        deadline, &hash, &id.bytes_hashed);
+    if (!done) return done.error();
+    hashed = *done;
   }
-  uint64_t h = hash.value();
-  unsigned char bytes[8];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(h >> (56 - 8 * i));
-  id.identity = "content-hash:" + HexBytes(bytes, sizeof(bytes));
+  if (!hashed) {
+    Expected<std::string> weak = FileStatIdentity(fd, id.headers_hash);
+    if (!weak) return weak.error();
+    id.identity = std::move(*weak);
+    id.content_hashed = false;
+    return id;
+  }
+  id.identity = "content-hash:" + Hex64(hash.value());
   return id;
 }
 
-Expected<ImageIdentity> IdentifyElfFile(const std::string& path) {
+Expected<ImageIdentity> IdentifyElfFile(const std::string& path, const HashLimits& limits) {
   uint64_t size = 0;
   Expected<int> opened = OpenRegularFile(path, &size);
   if (!opened) return opened.error();
-  Expected<ImageIdentity> id = IdentifyElfFd(*opened, size, path);
+  Expected<ImageIdentity> id = IdentifyElfFd(*opened, size, path, limits);
   close(*opened);
   return id;
 }
 
-Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::string& name) {
+Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::string& name,
+                                      const HashLimits& limits) {
   if (!InitLibelf()) return Error(Errc::kUnsupported, "libelf: unsupported ELF version");
   // ELF_C_READ reads lazily with pread, so a file truncated under us gives an
   // error, not the SIGBUS an mmap would.
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (elf == nullptr) return BadElf(name);
-  Expected<ImageIdentity> id = IdentifyElf(elf, fd, file_size);
+  Expected<ImageIdentity> id = IdentifyElf(elf, fd, file_size, limits);
   elf_end(elf);
   if (!id) return Error(id.error().code(), name + ": " + id.error().message());
   return id;

@@ -3,14 +3,21 @@
 // lcpi files samples under an image identity so that a binary replaced on
 // disk gets a new image row and old profiles stay attributable to the code
 // they measured. The identity is the ELF GNU build-id where the linker wrote
-// one ("build-id:<hex>"), else a hash of the ELF header, the program headers,
-// the file size and every byte of every loadable segment
-// ("content-hash:<hex>"). The running kernel and its modules
+// one, with a hash of the file's layout ("build-id:<hex>:<layout hex>": a
+// build-id is chosen by whoever links the file, so it is a claim, not an
+// identity; older databases hold "build-id:<hex>" alone), else a hash of the ELF header, the
+// program headers, the file size and every distinct byte of the loadable segments
+// ("content-hash:<hex>"), within HashLimits: a file past them (more bytes
+// or program headers than a real image has, or too slow to read) is named
+// by what fstat says of it instead ("file-stat:<dev>:<ino>:<size>:<mtime>:
+// <ctime>:<headers hash>"), a weaker identity the reports say is one. The
+// running kernel and its modules
 // are identified from the build-id notes the kernel exports in /sys
 // ("kernel:<hex>", "module:<name>:<hex>"), with fallbacks when none exist.
 #ifndef LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
 #define LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,23 +31,45 @@ struct Elf;
 namespace lcpi {
 
 struct ImageIdentity {
-  std::string identity;    // "build-id:<hex>", "content-hash:<hex>", "kernel:...", "module:..."
+  // "build-id:<hex>:<layout>", "content-hash:<hex>", "file-stat:...", "kernel:...",
+  // "module:..."
+  std::string identity;
   std::string build_id;    // lower-case hex; empty when the image has none
   uint64_t file_size = 0;  // bytes on disk; 0 for the kernel and modules
+  // A hash of the ELF header, the program headers looked at and the file
+  // size (0 for the kernel and modules): cheap, bounded, and different for
+  // two files that differ in layout or size.
+  uint64_t headers_hash = 0;
+  // A hash of what the loader maps (ELF identification, type, machine,
+  // entry, program headers): the same for a stripped copy, different for
+  // another file claiming the same build-id with another layout.
+  uint64_t layout_hash = 0;
+  uint64_t bytes_hashed = 0;   // of the loadable segments' content
+  bool content_hashed = true;  // false: "file-stat:", a budget was hit
+};
+
+// What identifying one file may cost: the file is named by its content only
+// within these; past any of them, by its metadata ("file-stat:").
+struct HashLimits {
+  uint64_t max_bytes = uint64_t{256} << 20;  // distinct bytes of loadable segments
+  std::chrono::milliseconds max_time{5000};  // wall time hashing them
+  size_t max_program_headers = 4096;         // real images have about a dozen
 };
 
 // Identifies the ELF file at `path`. Errors: kNotFound (no such file),
 // kPermission, kIo, kBadElf (not ELF, truncated, malformed headers).
-Expected<ImageIdentity> IdentifyElfFile(const std::string& path);
+Expected<ImageIdentity> IdentifyElfFile(const std::string& path, const HashLimits& limits = {});
 
 // Identifies the ELF file open as `fd` (a regular file of `file_size`
 // bytes; the caller keeps and closes fd). `name` is for messages.
-Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::string& name);
+Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::string& name,
+                                      const HashLimits& limits = {});
 
 // Identifies an ELF already opened with libelf from `fd` (used by ElfImage so
 // the file is parsed once). `file_size` is the size of the file behind `elf`;
 // without a build-id the loadable segments are read from `fd` with pread.
-Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size);
+Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
+                                    const HashLimits& limits = {});
 
 // The GNU build-id of an opened ELF in hex, empty when it has none. Looks in
 // SHT_NOTE sections first, then PT_NOTE segments (stripped section headers).
@@ -61,6 +90,13 @@ Expected<ImageIdentity> IdentifyKernelModule(const std::string& name,
 // hex. Every header and length is checked against the end of the blob; a
 // malformed blob yields nullopt, never a read out of bounds.
 std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob);
+
+// The build-id an identity claims ("build-id:<hex>[:<layout>]" -> hex), else "".
+std::string BuildIdOfIdentity(const std::string& identity);
+// Whether the file identified as `found` is the image recorded as `recorded`:
+// the same identity, or, for an identity recorded before layouts were part
+// of it, the same build-id.
+bool IdentityMatches(const std::string& recorded, const ImageIdentity& found);
 
 // Lower-case hex of `size` bytes.
 std::string HexBytes(const void* data, size_t size);

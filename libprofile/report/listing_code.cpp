@@ -51,6 +51,11 @@ std::vector<Instruction> Disassemble(const std::vector<uint8_t>& bytes, uint64_t
   return out;
 }
 
+// At most this much code is read and disassembled for one listing: a
+// symbol's size is whatever its file says (3 GiB made lcpilist allocate it
+// whole and abort), and no real procedure is near it.
+constexpr uint64_t kMaxListedCode = uint64_t{1} << 20;
+
 }  // namespace
 
 void ListCode(const ListingTarget& target, const CountsByOffset& counts, Listing* l) {
@@ -60,9 +65,27 @@ void ListCode(const ListingTarget& target, const CountsByOffset& counts, Listing
   if (elf && vlo) {
     l->lo = *vlo;
     l->hi = *vlo + (target.hi - target.lo);
-    auto bytes = elf->ReadBytes(*vlo, target.hi - target.lo);
+    uint64_t len = target.hi - target.lo;
+    if (len > kMaxListedCode) {
+      l->warnings.push_back("the code listed is cut to its first " +
+                            std::to_string(kMaxListedCode >> 20) + " MiB of " +
+                            std::to_string(len) + " bytes (" + image.path +
+                            "): samples past it are listed by offset only");
+      len = kMaxListedCode;
+    }
+    auto bytes = elf->ReadBytes(*vlo, len);
     if (bytes) {
       l->instructions = Disassemble(*bytes, *vlo, target.lo);
+      // Past the cut: each sampled offset, with no code.
+      for (auto it = counts.lower_bound(target.lo + len); it != counts.end(); ++it) {
+        if (it->first >= target.hi || l->instructions.empty()) break;
+        Instruction i;
+        i.address = l->lo + (it->first - target.lo);
+        i.offset = it->first;
+        i.size = 1;
+        i.text = kNoCode;
+        l->instructions.push_back(std::move(i));
+      }
     } else {
       l->warnings.push_back("cannot read the code of " + image.path + ": " +
                             bytes.error().message());

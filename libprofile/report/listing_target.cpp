@@ -2,7 +2,8 @@
 // range of it, to list. For --range, the one image the name matches (the
 // ones with samples decide ambiguity); for a procedure, every image holding
 // it, the one with the most samples in it winning and the others named in a
-// warning.
+// warning. With no image named, only images with samples in the selected
+// epochs are searched, at most 64 of them (each is a file some user chose).
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -65,6 +66,11 @@ Expected<ListingTarget> RangeTarget(ProfileDb& db, Candidates& c, const ListOpti
   return t;
 }
 
+// With no image named, a procedure is looked for in at most this many
+// images, those with samples in the selected epochs, the most first: every
+// image ever recorded is some user's file to open and read.
+constexpr size_t kMaxImagesSearched = 64;
+
 uint64_t Samples(const CountsByOffset& counts) {
   uint64_t n = 0;
   for (const auto& [offset, c] : counts) {
@@ -82,7 +88,17 @@ Expected<ListingTarget> ProcedureTarget(ProfileDb& db, const Header& header, con
   uint64_t best_samples = 0;
   bool found = false;
   std::vector<std::string> others, best_warnings;
+  size_t searched = 0, skipped = 0;
   for (const ImageInfo& image : c.images) {
+    if (options.image.empty()) {
+      auto in = c.samples.find(image.id);
+      if (in == c.samples.end() || in->second == 0) break;  // sorted: none after it has any
+      if (searched == kMaxImagesSearched) {
+        skipped++;
+        continue;
+      }
+      searched++;
+    }
     std::vector<std::string> w;
     ImageSymbolizer s = ImageSymbolizer::Load(db, image, &w);
     for (const Procedure& p : s.FindByName(options.procedure, /*untrusted=*/true)) {
@@ -110,6 +126,11 @@ Expected<ListingTarget> ProcedureTarget(ProfileDb& db, const Header& header, con
                                       (options.image.empty() ? "" : " in " + options.image) + why);
   }
   warnings->insert(warnings->end(), best_warnings.begin(), best_warnings.end());
+  if (skipped > 0) {
+    warnings->push_back(options.procedure + " was looked for in the " +
+                        std::to_string(kMaxImagesSearched) + " images with the most samples; " +
+                        std::to_string(skipped) + " more were not searched (name the image)");
+  }
   for (const std::string& o : others) {
     warnings->push_back(options.procedure + " is also in " + o + " (listing " + best.image.path +
                         "; name the image to choose)");

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "libprofile/image/image_id.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/offset_counts.h"
 #include "libprofile/report/report_symbols.h"
@@ -28,9 +29,7 @@ const char* PeriodUnit(const EventInfo& event) {
 }
 
 std::string BuildIdOf(const ImageInfo& image) {
-  const std::string prefix = "build-id:";
-  if (image.identity.rfind(prefix, 0) != 0) return "";
-  std::string hex = image.identity.substr(prefix.size());
+  std::string hex = BuildIdOfIdentity(image.identity);
   std::transform(hex.begin(), hex.end(), hex.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return hex;

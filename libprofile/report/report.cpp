@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "libprofile/base/time_spec.h"
+#include "libprofile/image/image_id.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/offset_counts.h"
 #include "libprofile/report/percent.h"
@@ -381,6 +382,35 @@ Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch, const Time
   return header;
 }
 
+// "build-id conflict" warnings for the images in `rows` whose build-id an
+// image of another layout claims too (image_id.h): one of them is not the
+// file it claims to be, and each one's samples are its own. Identities
+// recorded before layouts were part of them (the build-id alone) conflict
+// with nothing.
+Expected<std::vector<std::string>> BuildIdConflicts(ProfileDb& db, const std::vector<Row>& rows) {
+  auto images = db.ListImages();
+  if (!images) return images.error();
+  std::map<std::string, std::vector<const ImageInfo*>> by_build_id;
+  for (const ImageInfo& i : *images) {
+    const std::string build_id = BuildIdOfIdentity(i.identity);
+    if (!build_id.empty() && i.identity.size() > 9 + build_id.size())
+      by_build_id[build_id].push_back(&i);
+  }
+  std::set<int64_t> shown;
+  for (const Row& r : rows) shown.insert(r.image_id);
+  std::vector<std::string> out;
+  for (const auto& [build_id, claims] : by_build_id) {
+    if (claims.size() < 2) continue;
+    for (const ImageInfo* i : claims) {
+      if (!shown.contains(i->id)) continue;
+      out.push_back("build-id conflict: " + i->path + " (" + i->identity + ") claims build-id " +
+                    build_id + ", as " + std::to_string(claims.size() - 1) +
+                    " other image(s) of another layout do; its samples are its own");
+    }
+  }
+  return out;
+}
+
 Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (options.keep_percent < 0 || options.keep_percent > 100) {
     return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
@@ -408,6 +438,11 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   }
   if (!rows) return rows.error();
   p.rows = std::move(*rows);
+  if (options.view != View::kProcesses) {
+    auto conflicts = BuildIdConflicts(db, p.rows);
+    if (!conflicts) return conflicts.error();
+    for (std::string& w : *conflicts) p.warnings.push_back(std::move(w));
+  }
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
   for (std::string& w : EventWarnings(p.header)) p.warnings.push_back(std::move(w));

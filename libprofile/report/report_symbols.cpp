@@ -9,6 +9,7 @@
 #include "libprofile/image/debuginfo.h"
 #include "libprofile/image/demangle.h"
 #include "libprofile/image/image_cache.h"
+#include "libprofile/image/image_id.h"
 #include "libprofile/image/symbol_end.h"
 
 namespace lcpi::report {
@@ -49,11 +50,12 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   // lcpid's copy first: it is the profiled file even when the path now holds
   // another, or nothing, or was only ever visible in a container.
   std::string cached = FindCachedImage(db.path(), image.identity);
-  auto elf = ElfImage::Open(cached.empty() ? image.path : cached);
+  // The recorded path is some user's choice: opened by the daemon's rules.
+  auto elf = ElfImage::OpenRecorded(cached.empty() ? image.path : cached);
   // A copy this reader may not open is said to be one, whatever the path
   // gives instead (nothing, or another file).
   const std::string denied = elf ? "" : CachedImageDenied(cached);
-  if (!elf && !cached.empty()) elf = ElfImage::Open(image.path);
+  if (!elf && !cached.empty()) elf = ElfImage::OpenRecorded(image.path);
   // Symbols missing from the file may have been looked for on a debuginfod
   // server; why that failed is said once per report.
   if (warnings) {
@@ -71,7 +73,7 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     return s;
   }
   s.elf_ = std::move(*elf);
-  s.trusted_ = s.elf_->identity().identity == image.identity;
+  s.trusted_ = IdentityMatches(image.identity, s.elf_->identity());
   if (!s.trusted_ && warnings) {
     warnings->push_back(image.path + " on disk is " + s.elf_->identity().identity +
                         ", not the profiled " + image.identity + " (rebuilt or replaced)" +

@@ -15,7 +15,7 @@ endif()
 if(GOLDEN)
   string(REPLACE "${DIR}" "@DIR@" actual "${out}")
   # The fixture's build-id depends on the compiler and the build directory.
-  string(REGEX REPLACE "build-id:[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]+"
+  string(REGEX REPLACE "build-id:[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]+(:[0-9a-f]+)?"
     "build-id:@ID@" actual "${actual}")
   # The epochs' start and end times (JSON) are those of the fixture's run.
   string(REGEX REPLACE "\"(started|ended)\": [0-9]+" "\"\\1\": @TIME@" actual "${actual}")

@@ -1,12 +1,18 @@
 // image_table_test.cpp - the daemon's image table forgets the file and
 // unknown images nothing refers to any more (ImageTable::Forget), reuses
 // their indices, identifies one seen again afresh, and keeps the kernel
-// side, the vDSO and JIT images.
+// side, the vDSO and JIT images; a file claiming another's build-id is an
+// image of its own, counted as a conflict.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/image/image_id.h"
+#include "test_files.h"
 
 using lcpi::ImageKind;
 using lcpi::ImageTable;
@@ -51,4 +57,41 @@ TEST_CASE("an index past the end of in_use counts as not in use") {
   std::vector<bool> in_use(1, true);  // covers only a
   CHECK(t.Forget(in_use) == 1);
   CHECK(t.at(b).identity.empty());
+}
+
+TEST_CASE("a file claiming another file's build-id is an image of its own, a conflict") {
+  lcpi::testing::TempDir dir;
+  auto real = lcpi::IdentifyElfFile("/bin/true");
+  REQUIRE(real.has_value());
+  REQUIRE(!real->build_id.empty());
+  // Any user can link a program of their own with /bin/true's build-id.
+  const std::string src = dir / "forged.c";
+  lcpi::testing::WriteFile(src, "int main(void) { for (;;) {} }\n");
+  const std::string forged = dir / "forged";
+  lcpi::testing::Run("cc -O1 -Wl,--build-id=0x" + real->build_id + " -o " + forged + " " + src);
+  auto mapping = [](const std::string& path) {
+    struct stat st;
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    lcpi::FileMapping m;
+    m.pid = 4000000;  // gone: found at its path, checked by device and inode
+    m.start = 0x400000;
+    m.end = 0x401000;
+    m.path = path;
+    m.dev = st.st_dev;
+    m.ino = st.st_ino;
+    return m;
+  };
+  ImageTable t;
+  const int32_t a = t.ForFile(mapping("/bin/true"));
+  const int32_t b = t.ForFile(mapping(forged));
+  CHECK(t.at(a).identity == real->identity);
+  CHECK(t.at(b).identity != t.at(a).identity);
+  CHECK(lcpi::BuildIdOfIdentity(t.at(b).identity) == real->build_id);
+  CHECK(t.build_id_conflicts() == 1);
+  // The real file seen again is no conflict.
+  const std::string copy = dir / "true_copy";
+  lcpi::testing::Run("cp /bin/true " + copy);
+  const int32_t c = t.ForFile(mapping(copy));
+  CHECK(t.at(c).identity == real->identity);
+  CHECK(t.build_id_conflicts() == 1);
 }

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,7 +87,7 @@ TEST_CASE("results come back on the caller's thread, from RunCompletions only") 
   std::this_thread::sleep_for(50ms);
   CHECK(out.completed.empty());  // nothing runs behind the caller's back
   REQUIRE(worker.WaitIdle(5s));
-  std::sort(out.completed.begin(), out.completed.end());  // two threads: either order
+  std::sort(out.completed.begin(), out.completed.end());  // several threads: either order
   CHECK(out.completed == std::vector<std::string>{"a", "b"});
   CHECK(out.abandoned.empty());
   CHECK_FALSE(out.wrong_thread);
@@ -99,7 +101,7 @@ TEST_CASE("one lookup that hangs does not hold up the others") {
   TempDir dir;
   const std::string fifo = dir / "fifo";
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
-  LookupWorker worker;  // two threads, stuck only after 10 s
+  LookupWorker worker;  // three threads, stuck only after 10 s
   Outcomes out;
   worker.Submit(BlocksOn(fifo, out, "hangs"), out.Gives("hangs"));
   for (int i = 0; i < 3; i++) worker.Submit(out.Returns("quick"), out.Gives("quick"));
@@ -217,7 +219,7 @@ TEST_CASE("a lookup that throws or returns nothing ends as abandoned") {
                 out.Gives("throws"));
   worker.Submit([] { return std::function<void()>(); }, out.Gives("empty"));
   REQUIRE(worker.WaitIdle(5s));
-  std::sort(out.abandoned.begin(), out.abandoned.end());  // two threads: either order
+  std::sort(out.abandoned.begin(), out.abandoned.end());  // several threads: either order
   CHECK(out.abandoned ==
         std::vector<std::string>{"empty: lookup failed: no result", "throws: lookup failed: bad"});
 }
@@ -242,4 +244,130 @@ TEST_CASE("Stop ends what is queued and running, and later lookups are refused")
   Release(fifo);
   std::this_thread::sleep_for(50ms);
   CHECK(out.completed.empty());
+}
+
+namespace {
+
+// Lookups that block until released (no CPU: a slow file). Shared with
+// the lookups, and released when the test ends, pass or fail, so that no
+// thread is left waiting on a gate that is gone.
+struct Gate : std::enable_shared_from_this<Gate> {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool open = false;
+  std::atomic<int> inside{0};
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex);
+    open = true;
+    cv.notify_all();
+  }
+  LookupWorker::Work Waits(Outcomes& out, std::string name) {
+    return [self = shared_from_this(), &out, name] {
+      self->inside++;
+      std::unique_lock<std::mutex> lock(self->mutex);
+      self->cv.wait(lock, [&] { return self->open; });
+      return std::function<void()>([&out, name] { out.completed.push_back(name); });
+    };
+  }
+};
+
+// A gate, released when the test leaves its scope.
+struct OpenedAtEnd {
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  ~OpenedAtEnd() { gate->Release(); }
+  Gate* operator->() { return gate.get(); }
+};
+
+}  // namespace
+
+TEST_CASE("one user's many slow lookups do not delay another user's") {
+  LookupWorker worker;  // three threads, at most two per user
+  Outcomes out;
+  OpenedAtEnd gate;
+  constexpr uint32_t kAttacker = 65534, kVictim = 1000;
+  for (int i = 0; i < 20; i++)
+    worker.Submit(gate->Waits(out, "slow"), out.Gives("slow"), kAttacker);
+  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  worker.Submit(out.Returns("victim"), out.Gives("victim"), kVictim);
+  for (int i = 0; i < 300 && out.completed.empty(); i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(out.completed == std::vector<std::string>{"victim"});
+  CHECK(gate->inside == 2);  // the attacker's lookups hold two threads, not all three
+  gate->Release();
+  REQUIRE(worker.WaitIdle(10s));
+  CHECK(out.completed.size() == 21);
+  CHECK(out.abandoned.empty());
+}
+
+TEST_CASE("users take turns: a user's lookup waits behind at most one of each other user's") {
+  LookupWorker::Limits limits;
+  limits.threads = 1;
+  LookupWorker worker(limits);
+  Outcomes out;
+  OpenedAtEnd gate;
+  worker.Submit(gate->Waits(out, "first"), out.Gives("first"), 1);
+  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 3; i++) worker.Submit(out.Returns("a"), out.Gives("a"), 1);
+  worker.Submit(out.Returns("b"), out.Gives("b"), 2);
+  gate->Release();
+  REQUIRE(worker.WaitIdle(10s));
+  CHECK(out.completed == std::vector<std::string>{"first", "a", "b", "a", "a"});
+}
+
+TEST_CASE("one user cannot fill the queue for everyone") {
+  LookupWorker::Limits limits;
+  limits.threads = 1;
+  limits.max_queued = 8;
+  limits.max_queued_per_user = 4;
+  LookupWorker worker(limits);
+  Outcomes out;
+  OpenedAtEnd gate;
+  worker.Submit(gate->Waits(out, "first"), out.Gives("first"), 1);
+  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 6; i++) worker.Submit(out.Returns("a"), out.Gives("a"), 1);
+  worker.Submit(out.Returns("b"), out.Gives("b"), 2);
+  worker.RunCompletions();
+  REQUIRE(out.abandoned.size() == 2);
+  CHECK(out.abandoned[0] == "a: lookup queue full for its user (4 waiting)");
+  gate->Release();
+  REQUIRE(worker.WaitIdle(10s));
+  CHECK(std::count(out.completed.begin(), out.completed.end(), "b") == 1);
+}
+
+TEST_CASE("a lookup that works longer than max_run is given up and counted") {
+  LookupWorker::Limits limits;
+  limits.max_run = 300ms;
+  LookupWorker worker(limits);
+  Outcomes out;
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  struct StopAtEnd {
+    std::shared_ptr<std::atomic<bool>> stop;
+    ~StopAtEnd() { *stop = true; }
+  } stop_at_end{stop};
+  // CPU for as long as it is let: never judged stuck, only too long.
+  worker.Submit(
+      [stop] {
+        volatile uint64_t x = 0;
+        const auto end = std::chrono::steady_clock::now() + 20s;
+        while (!*stop && std::chrono::steady_clock::now() < end)
+          for (int i = 0; i < 100000; i++) x = x + static_cast<uint64_t>(i);
+        return std::function<void()>([] {});
+      },
+      out.Gives("spins"), 7);
+  for (int i = 0; i < 500 && out.abandoned.empty(); i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(out.abandoned.size() == 1);
+  CHECK(out.abandoned[0].rfind("spins: lookup ran longer than", 0) == 0);
+  CHECK(worker.stats().overran == 1);
+  // Its user is served again, on another thread.
+  worker.Submit(out.Returns("next"), out.Gives("next"), 7);
+  for (int i = 0; i < 300 && out.completed.empty(); i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(out.completed == std::vector<std::string>{"next"});
 }

@@ -83,3 +83,36 @@ TEST_CASE("inside another root: paths stay in it, links and FIFOs are refused") 
   CHECK(status == 0);
   close(root_fd);
 }
+
+TEST_CASE("a recorded path is opened by the daemon's rules, procfs and sysfs refused") {
+  using lcpi::OpenRecordedFile;
+  TempDir dir;
+  const std::string file = dir / "image";
+  WriteFile(file, std::string(4096, 'x'));
+  uint64_t size = 0;
+  auto ok = OpenRecordedFile(file, &size);
+  REQUIRE(ok.has_value());
+  close(*ok);
+  CHECK(size == 4096);
+  // A symbolic link as the last component: whatever it names is not opened.
+  const std::string link = dir / "link";
+  REQUIRE(symlink(file.c_str(), link.c_str()) == 0);
+  CHECK_FALSE(OpenRecordedFile(link).has_value());
+  const std::string fifo = dir / "fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(ExitStatusWithin(5, [&] { return OpenRecordedFile(fifo).has_value() ? 1 : 0; }) == 0);
+  CHECK_FALSE(OpenRecordedFile("/dev/zero").has_value());
+  // /proc/kcore is a "regular file" (the whole of memory, to root), as is
+  // every file of /proc and /sys: none is an image. (Containers may hide
+  // /proc/kcore: /proc/self/status shows the same rule.)
+  REQUIRE(OpenRegularFile("/proc/self/status").has_value());  // the daemon's plain check passes it
+  auto status = OpenRecordedFile("/proc/self/status");
+  REQUIRE_FALSE(status.has_value());
+  CHECK(status.error().message().find("procfs or sysfs") != std::string::npos);
+  CHECK_FALSE(OpenRecordedFile("/proc/kcore").has_value());
+  CHECK_FALSE(OpenRecordedFile("/sys/kernel/notes").has_value());
+  // Over the size bound: refused before any read.
+  auto big = OpenRecordedFile(file, nullptr, 1024);
+  REQUIRE_FALSE(big.has_value());
+  CHECK(big.error().message().find("larger than") != std::string::npos);
+}

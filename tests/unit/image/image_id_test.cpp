@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -101,7 +102,8 @@ TEST_CASE("a build-id names the image") {
   const std::string expected = ReadelfBuildId(bin);
   REQUIRE(expected.size() == 40);  // sha1
   CHECK(id->build_id == expected);
-  CHECK(id->identity == "build-id:" + expected);
+  CHECK(id->identity.rfind("build-id:" + expected + ":", 0) == 0);
+  CHECK(id->identity.size() == std::strlen("build-id:") + 40 + 1 + 16);
   CHECK(id->file_size == std::filesystem::file_size(bin));
 
   // strip keeps the note, so a stripped copy is the same image.
@@ -316,4 +318,155 @@ TEST_CASE("kernel modules are identified from /sys/module notes") {
   CHECK(lcpi::IdentifyKernelModule("absent", dir / "").error().code() == Errc::kNotFound);
   CHECK(lcpi::IdentifyKernelModule("../x", dir / "").error().code() == Errc::kInvalidArgument);
   CHECK(lcpi::IdentifyKernelModule("", dir / "").error().code() == Errc::kInvalidArgument);
+}
+
+namespace {
+
+// A copy of `bin` (an ELF64 little-endian executable) with `extra` more
+// program headers, each a PT_LOAD covering the whole file: the new table is
+// appended at the end and e_phoff/e_phnum point at it. With `sparse_size`,
+// the file is then extended (a hole, no disk) to that many bytes, which the
+// new headers cover. The bytes are crafted here, in the test; the product
+// reads them only through libelf.
+std::string WithWholeFileLoads(const TempDir& dir, const std::string& bin, uint32_t extra,
+                               uint64_t sparse_size = 0) {
+  std::string bytes = ReadFile(bin);
+  uint64_t phoff = 0;
+  uint16_t phentsize = 0, phnum = 0;
+  std::memcpy(&phoff, bytes.data() + 0x20, 8);
+  std::memcpy(&phentsize, bytes.data() + 0x36, 2);
+  std::memcpy(&phnum, bytes.data() + 0x38, 2);
+  REQUIRE(phentsize == 56);
+  REQUIRE(phnum + extra < 0xffff);  // PN_XNUM
+  const std::string old_table = bytes.substr(phoff, uint64_t{phentsize} * phnum);
+  while (bytes.size() % 8 != 0) bytes.push_back('\0');
+  const uint64_t new_phoff = bytes.size();
+  const uint64_t written = new_phoff + old_table.size() + uint64_t{phentsize} * extra;
+  const uint64_t total = std::max(written, sparse_size);
+  bytes += old_table;
+  for (uint32_t i = 0; i < extra; ++i) {
+    unsigned char ph[56] = {};
+    const uint32_t type = 1, flags = 5;  // PT_LOAD, R+X
+    const uint64_t zero = 0, align = 0x1000;
+    std::memcpy(ph + 0, &type, 4);
+    std::memcpy(ph + 4, &flags, 4);
+    std::memcpy(ph + 8, &zero, 8);    // p_offset
+    std::memcpy(ph + 16, &zero, 8);   // p_vaddr
+    std::memcpy(ph + 24, &zero, 8);   // p_paddr
+    std::memcpy(ph + 32, &total, 8);  // p_filesz: the whole file
+    std::memcpy(ph + 40, &total, 8);  // p_memsz
+    std::memcpy(ph + 48, &align, 8);
+    bytes.append(reinterpret_cast<const char*>(ph), sizeof ph);
+  }
+  REQUIRE(bytes.size() == written);
+  const uint16_t new_phnum = static_cast<uint16_t>(phnum + extra);
+  std::memcpy(bytes.data() + 0x20, &new_phoff, 8);
+  std::memcpy(bytes.data() + 0x38, &new_phnum, 2);
+  const std::string out = dir / (std::filesystem::path(bin).filename().string() + ".phdrs");
+  WriteFile(out, bytes);
+  if (sparse_size > written) REQUIRE(truncate(out.c_str(), static_cast<off_t>(total)) == 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tens of thousands of program headers over the whole file are hashed once") {
+  TempDir dir;
+  const std::string bin = Build(dir, "plain", kProgram, "-Wl,--build-id=none");
+  const std::string hostile = WithWholeFileLoads(dir, bin, 30000);
+  // Each header covers the ~1.7 MB file: hashed once per header that is
+  // 50 GB of reading. In a child, so a regression fails instead of hanging.
+  const int status = lcpi::testing::ExitStatusWithin(10, [&] {
+    auto id = IdentifyElfFile(hostile);
+    return id.has_value() ? 0 : 1;
+  });
+  CHECK(status == 0);
+  // Past the bound on program headers: named by what fstat says, marked.
+  auto id = IdentifyElfFile(hostile);
+  REQUIRE(id.has_value());
+  CHECK(id->identity.rfind("file-stat:", 0) == 0);
+  CHECK_FALSE(id->content_hashed);
+  CHECK(id->bytes_hashed == 0);
+
+  // Within the bound, each distinct byte is read once: the whole file.
+  const std::string within = WithWholeFileLoads(dir, bin, 4000);
+  auto wid = IdentifyElfFile(within);
+  REQUIRE(wid.has_value());
+  CHECK(wid->identity.rfind("content-hash:", 0) == 0);
+  CHECK(wid->bytes_hashed == std::filesystem::file_size(within));
+  // The same layout whatever the order or number of the duplicates: stable.
+  auto again = IdentifyElfFile(within);
+  REQUIRE(again.has_value());
+  CHECK(again->identity == wid->identity);
+}
+
+TEST_CASE("a file too slow or too big to hash gets a marked weaker identity") {
+  TempDir dir;
+  const std::string bin = Build(dir, "budget", kProgram, "-Wl,--build-id=none");
+  lcpi::HashLimits small;
+  small.max_bytes = 1024;
+  auto weak = IdentifyElfFile(bin, small);
+  REQUIRE(weak.has_value());
+  CHECK(weak->identity.rfind("file-stat:", 0) == 0);
+  CHECK(weak->bytes_hashed == 0);  // over the budget: nothing read
+  lcpi::HashLimits no_time;
+  no_time.max_time = std::chrono::milliseconds(-1);
+  auto late = IdentifyElfFile(bin, no_time);
+  REQUIRE(late.has_value());
+  CHECK(late->identity == weak->identity);  // same file, same metadata
+  // A copy is another file: another weak identity, unlike a content hash.
+  const std::string copy = dir / "budget_copy";
+  std::filesystem::copy_file(bin, copy);
+  auto other = IdentifyElfFile(copy, small);
+  REQUIRE(other.has_value());
+  CHECK(other->identity != weak->identity);
+  auto full = IdentifyElfFile(bin);
+  REQUIRE(full.has_value());
+  CHECK(full->identity.rfind("content-hash:", 0) == 0);
+  CHECK(full->headers_hash == weak->headers_hash);
+}
+
+TEST_CASE("a huge sparse file without a build-id is not read whole") {
+  TempDir dir;
+  const std::string bin = Build(dir, "sparse", kProgram, "-Wl,--build-id=none");
+  // 64 GiB of hole under one loadable segment: minutes of reading zeros.
+  const std::string huge = WithWholeFileLoads(dir, bin, 1, uint64_t{64} << 30);
+  const int status = lcpi::testing::ExitStatusWithin(10, [&] {
+    auto id = IdentifyElfFile(huge);
+    return id.has_value() ? 0 : 1;
+  });
+  CHECK(status == 0);
+  auto id = IdentifyElfFile(huge);
+  REQUIRE(id.has_value());
+  CHECK(id->identity.rfind("file-stat:", 0) == 0);
+  CHECK(id->bytes_hashed == 0);
+}
+
+TEST_CASE("a file claiming another's build-id does not get its identity") {
+  TempDir dir;
+  // Any user may link any build-id into a program of their own.
+  const std::string real = Build(dir, "real", kProgram, "-Wl,--build-id");
+  const std::string claimed = ReadelfBuildId(real);
+  REQUIRE(!claimed.empty());
+  const std::string forged =
+      Build(dir, "forged", kOtherProgram, "-Wl,--build-id=0x" + claimed + " -Wl,-z,norelro");
+  REQUIRE(ReadelfBuildId(forged) == claimed);
+  auto a = IdentifyElfFile(real);
+  auto b = IdentifyElfFile(forged);
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(a->build_id == b->build_id);  // the claim is still read
+  CHECK(a->identity != b->identity);  // but it is not the identity
+  CHECK(lcpi::BuildIdOfIdentity(a->identity) == claimed);
+  CHECK(lcpi::BuildIdOfIdentity(b->identity) == claimed);
+  // A copy, stripped or not, is still the same image.
+  const std::string copy = dir / "real_copy";
+  std::filesystem::copy_file(real, copy);
+  auto c = IdentifyElfFile(copy);
+  REQUIRE(c.has_value());
+  CHECK(c->identity == a->identity);
+  // Identities recorded before (the build-id alone) still match the file.
+  CHECK(lcpi::IdentityMatches("build-id:" + claimed, *a));
+  CHECK(lcpi::IdentityMatches(a->identity, *a));
+  CHECK_FALSE(lcpi::IdentityMatches(a->identity, *b));
 }

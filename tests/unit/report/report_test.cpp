@@ -59,7 +59,8 @@ std::string ReadGolden(const std::string& name) {
 // build-id as @ID@.
 std::string Normalize(const std::string& text, const std::string& dir) {
   std::string out = ReplaceAll(text, dir, "@DIR@");
-  return std::regex_replace(out, std::regex("build-id:[0-9a-f]{9,}"), "build-id:@ID@");
+  return std::regex_replace(out, std::regex("build-id:[0-9a-f]{9,}(:[0-9a-f]{16})?"),
+                            "build-id:@ID@");
 }
 
 Profile Build(ProfileDb& db, ProfOptions o) {
