@@ -83,6 +83,9 @@ void AddSourceDeltas(MergeBatch& batch, const DrainStats& now_all, const DrainSt
   // Times perf's core throttled an event (each stops it until the next tick):
   // events, not a number of samples missed, which nobody counts.
   add("throttle_events", d.throttled);
+  // kmod: the samples those throttles cost, estimated (not in "lost", which
+  // counts exactly)
+  add("throttled_lost_estimate", d.throttled_lost_estimate);
   add("bad_records", d.bad_records);
   // Each event's time enabled and running since the last merge (batch.events
   // is in the source's event order): the reports' multiplex scale.
@@ -478,7 +481,8 @@ std::string Daemon::Status() {
   for (size_t i = 0; i < source_->Events().size(); i++) {
     const RealEvent& ev = source_->Events()[i];
     o << "event." << i << " " << ev.requested.name << " sampled-as " << ev.used << " period "
-      << ev.period << " precise " << ev.precise << (ev.fell_back ? " (fallback)" : "") << "\n";
+      << ev.period << " precise " << ev.precise << (ev.fell_back ? " (fallback)" : "")
+      << (ev.not_running ? " not running" : "") << "\n";
   }
   o << "database " << options_.db << "\n";
   o << "readers " << (access_.group_found ? "root and group " + access_.group : "root only")
@@ -512,6 +516,8 @@ std::string Daemon::Status() {
   o << "unknown " << t.unknown << "\n";
   o << "lost " << lost << "\n";
   o << "throttle_events " << s.throttled << "\n";
+  if (source_->Name() == "kmod")
+    o << "throttled_lost_estimate " << s.throttled_lost_estimate << "\n";
   // kmod: how many samples the handler took in NMI context (a PMU overflow
   // on x86, or on arm64 with pseudo-NMIs; never a clock's hrtimer)
   if (source_->Name() == "kmod") o << "nmi_samples " << s.nmi_samples << "\n";

@@ -21,6 +21,7 @@
 #define LCPI_H
 
 #include <linux/irq_work.h>
+#include <asm/local64.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
@@ -47,9 +48,19 @@ struct lcpi_cpu {
 	 */
 	void *mem;
 	unsigned int id;
-	/* written by this CPU's handler only */
-	u64 nested;
-	u64 throttle_events;
+	/*
+	 * written by this CPU's handler only; the handler may interrupt
+	 * itself (an NMI a cpu-clock hrtimer run): these two are counted
+	 * before or without the table's guard, so with local64_inc(), one
+	 * instruction no interrupt on this CPU can split
+	 */
+	local64_t nested;
+	local64_t throttle_events;
+	/* inside the table's guard: the throttled-sample estimate */
+	u64 last_ns[LCPI_MAX_EVENTS];		/* the event's last sample */
+	u64 interval_ns[LCPI_MAX_EVENTS];	/* between its last two */
+	u64 throttled_at[LCPI_MAX_EVENTS];	/* 0, or when it was throttled */
+	u64 throttled_lost;
 	u64 nmi_samples;		/* NMI context only: NMIs do not nest */
 	u64 handler_ns_hit;		/* estimated: see LCPI_TIMED_EVERY */
 	u64 handler_ns_miss;
@@ -64,6 +75,7 @@ struct lcpi_cpu {
 	struct lcpi_evctx ctx[LCPI_MAX_EVENTS];
 	u64 time_enabled[LCPI_MAX_EVENTS];	/* of events already released */
 	u64 time_running[LCPI_MAX_EVENTS];
+	u64 probe_running[LCPI_MAX_EVENTS];	/* at START, for the probe */
 	/* wakes the reader from the handler (NMI-safe) */
 	struct irq_work wake_work;
 };
@@ -77,6 +89,7 @@ extern struct lcpi_ht_config lcpi_ht_cfg;
 extern struct lcpi_config lcpi_cfg;
 extern struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
 extern bool lcpi_running;
+extern u32 lcpi_not_running;	/* BIT(i): event i did not run at START */
 
 /* lcpi_main.c */
 void lcpi_cpu_mem_trim(struct lcpi_cpu *c);
@@ -84,6 +97,7 @@ void lcpi_cpu_mem_trim(struct lcpi_cpu *c);
 /* lcpi_sample.c */
 void lcpi_sample_init(void);
 void lcpi_sample_configure(const struct lcpi_config *cfg);
+void lcpi_sample_reset_times(void);
 int lcpi_sample_start(void);
 void lcpi_sample_stop(void);
 int lcpi_sample_cpu_online(unsigned int cpu);

@@ -22,6 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "lcpi.h"
+#include "include/lcpi_attr.h"
 
 static unsigned long lcpi_open_bit;
 static DEFINE_MUTEX(lcpi_read_mutex);
@@ -148,19 +149,6 @@ static __poll_t lcpi_poll(struct file *file, poll_table *wait)
 	return lcpi_any_ready() ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-static bool lcpi_type_known(u32 type)
-{
-	return type == PERF_TYPE_HARDWARE || type == PERF_TYPE_SOFTWARE ||
-	       type == PERF_TYPE_HW_CACHE || type == PERF_TYPE_RAW;
-}
-
-static bool lcpi_is_clock(const struct lcpi_event_config *ev)
-{
-	return ev->type == PERF_TYPE_SOFTWARE &&
-	       (ev->config == PERF_COUNT_SW_CPU_CLOCK ||
-		ev->config == PERF_COUNT_SW_TASK_CLOCK);
-}
-
 /*
  * 0 if @cfg is usable, else -EINVAL. Unused event slots must be zero.
  *
@@ -180,7 +168,6 @@ int lcpi_config_check(const struct lcpi_config *cfg)
 {
 	static const struct lcpi_event_config zero;
 	const struct lcpi_event_config *ev;
-	u64 min;
 	u32 i;
 
 	if (cfg->size != LCPI_CONFIG_SIZE_VER1)
@@ -194,17 +181,7 @@ int lcpi_config_check(const struct lcpi_config *cfg)
 				return -EINVAL;
 			continue;
 		}
-		if (!lcpi_type_known(ev->type))
-			return -EINVAL;
-		if (ev->type == PERF_TYPE_SOFTWARE && !lcpi_is_clock(ev))
-			return -EINVAL;
-		min = lcpi_is_clock(ev) ? LCPI_MIN_PERIOD_CLOCK_NS :
-					  LCPI_MIN_PERIOD_EVENTS;
-		if (ev->period < min || ev->period >= (1ULL << 62))
-			return -EINVAL;
-		if (ev->jitter_pct > 50 || ev->reserved)
-			return -EINVAL;
-		if (ev->flags & ~LCPI_EVENT_FALLBACK_CPU_CLOCK)
+		if (lcpi_attr_check(ev))
 			return -EINVAL;
 	}
 	return 0;
@@ -230,6 +207,8 @@ static long lcpi_ioc_set_config(void __user *uarg)
 		ret = -EBUSY;
 	} else {
 		lcpi_sample_configure(&cfg);
+		/* a time delta never spans two configurations */
+		lcpi_sample_reset_times();
 		ret = 0;
 	}
 	mutex_unlock(&lcpi_mutex);
@@ -270,6 +249,8 @@ static long lcpi_ioc_get_info(unsigned int cmd, void __user *uarg)
 			continue;
 		if (event->attr.exclude_guest)
 			info.events[i].flags |= LCPI_EVENT_INFO_EXCLUDE_GUEST;
+		if (lcpi_not_running & BIT(i))
+			info.events[i].flags |= LCPI_EVENT_INFO_NOT_RUNNING;
 		info.precise_ip[i] = event->attr.precise_ip;
 	}
 	mutex_unlock(&lcpi_mutex);
@@ -288,7 +269,7 @@ static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 
 	if (copy_from_user(&st, uarg, 2 * sizeof(u32)))
 		return -EFAULT;
-	/* the size the ioctl number says, VER1, VER2 or VER3 */
+	/* the size the ioctl number says, VER1 to VER4 */
 	size = st.size;
 	if (size != _IOC_SIZE(cmd))
 		return -EINVAL;
@@ -309,8 +290,9 @@ static long lcpi_ioc_get_stats(unsigned int cmd, void __user *uarg)
 			st.online = 1;
 	/* the handler may be updating these: a snapshot, exact once stopped */
 	st.table = c->ht.stats;
-	st.nested = READ_ONCE(c->nested);
-	st.throttle_events = READ_ONCE(c->throttle_events);
+	st.nested = local64_read(&c->nested);
+	st.throttle_events = local64_read(&c->throttle_events);
+	st.throttled_lost_estimate = READ_ONCE(c->throttled_lost);
 	st.nmi_samples = READ_ONCE(c->nmi_samples);
 	st.handler_ns_hit = READ_ONCE(c->handler_ns_hit);
 	st.handler_ns_miss = READ_ONCE(c->handler_ns_miss);
@@ -357,6 +339,7 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case LCPI_IOC_GET_STATS:
 	case LCPI_IOC_GET_STATS_VER1:
 	case LCPI_IOC_GET_STATS_VER2:
+	case LCPI_IOC_GET_STATS_VER3:
 		return lcpi_ioc_get_stats(cmd, uarg);
 	default:
 		return -ENOTTY;

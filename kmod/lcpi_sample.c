@@ -24,6 +24,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
+#include <linux/delay.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
@@ -34,6 +35,7 @@
 #include <linux/smp.h>
 
 #include "lcpi.h"
+#include "include/lcpi_attr.h"
 
 /*
  * kernel/events/core.c's MAX_INTERRUPTS (not in any header): the mark
@@ -42,12 +44,6 @@
  * handler (6.1 and 6.12 alike); cleared when the tick unthrottles it.
  */
 #define LCPI_PERF_MAX_INTERRUPTS (~0ULL)
-
-/* a fallen-back PMU period becomes ns as if at 2 GHz, as lcpid's perf source */
-#define LCPI_ASSUMED_CYCLES_PER_NS 2
-
-/* perf_event_attr.precise_ip's highest level: the exact instruction */
-#define LCPI_PRECISE_MAX 3
 
 static const struct lcpi_config lcpi_default_cfg = {
 	.size = sizeof(struct lcpi_config),
@@ -64,6 +60,7 @@ static const struct lcpi_config lcpi_default_cfg = {
 struct lcpi_config lcpi_cfg;
 struct lcpi_event_config lcpi_real[LCPI_MAX_EVENTS];
 bool lcpi_running;
+u32 lcpi_not_running;
 
 /*
  * Testing only (root, via /sys/module/lcpi/parameters): make creating any
@@ -93,9 +90,9 @@ MODULE_PARM_DESC(inject_precise,
 static u64 lcpi_period[LCPI_MAX_EVENTS];
 static u64 lcpi_delta[LCPI_MAX_EVENTS];
 /*
- * The precise_ip each event is opened with: the highest a PMU event may
- * ask for, lowered at START while the PMU refuses it (lcpi_lower_precise()).
- * Under lcpi_mutex.
+ * The precise_ip each event is opened with: lcpi_attr_precise_first(),
+ * lowered at START while the PMU refuses it (lcpi_retry()). Under
+ * lcpi_mutex.
  */
 static u8 lcpi_precise[LCPI_MAX_EVENTS];
 
@@ -134,6 +131,31 @@ static void lcpi_jitter(struct lcpi_cpu *c, struct perf_event *event, u32 idx)
 	event->hw.sample_period = next ? next : 1;
 }
 
+/*
+ * The samples event @i would have taken while throttled, estimated at its
+ * first sample after: the time since the throttle over the interval
+ * between its two samples before it, less the one taken now. Inside the
+ * table's guard (a nested run leaves it alone: its throttle is still
+ * counted in throttle_events). The division runs once per throttle.
+ */
+static void lcpi_throttle_account(struct lcpi_cpu *c, u32 i, u64 now,
+				  bool throttled)
+{
+	u64 gap;
+
+	if (c->throttled_at[i]) {
+		gap = now - c->throttled_at[i];
+		if (c->interval_ns[i] && gap > c->interval_ns[i])
+			c->throttled_lost += div64_u64(gap, c->interval_ns[i]) - 1;
+		c->throttled_at[i] = 0;
+	} else if (c->last_ns[i] && now > c->last_ns[i]) {
+		c->interval_ns[i] = now - c->last_ns[i];
+	}
+	c->last_ns[i] = now;
+	if (throttled)
+		c->throttled_at[i] = now;
+}
+
 /* Must be safe from any context, NMI included. */
 static void lcpi_overflow(struct perf_event *event,
 			  struct perf_sample_data *data, struct pt_regs *regs)
@@ -141,6 +163,7 @@ static void lcpi_overflow(struct perf_event *event,
 	struct lcpi_evctx *x = event->overflow_handler_context;
 	struct lcpi_cpu *c = x->cpu;
 	enum lcpi_ht_result r;
+	bool throttled;
 	u32 flags = 0;
 	int wake = 0;
 	u64 t0, t1;
@@ -153,14 +176,16 @@ static void lcpi_overflow(struct perf_event *event,
 	if (in_nmi())
 		c->nmi_samples++;
 	/* perf has just stopped this event until the next tick: say so */
-	if (event->hw.interrupts == LCPI_PERF_MAX_INTERRUPTS)
-		c->throttle_events++;
+	throttled = event->hw.interrupts == LCPI_PERF_MAX_INTERRUPTS;
+	if (throttled)
+		local64_inc(&c->throttle_events);
 	if (!lcpi_ht_enter(&c->ht)) {
 		/* we interrupted the handler or a flush on this CPU */
-		c->nested++;
+		local64_inc(&c->nested);
 		return;
 	}
 
+	lcpi_throttle_account(c, x->idx, t0, throttled);
 	if (!user_mode(regs))
 		flags |= LCPI_RECORD_KERNEL;
 	r = lcpi_ht_add(&c->ht, task_tgid_nr(current),
@@ -193,20 +218,10 @@ static void lcpi_ctx_set(struct lcpi_cpu *c, u32 i)
 static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 {
 	const struct lcpi_event_config *ev = &lcpi_real[i];
-	/*
-	 * exclude_guest: on a KVM host a PMU overflow while a vCPU runs
-	 * would otherwise be filed as a sample of the host kernel (perf
-	 * record sets it by default for the same reason).
-	 */
-	struct perf_event_attr attr = {
-		.type = ev->type,
-		.size = sizeof(attr),
-		.config = ev->config,
-		.sample_period = ev->period,
-		.precise_ip = lcpi_precise[i],
-		.exclude_guest = 1,
-	};
+	struct perf_event_attr attr;
 
+	/* the rules are lcpi_attr.h's, tested in user space (attr_test) */
+	lcpi_attr_build(&attr, ev, lcpi_precise[i]);
 	lcpi_ctx_set(c, i);
 	if (lcpi_inject_errno > 0 && lcpi_inject_errno < MAX_ERRNO &&
 	    (lcpi_inject_cpu < 0 || (unsigned int)lcpi_inject_cpu == c->id) &&
@@ -219,60 +234,37 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 						lcpi_overflow, &c->ctx[i]);
 }
 
-/*
- * The clocks (the only software events accepted) have no precise_ip: it
- * means nothing to an hrtimer, so they are opened with 0, as perf does.
- */
+/* The clocks get precise_ip 0: it means nothing to an hrtimer (perf too). */
 static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 {
 	lcpi_real[i] = *ev;
 	lcpi_period[i] = ev->period;
 	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
-	lcpi_precise[i] = ev->type == PERF_TYPE_SOFTWARE ? 0 : LCPI_PRECISE_MAX;
+	lcpi_precise[i] = lcpi_attr_precise_first(ev);
 }
 
 /*
- * Asks event @i for one precise_ip level less, for every CPU, as perf
- * does for cycles:P; false if it cannot. Only when the PMU refused the
- * level (-EINVAL, -EOPNOTSUPP: x86 for a level its PEBS lacks) and there
- * is a lower one.
+ * Creating event @i failed with @err: asks it again, for every CPU, as
+ * lcpi_attr_retry() says: one precise_ip level less on any error, as
+ * perf's tool does (AMD's IBS refuses with -ENOENT what its core PMU
+ * takes at 0), then, at 0, cpu-clock for cycles the PMU lacks; false if
+ * the error is to be reported.
  */
-static bool lcpi_lower_precise(u32 i, long err)
-{
-	if (err != -EINVAL && err != -EOPNOTSUPP)
-		return false;
-	if (!lcpi_precise[i])
-		return false;
-	lcpi_precise[i]--;
-	return true;
-}
-
-/*
- * Degrades event @i to the software cpu-clock, for every CPU; false if it
- * cannot. Only when the PMU lacks the event (-ENOENT: no PMU knows it,
- * -EOPNOTSUPP: the PMU cannot sample it): a busy counter, a lack of memory
- * or a bad attribute is an error to report, not a reason to sample
- * something else.
- */
-static bool lcpi_fall_back(u32 i, long err)
+static bool lcpi_retry(u32 i, long err)
 {
 	struct lcpi_event_config ev = lcpi_real[i];
 
-	if (err != -ENOENT && err != -EOPNOTSUPP)
+	switch (lcpi_attr_retry(&ev, &lcpi_precise[i], err)) {
+	case LCPI_ATTR_LOWERED:
+		return true;
+	case LCPI_ATTR_FELL_BACK:
+		pr_info("event %u (type %u config 0x%llx) unavailable (%ld): sampling cpu-clock instead\n",
+			i, lcpi_real[i].type, lcpi_real[i].config, err);
+		lcpi_real_set(i, &ev);
+		return true;
+	default:
 		return false;
-	if (!(ev.flags & LCPI_EVENT_FALLBACK_CPU_CLOCK))
-		return false;
-	if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK)
-		return false;
-	pr_info("event %u (type %u config 0x%llx) unavailable (%ld): sampling cpu-clock instead\n",
-		i, ev.type, ev.config, err);
-	ev.type = PERF_TYPE_SOFTWARE;
-	ev.config = PERF_COUNT_SW_CPU_CLOCK;
-	/* the same rate if a cycle took 1/LCPI_ASSUMED_CYCLES_PER_NS ns */
-	ev.period = max_t(u64, div_u64(ev.period, LCPI_ASSUMED_CYCLES_PER_NS),
-			  LCPI_MIN_PERIOD_CLOCK_NS);
-	lcpi_real_set(i, &ev);
-	return true;
+	}
 }
 
 /* Reads an event's times, then releases it: no handler runs after this. */
@@ -314,6 +306,10 @@ static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
 	long err;
 	u32 i;
 
+	/* no handler runs here yet: a gap never spans two runs */
+	memset(c->last_ns, 0, sizeof(c->last_ns));
+	memset(c->interval_ns, 0, sizeof(c->interval_ns));
+	memset(c->throttled_at, 0, sizeof(c->throttled_at));
 	for (i = 0; i < lcpi_cfg.nr_events; i++) {
 		event = lcpi_event_create(c, i);
 		if (!IS_ERR(event)) {
@@ -327,7 +323,7 @@ static int lcpi_cpu_create(struct lcpi_cpu *c, bool probe)
 			continue;
 		}
 		lcpi_cpu_release(c);
-		if (lcpi_lower_precise(i, err) || lcpi_fall_back(i, err))
+		if (lcpi_retry(i, err))
 			return 1;
 		pr_warn("event %u: cannot sample on cpu %u (%ld)\n", i, c->id,
 			err);
@@ -345,6 +341,72 @@ void lcpi_sample_configure(const struct lcpi_config *cfg)
 	lcpi_cfg = *cfg;
 	for (i = 0; i < LCPI_MAX_EVENTS; i++)
 		lcpi_real_set(i, i < cfg->nr_events ? &cfg->events[i] : &none);
+}
+
+/*
+ * SET_CONFIG: the times of released events start again from 0, so a delta
+ * of time_enabled/time_running never mixes two configurations. Under
+ * lcpi_mutex, while stopped.
+ */
+void lcpi_sample_reset_times(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		memset(lcpi_cpus[cpu]->time_enabled, 0,
+		       sizeof(lcpi_cpus[cpu]->time_enabled));
+		memset(lcpi_cpus[cpu]->time_running, 0,
+		       sizeof(lcpi_cpus[cpu]->time_running));
+	}
+}
+
+static u64 lcpi_event_running(struct perf_event *event)
+{
+	u64 enabled = 0, running = 0;
+
+	perf_event_read_value(event, &enabled, &running);
+	return running;
+}
+
+/*
+ * After START: which events never get the PMU. Each event's time_running
+ * on every CPU is read, then again LCPI_RUNNING_PROBE_MS later (several
+ * multiplexing intervals: a multiplexed event runs in some of them); an
+ * event that advanced on no CPU is marked in lcpi_not_running (GET_INFO's
+ * LCPI_EVENT_INFO_NOT_RUNNING) and said in the log. Its samples are not a
+ * profile until it runs. Under cpus_read_lock() and lcpi_mutex.
+ */
+static void lcpi_probe_running(void)
+{
+	struct lcpi_cpu *c;
+	unsigned int cpu;
+	u32 i, ran = 0;
+
+	for_each_online_cpu(cpu) {
+		c = lcpi_cpus[cpu];
+		for (i = 0; i < lcpi_cfg.nr_events; i++)
+			if (c->events[i])
+				c->probe_running[i] =
+					lcpi_event_running(c->events[i]);
+	}
+	msleep(LCPI_RUNNING_PROBE_MS);
+	for_each_online_cpu(cpu) {
+		c = lcpi_cpus[cpu];
+		for (i = 0; i < lcpi_cfg.nr_events; i++)
+			if (c->events[i] &&
+			    lcpi_event_running(c->events[i]) >
+			    c->probe_running[i])
+				ran |= BIT(i);
+	}
+	lcpi_not_running = 0;
+	for (i = 0; i < lcpi_cfg.nr_events; i++) {
+		if (ran & BIT(i))
+			continue;
+		lcpi_not_running |= BIT(i);
+		pr_warn("event %u (type %u config 0x%llx) created but not running on any CPU in %u ms: the PMU has no counter for it\n",
+			i, lcpi_real[i].type, lcpi_real[i].config,
+			LCPI_RUNNING_PROBE_MS);
+	}
 }
 
 /* Under cpus_read_lock() and lcpi_mutex. */
@@ -372,6 +434,7 @@ again:
 		}
 	}
 	lcpi_running = true;
+	lcpi_probe_running();
 	return 0;
 }
 
@@ -383,6 +446,7 @@ void lcpi_sample_stop(void)
 	for_each_possible_cpu(cpu)
 		lcpi_cpu_release(lcpi_cpus[cpu]);
 	lcpi_running = false;
+	lcpi_not_running = 0;
 }
 
 void lcpi_sample_init(void)

@@ -104,6 +104,17 @@ struct lcpi_event_config {
  * not filed as host samples.
  */
 #define LCPI_EVENT_INFO_EXCLUDE_GUEST 0x100
+/*
+ * GET_INFO only: the event was created but never counted during the probe
+ * after START (LCPI_RUNNING_PROBE_MS): on no CPU did its time_running
+ * advance. The PMU could not schedule it: pinned events of other users
+ * hold the counters, or (Intel before Icelake) a constraint no counter
+ * meets. It is sampled as soon as it gets the PMU; until then it takes no
+ * samples, so its counts are not a profile.
+ */
+#define LCPI_EVENT_INFO_NOT_RUNNING 0x200
+/* How long START watches the new events' time_running (ms). */
+#define LCPI_RUNNING_PROBE_MS 50
 
 /*
  * The shortest mean periods SET_CONFIG accepts: 10 us for the software
@@ -200,16 +211,25 @@ struct lcpi_cpu_stats {
 	 * hrtimers never are.
 	 */
 	__u64 nmi_samples;
+	/*
+	 * since VER4: samples this CPU's events would have taken while perf's
+	 * core kept them throttled, estimated: for each throttle, the time
+	 * from the throttle to the event's next sample over the interval
+	 * between its two samples before it, less one. Counted nowhere else:
+	 * lost samples, beside table.dropped and nested.
+	 */
+	__u64 throttled_lost_estimate;
 };
 
 /*
- * VER1 (176 bytes) had no throttle_events, VER2 (184) no nmi_samples;
- * GET_STATS still answers both, as LCPI_IOC_GET_STATS_VER1 and _VER2,
- * with their first 176 or 184 bytes.
+ * VER1 (176 bytes) had no throttle_events, VER2 (184) no nmi_samples, VER3
+ * (192) no throttled_lost_estimate; GET_STATS still answers them, as
+ * LCPI_IOC_GET_STATS_VER1, _VER2 and _VER3, with their first bytes.
  */
 #define LCPI_CPU_STATS_SIZE_VER1 176
 #define LCPI_CPU_STATS_SIZE_VER2 184
 #define LCPI_CPU_STATS_SIZE_VER3 192
+#define LCPI_CPU_STATS_SIZE_VER4 200
 
 /* Table entries one interrupts-off step of FLUSH writes out (1/16 table). */
 #define LCPI_FLUSH_STEP_ENTRIES 1024
@@ -233,6 +253,8 @@ struct lcpi_cpu_stats {
 				     0x06, LCPI_CPU_STATS_SIZE_VER1)
 #define LCPI_IOC_GET_STATS_VER2	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
 				     0x06, LCPI_CPU_STATS_SIZE_VER2)
+#define LCPI_IOC_GET_STATS_VER3	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
+				     0x06, LCPI_CPU_STATS_SIZE_VER3)
 
 #ifdef __cplusplus
 static_assert(sizeof(struct lcpi_record) == 16, "record layout");
@@ -240,13 +262,13 @@ static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header layout");
 static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
 static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
-static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3, "stats");
+static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER4, "stats");
 #elif !defined(__KERNEL__)
 _Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 _Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
 _Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 _Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
-_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3,
+_Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER4,
 	       "stats");
 #endif
 /* The kernel side checks the same sizes with BUILD_BUG_ON() at init. */

@@ -39,6 +39,11 @@ struct RealEvent {
   // the PMU accepted (x86 PEBS: 2 or 3, the exact instruction), else 0 (the
   // sample may skid past it; always 0 for software events).
   int precise = 0;
+  // kmod: created, but its time_running did not advance on any CPU in the
+  // module's probe after START (LCPI_EVENT_INFO_NOT_RUNNING): the PMU had
+  // no counter for it (a user's pinned events, a constraint). Its samples
+  // are missing until it runs; lcpictl status says "not running".
+  bool not_running = false;
 };
 
 // A requested event a source could not sample (the PMU lacks it) and
@@ -54,14 +59,17 @@ Expected<EventSpec> ParseEvent(const std::string& name);
 // Parses "cycles,imiss". At most LCPI_MAX_EVENTS, no duplicates.
 Expected<std::vector<EventSpec>> ParseEventList(const std::string& list);
 
-// The precise_ip values to try for an event of this perf type, best first,
-// as `perf record` does for cycles:P: 3, 2, 1, 0 for hardware events (a PMU
-// refuses a level it lacks with EINVAL or EOPNOTSUPP), only 0 for software
-// events, where the level means nothing.
-std::vector<int> PreciseLevels(uint32_t type);
+// The precise_ip values to try for an event, best first, as `perf record`
+// does for cycles:P: 3, 2, 1, 0 for hardware cycles and instructions (where
+// Intel PEBS or AMD IBS can tag the exact instruction), only 0 for every
+// other event: a raw or cache event PEBS cannot take may pass creation at 3
+// on Intel before Icelake and then never be scheduled. The same rule as
+// lcpi.ko's (kmod/include/lcpi_attr.h).
+std::vector<int> PreciseLevels(uint32_t type, uint64_t config);
 
-// Whether perf_event_open's error e, for precise_ip `level` > 0, means only
-// "not this precise" (EINVAL, EOPNOTSUPP): then the next lower level is tried.
+// Whether perf_event_open's error e, for precise_ip `level` > 0, is a
+// reason to try the next lower level: any error is, as perf's tool does
+// (AMD's IBS refuses with ENOENT what its core PMU takes at precise 0).
 bool TryLowerPrecise(const Error& e, int level);
 
 // The cpu-clock event every host has.

@@ -213,6 +213,7 @@ Expected<void> KmodSource::Start() {
     ev.used = ev.fell_back ? PerfEventName(real.type, real.config) : spec.name;
     ev.period = real.period;
     ev.precise = info_.precise_ip[k];  // what the module opened it with
+    ev.not_running = (real.flags & LCPI_EVENT_INFO_NOT_RUNNING) != 0;
     events_.push_back(ev);
   }
   running_ = true;
@@ -291,6 +292,7 @@ SourceStats KmodSource::ModuleStats() const {
     AddTableStats(out.table, st.table);
     out.nested += st.nested;
     out.throttled += st.throttle_events;
+    out.throttled_lost_estimate += st.throttled_lost_estimate;
     out.nmi_samples += st.nmi_samples;
     out.handler_ns_hit += st.handler_ns_hit;
     out.handler_ns_miss += st.handler_ns_miss;

@@ -54,6 +54,15 @@ Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, i
   // read() then says how long the event was enabled and really counting:
   // the multiplexing scale (PerfRing::ReadTimes).
   attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  // The choices lcpi.ko states in kmod/include/lcpi_attr.h, made here for a
+  // ring: precise_ip only for hardware cycles and instructions
+  // (PreciseLevels), lowered on any error; exclude_guest. Unlike the
+  // module's, these events wake the reader by watermark and carry
+  // sample_type IP|TID|TIME, so on Intel a precise event may take
+  // AUTO_RELOAD and large PEBS (intel_pmu_hw_config, 6.1 core.c:3962):
+  // fine here, every PEBS record reaches the ring (drained at the
+  // threshold, at context switch and at disable), whereas a kernel
+  // counter without a ring gets one handler call per buffer.
   attr.precise_ip = static_cast<uint64_t>(ev.precise) & 3;
   attr.disabled = 1;
   attr.exclude_guest = 1;
@@ -65,7 +74,7 @@ Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, i
 Expected<PerfSource::Rings> PerfSource::OpenOnEveryCpu(RealEvent& ev) {
   // The most precise level the PMU accepts, as perf does for cycles:P; the
   // first CPU decides, the others must then take the same.
-  std::vector<int> levels = PreciseLevels(ev.type);
+  std::vector<int> levels = PreciseLevels(ev.type, ev.config);
   for (size_t i = 0; i + 1 < levels.size() && !cpus_.empty(); ++i) {
     ev.precise = levels[i];
     Expected<std::unique_ptr<PerfRing>> probe = OpenEvent(ev, cpus_.front().cpu);

@@ -27,6 +27,7 @@ SourceStats operator-(const SourceStats& now, const SourceStats& before) {
   d.table.dropped -= b.dropped;
   d.lost -= before.lost;
   d.throttled -= before.throttled;
+  d.throttled_lost_estimate -= before.throttled_lost_estimate;
   d.nested -= before.nested;
   d.nmi_samples -= before.nmi_samples;
   d.handler_ns_hit -= before.handler_ns_hit;

@@ -34,9 +34,12 @@ struct SourceOptions {
 };
 
 struct SourceStats {
-  lcpi_table_stats table{};      // summed over CPUs
-  uint64_t lost = 0;             // samples the kernel lost before the table
-  uint64_t throttled = 0;        // times perf's core throttled an event (not samples)
+  lcpi_table_stats table{};  // summed over CPUs
+  uint64_t lost = 0;         // samples the kernel lost before the table
+  uint64_t throttled = 0;    // times perf's core throttled an event (not samples)
+  // kmod: samples the throttled events would have taken, estimated from
+  // each throttle's length and the event's interval (lcpi_abi.h); lost
+  uint64_t throttled_lost_estimate = 0;
   uint64_t nested = 0;           // kmod: samples dropped, table in use (NMI nesting)
   uint64_t nmi_samples = 0;      // kmod: handler runs in NMI context (PMU overflows)
   uint64_t handler_ns_hit = 0;   // kmod: handler time spent on hits

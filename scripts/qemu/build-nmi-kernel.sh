@@ -6,6 +6,10 @@
 # it runs in NMI context. This kernel, booted with
 # irqchip.gicv3_pseudo_nmi=1, takes the PMU overflow as a (GICv3 priority)
 # pseudo-NMI: "hw perfevents: ... using NMIs", in_nmi() in the handler.
+# It is also the debug kernel: lockdep (PROVE_LOCKING), DEBUG_ATOMIC_SLEEP,
+# generic KASAN and UBSAN (nmi-kernel.config), whose reports fail the tests
+# that boot it (tests/kmod/dmesg-check.sh); lcpi.ko built against it is
+# instrumented too.
 #
 #   scripts/qemu/build-nmi-kernel.sh
 #

@@ -125,6 +125,10 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # the module's inject_precise refuses levels to exercise the lowering
   lcpi_kmod_guest_test(kmod.arm64.precise 90 --arch arm64
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/precise.sh ${LCPI_ARM64_DIR}/lcpi_kmod_check)
+  # a user's pinned cycles counters take every counter of the PMU: the
+  # module's unpinned cycles event is created but never runs, and START
+  # says so (GET_INFO's LCPI_EVENT_INFO_NOT_RUNNING) instead of sampling
+  # nothing silently
 
   # (d) the handler in NMI context: an arm64 kernel with pseudo-NMIs, built
   # once into the cache by build-nmi-kernel.sh (~10 min on 2 cores the first
@@ -135,13 +139,20 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   set_tests_properties(kmod.arm64.nmi.kernel PROPERTIES
     LABELS "kmod;integration;slow" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 2400
     FIXTURES_SETUP lcpi_nmi_kernel)
-  lcpi_kmod_guest_test(kmod.arm64.nmi 150 --arch arm64 --nmi
+  lcpi_kmod_guest_test(kmod.arm64.nmi 200 --arch arm64 --nmi
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/nmi.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
        ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
   set_tests_properties(kmod.arm64.nmi PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
+  # (e) on the same kernel, under lockdep, KASAN and UBSAN: a user's pinned
+  # cycles counters take every counter of the PMU; the module's unpinned
+  # cycles event is created but never runs, and START says so (GET_INFO's
+  # LCPI_EVENT_INFO_NOT_RUNNING) instead of sampling nothing silently
+  lcpi_kmod_guest_test(kmod.arm64.pinned 120 --arch arm64 --nmi
+    -- ${CMAKE_SOURCE_DIR}/tests/kmod/pinned.sh ${LCPI_ARM64_DIR}/lcpi_kmod_check)
+  set_tests_properties(kmod.arm64.pinned PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
 else()
   foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles
-            arm64.multiplex arm64.precise arm64.storm arm64.faults.kill_reader arm64.nmi.kernel arm64.nmi)
+            arm64.multiplex arm64.precise arm64.pinned arm64.storm arm64.faults.kill_reader arm64.nmi.kernel arm64.nmi)
     add_test(NAME kmod.${t} COMMAND sh -c
       "echo 'no aarch64-linux-gnu-g++/gcc/nm (g++-aarch64-linux-gnu): scripts/setup.sh installs it' >&2; exit 77")
     set_tests_properties(kmod.${t} PROPERTIES LABELS "kmod;integration;slow" SKIP_RETURN_CODE 77)

@@ -14,15 +14,20 @@
 //       starts sampling and exits without stopping (release must stop it).
 //   lcpi_kmod_check fallback
 //       the cpu-clock fallback policy, with errors injected into event
-//       creation (the module's inject_errno/inject_cpu parameters): only an
-//       event the PMU lacks (ENOENT, EOPNOTSUPP) falls back, on whichever
-//       CPU it is missing, and then every CPU samples cpu-clock; any other
-//       error (EBUSY, ENOMEM) fails START.
+//       creation (the module's inject_errno/inject_cpu parameters): only
+//       hardware cycles the PMU lacks (ENOENT, EOPNOTSUPP) fall back, on
+//       whichever CPU they are missing, and then every CPU samples
+//       cpu-clock; any other error (EBUSY, ENOMEM), or any other event,
+//       fails START.
 //   lcpi_kmod_check precise
 //       on a PMU (the arm64 guest): a PMU event is opened at the highest
 //       precise_ip the PMU accepts (3 down to 0) and GET_INFO says which;
 //       the module's inject_precise makes the PMU refuse the levels above
 //       N, and each event then gets N; clocks get 0; counts reconcile.
+//   lcpi_kmod_check pinned
+//       on a PMU: a user's pinned cycles counters take every counter, and
+//       START reports the module's cycles event as not running
+//       (LCPI_EVENT_INFO_NOT_RUNNING); without them it runs.
 //   lcpi_kmod_check memory
 //       in a guest with possible CPUs > online ones (QEMU -smp 2,maxcpus=4,
 //       where the kernel counts the absent ones as possible; 6.1 does):
@@ -36,6 +41,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -570,23 +576,32 @@ int Fallback() {
   CHECK(info.nr_cpus >= 2);
   struct Case {
     const char* what;
-    uint64_t config;  // the requested event: cycles or task-clock, with the fallback flag
+    uint32_t type;  // the requested event, with the fallback flag
+    uint64_t config;
     int inject_errno, inject_cpu;
     int want_errno;       // of START; 0: starts
     bool want_cpu_clock;  // started: sampling cpu-clock on every CPU
   };
   // task-clock works on every CPU here, so an error injected on one CPU
-  // is the only one; cycles is ENOENT on every CPU of a PMU-less guest
+  // is the only one; only hardware cycles fall back (lcpi_attr.h), each
+  // after its precise_ip was lowered to 0, and cycles are ENOENT on every
+  // CPU of a PMU-less guest anyway
+  const uint32_t hw = PERF_TYPE_HARDWARE, sw = PERF_TYPE_SOFTWARE;
   const Case cases[] = {
-      {"task-clock, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
-      {"task-clock, ENOENT on cpu 1 only", PERF_COUNT_SW_TASK_CLOCK, ENOENT, 1, 0, true},
-      {"task-clock, EOPNOTSUPP on cpu 0", PERF_COUNT_SW_TASK_CLOCK, EOPNOTSUPP, 0, 0, true},
-      {"task-clock, ENOMEM on cpu 1", PERF_COUNT_SW_TASK_CLOCK, ENOMEM, 1, ENOMEM, false},
-      {"task-clock, EINVAL everywhere", PERF_COUNT_SW_TASK_CLOCK, EINVAL, -1, EINVAL, false},
-      {"cycles, EBUSY everywhere", PERF_COUNT_HW_CPU_CYCLES, EBUSY, -1, EBUSY, false},
+      {"task-clock, nothing injected", sw, PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
+      {"task-clock, ENOENT on cpu 1 only: no fallback", sw, PERF_COUNT_SW_TASK_CLOCK, ENOENT, 1,
+       ENOENT, false},
+      {"task-clock, EOPNOTSUPP on cpu 0: no fallback", sw, PERF_COUNT_SW_TASK_CLOCK, EOPNOTSUPP, 0,
+       EOPNOTSUPP, false},
+      {"task-clock, ENOMEM on cpu 1", sw, PERF_COUNT_SW_TASK_CLOCK, ENOMEM, 1, ENOMEM, false},
+      {"task-clock, EINVAL everywhere", sw, PERF_COUNT_SW_TASK_CLOCK, EINVAL, -1, EINVAL, false},
+      {"cycles, EBUSY everywhere", hw, PERF_COUNT_HW_CPU_CYCLES, EBUSY, -1, EBUSY, false},
+      {"cycles, ENOENT on cpu 1 only", hw, PERF_COUNT_HW_CPU_CYCLES, ENOENT, 1, 0, true},
+      {"instructions, ENOENT everywhere: no fallback", hw, PERF_COUNT_HW_INSTRUCTIONS, ENOENT, -1,
+       ENOENT, false},
       // an error that reads like "try again" is an error too, not a loop
-      {"task-clock, EAGAIN on cpu 1", PERF_COUNT_SW_TASK_CLOCK, EAGAIN, 1, EAGAIN, false},
-      {"task-clock again, nothing injected", PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
+      {"task-clock, EAGAIN on cpu 1", sw, PERF_COUNT_SW_TASK_CLOCK, EAGAIN, 1, EAGAIN, false},
+      {"task-clock again, nothing injected", sw, PERF_COUNT_SW_TASK_CLOCK, 0, -1, 0, false},
   };
   for (const Case& k : cases) {
     if (!WriteParam("inject_errno", k.inject_errno) || !WriteParam("inject_cpu", k.inject_cpu))
@@ -594,8 +609,7 @@ int Fallback() {
     lcpi_config cfg{};
     cfg.size = sizeof(cfg);
     cfg.nr_events = 1;
-    cfg.events[0].type =
-        k.config == PERF_COUNT_HW_CPU_CYCLES ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+    cfg.events[0].type = k.type;
     cfg.events[0].config = k.config;
     cfg.events[0].flags = LCPI_EVENT_FALLBACK_CPU_CLOCK;
     cfg.events[0].period = 1000000;
@@ -763,6 +777,54 @@ int Precise() {
   return g_failures ? 1 : 0;
 }
 
+// On a PMU (the arm64 guest's): pinned cycles counters of a user, more
+// than the PMU has on each CPU, take every counter first (pinned groups
+// are scheduled before flexible ones), so the module's unpinned cycles
+// event is created but never runs. START says so (GET_INFO's
+// LCPI_EVENT_INFO_NOT_RUNNING for it, not for cpu-clock) instead of
+// reporting it as sampled; with the pinned counters closed it runs again.
+int Pinned() {
+  int fd = OpenDev(O_NONBLOCK);
+  lcpi_info info = GetInfo(fd);
+  lcpi_config cfg = CpuClockConfig(1000000);
+  cfg.events[0].flags = 0;  // hardware cycles or nothing
+  std::vector<int> pinned;
+  for (uint32_t cpu = 0; cpu < info.nr_cpus; ++cpu)
+    for (int n = 0; n < 32; ++n) {
+      perf_event_attr a{};
+      a.size = sizeof(a);
+      a.type = PERF_TYPE_HARDWARE;
+      a.config = PERF_COUNT_HW_CPU_CYCLES;
+      a.pinned = 1;
+      int pfd =
+          static_cast<int>(syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+      if (pfd < 0) break;  // not an online CPU
+      pinned.push_back(pfd);
+    }
+  std::printf("%zu pinned cycles counters open\n", pinned.size());
+  CHECK(!pinned.empty());
+  for (int round = 0; round < 2; ++round) {
+    bool crowded = round == 0;
+    CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+    CHECK(ioctl(fd, LCPI_IOC_START, 0) == 0);
+    lcpi_info now = GetInfo(fd);
+    bool cycles_off = now.events[0].flags & LCPI_EVENT_INFO_NOT_RUNNING;
+    bool clock_off = now.events[1].flags & LCPI_EVENT_INFO_NOT_RUNNING;
+    bool ok = now.events[0].type == PERF_TYPE_HARDWARE && cycles_off == crowded && !clock_off;
+    std::printf("%s %s: cycles %s, cpu-clock %s\n", ok ? "ok  " : "FAIL",
+                crowded ? "with the pinned counters" : "without them",
+                cycles_off ? "not running" : "running", clock_off ? "not running" : "running");
+    if (!ok) ++g_failures;
+    CHECK(ioctl(fd, LCPI_IOC_STOP, 0) == 0);
+    lcpi_info stopped = GetInfo(fd);
+    CHECK(!(stopped.events[0].flags & LCPI_EVENT_INFO_NOT_RUNNING));
+    for (int p : pinned) close(p);
+    pinned.clear();
+  }
+  close(fd);
+  return g_failures ? 1 : 0;
+}
+
 int Memory() {
   int possible = CountCpuList("/sys/devices/system/cpu/possible");
   int online = OnlineCpus();
@@ -849,10 +911,12 @@ int main(int argc, char** argv) {
     rc = Memory();
   else if (mode == "precise")
     rc = Precise();
+  else if (mode == "pinned")
+    rc = Pinned();
   else {
     std::fprintf(stderr,
                  "usage: lcpi_kmod_check reconcile [--ms N] [--hotplug] | badargs | abandon | "
-                 "fallback | memory | precise\n");
+                 "fallback | memory | precise | pinned\n");
     return 2;
   }
   std::printf("%s: %s (%d failures)\n", mode.c_str(), rc ? "FAILED" : "passed", g_failures);

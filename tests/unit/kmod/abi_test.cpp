@@ -13,10 +13,12 @@
 TEST_CASE("each published statistics size ends where its version's fields end") {
   CHECK(offsetof(lcpi_cpu_stats, throttle_events) == LCPI_CPU_STATS_SIZE_VER1);
   CHECK(offsetof(lcpi_cpu_stats, nmi_samples) == LCPI_CPU_STATS_SIZE_VER2);
-  CHECK(sizeof(lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER3);
+  CHECK(offsetof(lcpi_cpu_stats, throttled_lost_estimate) == LCPI_CPU_STATS_SIZE_VER3);
+  CHECK(sizeof(lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER4);
   // each version appends one u64
   CHECK(LCPI_CPU_STATS_SIZE_VER2 - LCPI_CPU_STATS_SIZE_VER1 == sizeof(uint64_t));
   CHECK(LCPI_CPU_STATS_SIZE_VER3 - LCPI_CPU_STATS_SIZE_VER2 == sizeof(uint64_t));
+  CHECK(LCPI_CPU_STATS_SIZE_VER4 - LCPI_CPU_STATS_SIZE_VER3 == sizeof(uint64_t));
 }
 
 TEST_CASE("each published info size ends where its version's fields end") {
@@ -37,10 +39,10 @@ TEST_CASE("both info sizes have their own GET_INFO number, differing only in siz
 
 TEST_CASE("every statistics size has its own GET_STATS number, differing only in size") {
   const unsigned long numbers[] = {LCPI_IOC_GET_STATS_VER1, LCPI_IOC_GET_STATS_VER2,
-                                   LCPI_IOC_GET_STATS};
+                                   LCPI_IOC_GET_STATS_VER3, LCPI_IOC_GET_STATS};
   const unsigned sizes[] = {LCPI_CPU_STATS_SIZE_VER1, LCPI_CPU_STATS_SIZE_VER2,
-                            LCPI_CPU_STATS_SIZE_VER3};
-  for (int i = 0; i < 3; ++i) {
+                            LCPI_CPU_STATS_SIZE_VER3, LCPI_CPU_STATS_SIZE_VER4};
+  for (int i = 0; i < 4; ++i) {
     INFO("version " << i + 1);
     CHECK(_IOC_SIZE(numbers[i]) == sizes[i]);
     CHECK(_IOC_NR(numbers[i]) == _IOC_NR(LCPI_IOC_GET_STATS));
@@ -48,5 +50,6 @@ TEST_CASE("every statistics size has its own GET_STATS number, differing only in
     CHECK(_IOC_DIR(numbers[i]) == (_IOC_READ | _IOC_WRITE));
   }
   CHECK(LCPI_IOC_GET_STATS_VER1 != LCPI_IOC_GET_STATS_VER2);
-  CHECK(LCPI_IOC_GET_STATS_VER2 != LCPI_IOC_GET_STATS);
+  CHECK(LCPI_IOC_GET_STATS_VER2 != LCPI_IOC_GET_STATS_VER3);
+  CHECK(LCPI_IOC_GET_STATS_VER3 != LCPI_IOC_GET_STATS);
 }
