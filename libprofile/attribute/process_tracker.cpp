@@ -100,7 +100,9 @@ void ProcessTracker::OnMmap(uint32_t pid, const Mapping& m, uint64_t time) {
   const size_t added = shared || !as.array ? size : size - std::min(size, as.size());
   const bool grows = size > as.size();
   if ((grows && size > limits_.max_space_mappings) ||
-      (added > 0 && stored_ + added > limits_.max_mappings && size > limits_.fair_mappings)) {
+      (added > 0 && stored_ + added > limits_.max_mappings &&
+       (size > limits_.fair_mappings ||
+        stored_ + added > limits_.max_mappings + limits_.fair_reserve))) {
     refused_++;
     return;
   }
@@ -118,6 +120,8 @@ void ProcessTracker::OnMmap(uint32_t pid, const Mapping& m, uint64_t time) {
   } else {
     std::vector<Mapping>& maps = as.array->maps;
     stored_ -= maps.size();
+    // A quarter more, not twice: what is allocated stays near what is stored.
+    if (maps.size() == maps.capacity()) maps.reserve(maps.size() + maps.size() / 4 + 4);
     auto it = maps.erase(maps.begin() + static_cast<ptrdiff_t>(at),
                          maps.begin() + static_cast<ptrdiff_t>(at + n));
     maps.insert(it, m);

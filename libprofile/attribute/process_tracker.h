@@ -19,7 +19,9 @@
 // when one of them maps something; a space holds at most
 // TrackerLimits::max_space_mappings, and all spaces together
 // max_mappings, beyond which only spaces smaller than fair_mappings may
-// grow, so one user's flood never refuses another's few. A refused mapping
+// grow (into fair_reserve), so one user's flood never refuses another's
+// few: all together never hold more than max_mappings + fair_reserve, with
+// at most a quarter more allocated than stored. A refused mapping
 // is counted (TrackerStats::refused); its samples resolve as unknown.
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_PROCESS_TRACKER_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_PROCESS_TRACKER_H
@@ -58,7 +60,8 @@ struct RetiredMapping {
 struct TrackerLimits {
   size_t max_mappings = 1u << 20;        // stored in all spaces (a shared array once)
   size_t max_space_mappings = 1u << 15;  // in one address space
-  size_t fair_mappings = 1024;           // a space this small may grow past max_mappings
+  size_t fair_mappings = 1024;           // a space this small may grow past max_mappings,
+  size_t fair_reserve = 1u << 18;        // up to max_mappings + fair_reserve in all
   size_t max_retired = 16;               // per space; beyond, the oldest is forgotten
 };
 

@@ -203,6 +203,7 @@ TEST_CASE("past the global bound only a small space may grow: one flood refuses 
   limits.max_mappings = 1000;
   limits.max_space_mappings = 800;
   limits.fair_mappings = 10;
+  limits.fair_reserve = 100;
   ProcessTracker t(limits);
   // two flooding processes of one user fill the bound
   for (uint32_t pid : {1u, 2u}) {
@@ -224,6 +225,14 @@ TEST_CASE("past the global bound only a small space may grow: one flood refuses 
   t.OnMmap(4, Map(0x7000000, 0x7001000, 0, -1), 7);
   CHECK(t.stats().refused == 601);
   CHECK(t.stats().mappings == 1005);
+  // many small spaces fill the reserve past the bound, and no more
+  for (uint32_t pid = 100; pid < 200; pid++) {
+    t.OnComm(pid, "small", true, 8);
+    for (int i = 0; i < 10; i++)
+      t.OnMmap(pid, Map(0x1000 + 0x1000ull * i, 0x2000 + 0x1000ull * i, 0, 7), 9);
+  }
+  CHECK(t.stats().mappings == limits.max_mappings + limits.fair_reserve);
+  CHECK(t.stats().refused == 601 + 1000 - (limits.fair_reserve - 5));  // 5: the victim's
 }
 
 TEST_CASE("retired mappings are bounded per space and forgotten at reap") {
