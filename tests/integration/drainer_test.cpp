@@ -47,6 +47,31 @@ bool TakeMark(Drainer& drainer, bool last) {
   return false;
 }
 
+// A perf source sampling cpu-clock at 10/s/CPU (its rings stay far below
+// their watermark: minutes away) and the side-band, both started.
+struct Rings {
+  static lcpi::SourceOptions Options() {
+    lcpi::SourceOptions so;
+    so.events = {{"cpu-clock", 1 /* PERF_TYPE_SOFTWARE */, 0 /* PERF_COUNT_SW_CPU_CLOCK */}};
+    so.frequency = 10;
+    return so;
+  }
+  lcpi::PerfSource source{Options(), lcpi_ht_config{LCPI_HT_DEFAULT_WAYS, LCPI_HT_DEFAULT_SET_BITS,
+                                                    LCPI_POLICY_ROUND_ROBIN, LCPI_HASH_MULTIPLY,
+                                                    LCPI_HT_DEFAULT_BUFFER_RECORDS}};
+  lcpi::ProcessTracker tracker;
+  lcpi::ImageTable images;
+  lcpi::Sideband sideband{tracker, images};
+  Rings() {
+    lcpi::Expected<void> started = sideband.Start();
+    INFO((started ? "" : started.error().message()));
+    REQUIRE(started);
+    started = source.Start();
+    INFO((started ? "" : started.error().message()));
+    REQUIRE(started);
+  }
+};
+
 // Bytes of the heap in use now (large blocks are mapped apart).
 size_t HeapInUse() {
   const struct mallinfo2 m = mallinfo2();
@@ -73,17 +98,9 @@ struct LongPathFile {
 }  // namespace
 
 TEST_CASE("side-band events queued for a loop that takes nothing are bounded in bytes") {
-  lcpi::SourceOptions so;
-  so.events = {{"cpu-clock", 1 /* PERF_TYPE_SOFTWARE */, 0 /* PERF_COUNT_SW_CPU_CLOCK */}};
-  so.frequency = 10;
-  lcpi::PerfSource source(
-      so, lcpi_ht_config{LCPI_HT_DEFAULT_WAYS, LCPI_HT_DEFAULT_SET_BITS, LCPI_POLICY_ROUND_ROBIN,
-                         LCPI_HASH_MULTIPLY, LCPI_HT_DEFAULT_BUFFER_RECORDS});
-  lcpi::ProcessTracker tracker;
-  lcpi::ImageTable images;
-  lcpi::Sideband sideband(tracker, images);
-  REQUIRE(sideband.Start());
-  REQUIRE(source.Start());
+  Rings rings;
+  lcpi::PerfSource& source = rings.source;
+  lcpi::Sideband& sideband = rings.sideband;
   LongPathFile code;
   const size_t before = HeapInUse();
   Drainer drainer(source, sideband, std::chrono::milliseconds(100));
@@ -122,21 +139,9 @@ TEST_CASE("side-band events queued for a loop that takes nothing are bounded in 
 }
 
 TEST_CASE("requests wake the drain thread: a flush, fresh statistics and the stop") {
-  lcpi::SourceOptions so;
-  so.events = {{"cpu-clock", 1 /* PERF_TYPE_SOFTWARE */, 0 /* PERF_COUNT_SW_CPU_CLOCK */}};
-  so.frequency = 10;  // its rings stay far below their watermark (minutes away)
-  lcpi::PerfSource source(
-      so, lcpi_ht_config{LCPI_HT_DEFAULT_WAYS, LCPI_HT_DEFAULT_SET_BITS, LCPI_POLICY_ROUND_ROBIN,
-                         LCPI_HASH_MULTIPLY, LCPI_HT_DEFAULT_BUFFER_RECORDS});
-  lcpi::ProcessTracker tracker;
-  lcpi::ImageTable images;
-  lcpi::Sideband sideband(tracker, images);
-  lcpi::Expected<void> started = sideband.Start();
-  INFO((started ? "" : started.error().message()));
-  REQUIRE(started);
-  started = source.Start();
-  INFO((started ? "" : started.error().message()));
-  REQUIRE(started);
+  Rings rings;
+  lcpi::PerfSource& source = rings.source;
+  lcpi::Sideband& sideband = rings.sideband;
 
   Drainer drainer(source, sideband, kAnHour);
   REQUIRE(drainer.Start());
