@@ -527,6 +527,7 @@ std::string Daemon::Status() {
   o << "waiting_samples " << aggregator_->waiting_samples() << "\n";
   o << "queue_dropped_samples " << drain.queue_dropped_samples << "\n";
   o << "queue_dropped_events " << drain.queue_dropped_events << "\n";
+  o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";
   o << "hits " << s.table.hits << "\n";
@@ -545,6 +546,10 @@ std::string Daemon::Status() {
   o << "sideband_lost " << drain.sideband.lost << "\n";
   o << "sideband_bad_records " << drain.sideband.bad_records << "\n";
   o << "processes_tracked " << tracker_.processes() << "\n";
+  const TrackerStats ts = tracker_.stats();
+  o << "mappings " << ts.mappings << "\n";
+  o << "mappings_refused " << ts.refused << "\n";
+  o << "mappings_retired_forgotten " << ts.retired_forgotten << "\n";
   o << "images " << images_.live() << "\n";
   o << "images_pending " << images_.pending_count() << "\n";
   const LookupStats lk = lookups_->stats();

@@ -13,6 +13,15 @@
 
 namespace lcpi {
 
+namespace {
+
+// What a queued side-band event holds: itself and its strings.
+size_t EventBytes(const SidebandEvent& e) {
+  return sizeof(e) + e.text.capacity() + e.file.path.capacity() + e.file.build_id.capacity();
+}
+
+}  // namespace
+
 Drainer::~Drainer() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -127,6 +136,7 @@ void Drainer::Push(Drained d, bool refresh) {
     d.records += b.records.size();
     for (const lcpi_record& r : b.records) d.samples += r.count;
   }
+  for (const SidebandEvent& e : d.events) d.event_bytes += EventBytes(e);
   std::lock_guard<std::mutex> lock(mutex_);
   if (d.records > 0 && queued_records_ + d.records > kMaxQueuedRecords) {
     // The loop is behind: these samples are lost, counted, never waited for.
@@ -137,13 +147,16 @@ void Drainer::Push(Drained d, bool refresh) {
   }
   // Side-band events are kept while there is room; past it, they are lost
   // as the kernel's ring would lose them (counted).
-  if (queued_events_ + d.events.size() > kMaxQueuedEvents) {
+  if (queued_events_ + d.events.size() > kMaxQueuedEvents ||
+      queued_event_bytes_ + d.event_bytes > kMaxQueuedEventBytes) {
     queue_dropped_events_ += d.events.size();
-    d.events.clear();
+    std::vector<SidebandEvent>().swap(d.events);
+    d.event_bytes = 0;
   }
   queued_records_ += d.records;
   queued_samples_ += d.samples;
   queued_events_ += d.events.size();
+  queued_event_bytes_ += d.event_bytes;
   // One consistent moment: the source's counts, and what of them is queued.
   if (refresh || d.mark) {
     refreshed_ = Snapshot();
@@ -165,6 +178,7 @@ void Drainer::Take(std::deque<Drained>& out, std::chrono::milliseconds wait) {
     queued_records_ -= d.records;
     queued_samples_ -= d.samples;
     queued_events_ -= d.events.size();
+    queued_event_bytes_ -= d.event_bytes;
     out.push_back(std::move(d));
     queue_.pop_front();
   }
@@ -178,6 +192,7 @@ DrainStats Drainer::Snapshot() const {
   s.queue_dropped_table_drops = queue_dropped_table_drops_;
   s.queue_dropped_events = queue_dropped_events_;
   s.queued_records = queued_records_;
+  s.queued_event_bytes = queued_event_bytes_;
   s.queued_samples = queued_samples_;
   return s;
 }

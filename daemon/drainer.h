@@ -19,7 +19,8 @@
 // side-band before the sample was taken), then the sample buffers. When the
 // loop falls behind and the queue holds kMaxQueuedRecords, a new item's
 // buffers are dropped and their samples counted as lost (queue_dropped_*),
-// never waited for; side-band events beyond kMaxQueuedEvents likewise.
+// never waited for; side-band events beyond kMaxQueuedEvents or
+// kMaxQueuedEventBytes (their paths: up to two of 4 KiB each) likewise.
 //
 // The loop asks for a flush (RequestFlush): the drain thread drains the
 // tables and queues an item carrying a FlushMark after everything sampled
@@ -53,6 +54,7 @@ struct DrainStats {
   uint64_t queue_dropped_table_drops = 0;  // their headers' drops (already lost in the table)
   uint64_t queue_dropped_events = 0;       // side-band events dropped on a full queue
   size_t queued_records = 0;               // in the queue now
+  size_t queued_event_bytes = 0;
   uint64_t queued_samples = 0;
 };
 
@@ -71,12 +73,14 @@ struct Drained {
   std::optional<FlushMark> mark;      // then, if set: the flush is complete
   std::string error;                  // reading the source failed: for the loop to log
   uint64_t records = 0, samples = 0;  // in buffers (set by the drain thread)
+  uint64_t event_bytes = 0;           // of events (likewise)
 };
 
 class Drainer {
  public:
   static constexpr size_t kMaxQueuedRecords = 1u << 19;  // 8 MiB of 16-byte records
   static constexpr size_t kMaxQueuedEvents = 1u << 18;
+  static constexpr size_t kMaxQueuedEventBytes = 64u << 20;  // EventBytes of each
   // The longest the thread sleeps with nothing to read and nothing asked:
   // the period jitter changes once a second, and the statistics age.
   static constexpr std::chrono::milliseconds kLongestSleep{1000};
@@ -139,7 +143,7 @@ class Drainer {
   SourceStats source_stats_;
   SidebandReadStats sideband_stats_;
   uint64_t queue_dropped_samples_ = 0, queue_dropped_table_drops_ = 0, queue_dropped_events_ = 0;
-  size_t queued_records_ = 0, queued_events_ = 0;
+  size_t queued_records_ = 0, queued_events_ = 0, queued_event_bytes_ = 0;
   uint64_t queued_samples_ = 0;
   std::chrono::steady_clock::time_point stats_at_{};  // the thread's: last refresh
   std::thread thread_;

@@ -4,14 +4,32 @@
 
 #include <algorithm>
 
+#include <absl/container/flat_hash_set.h>
+
 namespace lcpi {
 
 const Mapping* AddressSpace::Find(uint64_t pc) const {
-  auto it = std::upper_bound(maps.begin(), maps.end(), pc,
-                             [](uint64_t a, const Mapping& m) { return a < m.start; });
-  if (it == maps.begin()) return nullptr;
+  const Mapping* it =
+      std::upper_bound(first, last, pc, [](uint64_t a, const Mapping& m) { return a < m.start; });
+  if (it == first) return nullptr;
   const Mapping& m = *std::prev(it);
   return pc < m.end ? &m : nullptr;
+}
+
+const Mapping* AddressSpace::FindRetired(uint64_t pc, uint64_t t) const {
+  const Mapping* found = nullptr;
+  uint64_t found_until = kForever;
+  for (const RetiredMapping& r : retired)
+    if (r.until > t && r.until < found_until && pc >= r.map.start && pc < r.map.end) {
+      found = &r.map;
+      found_until = r.until;
+    }
+  return found;
+}
+
+void AddressSpace::Refresh() {
+  first = array ? array->maps.data() : nullptr;
+  last = array ? array->maps.data() + array->maps.size() : nullptr;
 }
 
 AddressSpace& ProcessTracker::Insert(uint32_t pid, uint64_t time, std::string comm) {
@@ -39,18 +57,24 @@ AddressSpace& ProcessTracker::LiveOrCreate(uint32_t pid, uint64_t time) {
 }
 
 void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
-  // A later exec of the child already arrived: the fork's copy still
+  // A later exec of the child already arrived: the fork's share still
   // matters for samples between fork and exec.
-  AddressSpace copy;
+  std::string comm;
+  std::shared_ptr<MappingArray> shared;
   auto parent = history_.find(ppid);
-  if (parent != history_.end() && !parent->second.empty()) copy = LiveOrCreate(ppid, time);
+  if (parent != history_.end() && !parent->second.empty()) {
+    const AddressSpace& p = LiveOrCreate(ppid, time);
+    comm = p.comm;
+    shared = p.array;  // copied only when one of them maps something
+  }
   // Only now: an insertion into the flat table moves every pid's history.
   const std::vector<AddressSpace>& h = history_[pid];
   bool exists =
       std::any_of(h.begin(), h.end(), [&](const AddressSpace& a) { return a.start_time == time; });
   if (exists) return;
-  AddressSpace& as = Insert(pid, time, copy.comm);
-  as.maps = std::move(copy.maps);
+  AddressSpace& as = Insert(pid, time, std::move(comm));
+  as.array = std::move(shared);
+  as.Refresh();
 }
 
 void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time) {
@@ -63,14 +87,71 @@ void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, ui
 
 void ProcessTracker::OnMmap(uint32_t pid, const Mapping& m, uint64_t time) {
   if (m.end <= m.start) return;
-  std::vector<Mapping>& maps = LiveOrCreate(pid, time).maps;
+  AddressSpace& as = LiveOrCreate(pid, time);
   // A new mapping replaces whatever it overlaps (perf reports no munmap).
-  auto first = std::lower_bound(maps.begin(), maps.end(), m.start,
-                                [](const Mapping& a, uint64_t start) { return a.start < start; });
-  if (first != maps.begin() && std::prev(first)->end > m.start) --first;
-  auto last = first;
-  while (last != maps.end() && last->start < m.end) ++last;
-  maps.insert(maps.erase(first, last), m);
+  const Mapping* first = std::lower_bound(
+      as.first, as.last, m.start, [](const Mapping& a, uint64_t start) { return a.start < start; });
+  if (first != as.first && std::prev(first)->end > m.start) --first;
+  const Mapping* last = first;
+  while (last != as.last && last->start < m.end) ++last;
+  const size_t size = as.size() - static_cast<size_t>(last - first) + 1;
+  const bool shared = as.array && as.array.use_count() > 1;
+  // What storing it adds: a shared array is copied whole.
+  const size_t added = shared || !as.array ? size : size - std::min(size, as.size());
+  const bool grows = size > as.size();
+  if ((grows && size > limits_.max_space_mappings) ||
+      (added > 0 && stored_ + added > limits_.max_mappings &&
+       (size > limits_.fair_mappings ||
+        stored_ + added > limits_.max_mappings + limits_.fair_reserve))) {
+    refused_++;
+    return;
+  }
+  for (const Mapping* r = first; r != last; ++r) Retire(as, *r, time);
+  const size_t at = static_cast<size_t>(first - as.first);
+  const size_t n = static_cast<size_t>(last - first);
+  if (shared || !as.array) {
+    auto copy = std::make_shared<MappingArray>(&stored_);
+    copy->maps.reserve(size);
+    copy->maps.insert(copy->maps.end(), as.first, first);
+    copy->maps.push_back(m);
+    copy->maps.insert(copy->maps.end(), last, as.last);
+    stored_ += copy->maps.size();
+    as.array = std::move(copy);  // the old one's count goes with its last user
+  } else {
+    std::vector<Mapping>& maps = as.array->maps;
+    stored_ -= maps.size();
+    // A quarter more, not twice: what is allocated stays near what is stored.
+    if (maps.size() == maps.capacity()) maps.reserve(maps.size() + maps.size() / 4 + 4);
+    auto it = maps.erase(maps.begin() + static_cast<ptrdiff_t>(at),
+                         maps.begin() + static_cast<ptrdiff_t>(at + n));
+    maps.insert(it, m);
+    stored_ += maps.size();
+  }
+  as.Refresh();
+}
+
+void ProcessTracker::Retire(AddressSpace& as, const Mapping& m, uint64_t until) {
+  if (limits_.max_retired == 0) return;
+  if (as.retired.size() >= limits_.max_retired) {
+    as.retired.erase(as.retired.begin());
+    retired_--;
+    retired_forgotten_++;
+  }
+  as.retired.push_back({m, until});
+  retired_++;
+  as.retired_until = std::max(as.retired_until, until);
+}
+
+void ProcessTracker::ForgetRetired(AddressSpace& as, uint64_t time) {
+  const size_t before = as.retired.size();
+  as.retired.erase(std::remove_if(as.retired.begin(), as.retired.end(),
+                                  [&](const RetiredMapping& r) { return r.until < time; }),
+                   as.retired.end());
+  retired_ -= before - as.retired.size();
+  if (as.retired.empty()) {
+    as.retired_until = 0;
+    std::vector<RetiredMapping>().swap(as.retired);
+  }
 }
 
 void ProcessTracker::OnExit(uint32_t pid, uint64_t time) {
@@ -88,6 +169,9 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
   const std::vector<AddressSpace>& spaces = h->second;
   auto lookup = [&](const AddressSpace& as) {
     const Mapping* m = as.Find(pc);
+    // Replaced after the window ended: the window ran the old one.
+    if (t_last < as.retired_until)
+      if (const Mapping* old = as.FindRetired(pc, t_last)) m = old;
     if (!m) return false;
     r.mapped = true;
     r.image = m->image;
@@ -116,6 +200,7 @@ std::string_view ProcessTracker::Comm(uint32_t pid, uint64_t t_last) const {
 void ProcessTracker::Reap(uint64_t time) {
   for (auto it = history_.begin(); it != history_.end();) {
     std::vector<AddressSpace>& h = it->second;
+    for (AddressSpace& as : h) ForgetRetired(as, as.end_time < time ? kForever : time);
     h.erase(std::remove_if(h.begin(), h.end(),
                            [&](const AddressSpace& a) { return a.end_time < time; }),
             h.end());
@@ -133,11 +218,21 @@ size_t ProcessTracker::address_spaces() const {
   return n;
 }
 
+TrackerStats ProcessTracker::stats() const {
+  return TrackerStats{stored_, retired_, refused_, retired_forgotten_};
+}
+
 void ProcessTracker::MarkImages(std::vector<bool>& in_use) const {
+  absl::flat_hash_set<const MappingArray*> seen;  // a shared array once
+  auto mark = [&](const Mapping& m) {
+    if (m.image >= 0) in_use[static_cast<size_t>(m.image)] = true;
+  };
   for (const auto& [pid, spaces] : history_)
-    for (const AddressSpace& space : spaces)
-      for (const Mapping& m : space.maps)
-        if (m.image >= 0) in_use[static_cast<size_t>(m.image)] = true;
+    for (const AddressSpace& space : spaces) {
+      for (const RetiredMapping& r : space.retired) mark(r.map);
+      if (space.array && seen.insert(space.array.get()).second)
+        for (const Mapping* m = space.first; m != space.last; ++m) mark(*m);
+    }
 }
 
 }  // namespace lcpi

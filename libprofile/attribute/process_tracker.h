@@ -11,11 +11,24 @@
 // most: so pids are one flat hash table, each space's mappings one sorted
 // array (a binary search in contiguous memory; an mmap shifts the array),
 // and a resolution points at the space's name instead of copying it.
+//
+// What a user's processes make it keep is bounded (perf reports no munmap,
+// so a process mapping executable pages at ever new addresses would
+// otherwise grow it for ever): a new mapping retires what it overlaps (the
+// kernel cannot keep both); a fork shares its parent's array, copied only
+// when one of them maps something; a space holds at most
+// TrackerLimits::max_space_mappings, and all spaces together
+// max_mappings, beyond which only spaces smaller than fair_mappings may
+// grow (into fair_reserve), so one user's flood never refuses another's
+// few: all together never hold more than max_mappings + fair_reserve, with
+// at most a quarter more allocated than stored. A refused mapping
+// is counted (TrackerStats::refused); its samples resolve as unknown.
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_PROCESS_TRACKER_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_PROCESS_TRACKER_H
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,14 +49,60 @@ struct Mapping {
   int32_t image = kNoImage;
 };
 
+// A mapping a newer one replaced: kept for samples taken before `until`
+// that are resolved after the replacement was applied (their buffers were
+// still queued), until Reap passes `until`.
+struct RetiredMapping {
+  Mapping map;
+  uint64_t until = 0;  // the time of the mapping that replaced it
+};
+
+struct TrackerLimits {
+  size_t max_mappings = 1u << 20;        // stored in all spaces (a shared array once)
+  size_t max_space_mappings = 1u << 15;  // in one address space
+  size_t fair_mappings = 1024;           // a space this small may grow past max_mappings,
+  size_t fair_reserve = 1u << 18;        // up to max_mappings + fair_reserve in all
+  size_t max_retired = 16;               // per space; beyond, the oldest is forgotten
+};
+
+struct TrackerStats {
+  size_t mappings = 0;             // stored now (each shared array counted once)
+  size_t retired = 0;              // kept for older samples now
+  uint64_t refused = 0;            // mappings not kept: over a bound
+  uint64_t retired_forgotten = 0;  // retired before their buffers were resolved
+};
+
+// The sorted mappings of one or more address spaces (a fork shares its
+// parent's): keeps the tracker's count of stored mappings true, whichever
+// space lets it go last.
+struct MappingArray {
+  explicit MappingArray(size_t* stored) : stored(stored) {}
+  ~MappingArray() { *stored -= maps.size(); }
+  MappingArray(const MappingArray&) = delete;
+  MappingArray& operator=(const MappingArray&) = delete;
+  std::vector<Mapping> maps;  // sorted by start address, none overlapping
+  size_t* stored;
+};
+
 struct AddressSpace {
   uint64_t start_time = 0;
   uint64_t end_time = kForever;  // exit, or the next exec
   std::string comm;
-  std::vector<Mapping> maps;  // sorted by start address, none overlapping
+  // Shared with forks until one of them maps something; null: none.
+  std::shared_ptr<MappingArray> array;
+  // array's mappings, [first, last): one load less on the resolution path.
+  const Mapping* first = nullptr;
+  const Mapping* last = nullptr;
+  std::vector<RetiredMapping> retired;  // oldest first
+  uint64_t retired_until = 0;           // the newest retired's until (0: none)
 
   // The mapping that holds pc, or null.
   const Mapping* Find(uint64_t pc) const;
+  // The retired mapping that held pc at t (the first retired after t), or null.
+  const Mapping* FindRetired(uint64_t pc, uint64_t t) const;
+  size_t size() const { return static_cast<size_t>(last - first); }
+  // After array changes.
+  void Refresh();
 };
 
 struct Resolution {
@@ -57,7 +116,12 @@ struct Resolution {
 
 class ProcessTracker {
  public:
-  // pid forked from ppid at time: the child starts with a copy of the parent's maps.
+  explicit ProcessTracker(TrackerLimits limits = {}) : limits_(limits) {}
+  // Its mapping arrays count into it.
+  ProcessTracker(const ProcessTracker&) = delete;
+  ProcessTracker& operator=(const ProcessTracker&) = delete;
+
+  // pid forked from ppid at time: the child shares the parent's maps.
   void OnFork(uint32_t pid, uint32_t ppid, uint64_t time);
   // A new name; exec == true starts a new, empty address space.
   void OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time);
@@ -81,12 +145,23 @@ class ProcessTracker {
 
   size_t processes() const { return history_.size(); }
   size_t address_spaces() const;
+  TrackerStats stats() const;
+  const TrackerLimits& limits() const { return limits_; }
 
  private:
   // The address space of pid live at time; when none is, a new empty one
   // starting then (a record older than anything known, e.g. the /proc scan).
   AddressSpace& LiveOrCreate(uint32_t pid, uint64_t time);
   AddressSpace& Insert(uint32_t pid, uint64_t time, std::string comm);
+  // Keeps m, retired at `until`, for older samples (within max_retired).
+  void Retire(AddressSpace& as, const Mapping& m, uint64_t until);
+  // Forgets as's retired mappings retired before time (all: kForever).
+  void ForgetRetired(AddressSpace& as, uint64_t time);
+
+  const TrackerLimits limits_;
+  size_t stored_ = 0;   // mappings in all arrays (MappingArray keeps it)
+  size_t retired_ = 0;  // in all spaces' retired
+  uint64_t refused_ = 0, retired_forgotten_ = 0;
 
   absl::flat_hash_map<uint32_t, std::vector<AddressSpace>> history_;  // by start_time
 };
