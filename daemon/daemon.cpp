@@ -507,6 +507,7 @@ std::string Daemon::Status() {
   o << "window_ends " << FormatUtc(window_end_) << "\n";
   o << "retain " << FormatDuration(options_.retention.retain) << "\n";
   o << "retain_tagged " << FormatDuration(options_.retention.retain_tagged) << "\n";
+  o << "keep_windows " << options_.retention.keep_newest << "\n";
   o << "max_db_size " << FormatSize(options_.retention.max_bytes) << "\n";
   if (!writer_->busy())  // else the writer has the connection: the last size
     if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size) db_bytes_ = size->bytes;
