@@ -301,11 +301,10 @@ std::vector<const PerfMapSymbol*> JitMaps::Unstored(int32_t image,
   return out;
 }
 
-void JitMaps::MarkStored(int32_t image, const std::vector<uint64_t>& offsets) {
+void JitMaps::MarkStored(int32_t image, const std::vector<const PerfMapSymbol*>& names) {
   auto it = by_image_.find(image);
   if (it == by_image_.end()) return;
-  for (uint64_t offset : offsets)
-    if (const PerfMapSymbol* s = Find(*it->second, offset)) it->second->stored.insert(s);
+  it->second->stored.insert(names.begin(), names.end());
 }
 
 void JitMaps::Reap(uint64_t time) {

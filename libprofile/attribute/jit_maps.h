@@ -107,12 +107,13 @@ class JitMaps {
 
   // The names covering `offsets` of a JIT image that are not in the store
   // yet: only code that has samples is stored (a Node process's map lists
-  // thousands of functions, most never sampled). MarkStored(image, offsets)
-  // once a merge has committed, with the same offsets and nothing read in
-  // between (the daemon merges on the thread that reads).
+  // thousands of functions, most never sampled). MarkStored(image, names)
+  // once a merge has committed, with exactly the names Unstored gave for
+  // it: a read in between may have put other code at the same offsets,
+  // which is not stored yet. The names live until Reap forgets their process.
   std::vector<const PerfMapSymbol*> Unstored(int32_t image,
                                              const std::vector<uint64_t>& offsets) const;
-  void MarkStored(int32_t image, const std::vector<uint64_t>& offsets);
+  void MarkStored(int32_t image, const std::vector<const PerfMapSymbol*>& names);
 
   // Forgets processes that exited before `time`: call once the counts
   // resolved before then have committed.

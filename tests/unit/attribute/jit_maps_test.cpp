@@ -138,8 +138,9 @@ TEST_CASE("names reach the store once, and exited processes are reaped") {
   jit.Watch(500);
   auto hit = jit.Resolve(500, "node", 0x1000, kSecond);
   REQUIRE(hit);
-  CHECK(jit.Unstored(hit->image, {0x1000, 0x1004}).size() == 1);
-  jit.MarkStored(hit->image, {0x1000, 0x1004});
+  auto first = jit.Unstored(hit->image, {0x1000, 0x1004});
+  CHECK(first.size() == 1);
+  jit.MarkStored(hit->image, first);
   CHECK(jit.Unstored(hit->image, {0x1000}).empty());
 
   f.Append(500, "2000 10 b\n");
@@ -153,6 +154,31 @@ TEST_CASE("names reach the store once, and exited processes are reaped") {
   CHECK(jit.Resolve(500, "node", 0x2000, 5 * kSecond));
   jit.Reap(5 * kSecond);
   CHECK(jit.Unstored(hit->image, {0x2000}).empty());  // forgotten
+}
+
+// Issue 25: MarkStored looked the names up again by offset at commit time,
+// after a read had put new code at the same address: that name was marked
+// stored, never having been, and never reached the store.
+TEST_CASE("only the names a batch carried are marked stored") {
+  FakeProc f;
+  f.AddProcess(510, 3);
+  f.Append(510, "1000 10 old\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(510);
+  auto hit = jit.Resolve(510, "node", 0x1000, kSecond);
+  REQUIRE(hit);
+  auto carried = jit.Unstored(hit->image, {0x1000});
+  REQUIRE(carried.size() == 1);
+  CHECK(carried[0]->name == "old");
+  // While the batch is written, new code lands at the same address and a
+  // miss reads the map again.
+  f.Append(510, "1000 10 new\n");
+  CHECK_FALSE(jit.Resolve(510, "node", 0x3000, 3 * kSecond));
+  jit.MarkStored(hit->image, carried);
+  auto next = jit.Unstored(hit->image, {0x1000});
+  REQUIRE(next.size() == 1);
+  CHECK(next[0]->name == "new");
 }
 
 TEST_CASE("with lookups, a miss answers at once and the read's end is told") {
