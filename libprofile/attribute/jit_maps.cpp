@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <memory>
@@ -102,6 +103,7 @@ void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
   p.root_fd = root->root.release();
   open_roots_++;
   p.identity = "jit:" + boot_id_ + ":" + std::to_string(pid) + ":" + root->start_ticks;
+  p.start_ticks = root->start_ticks;
   by_pid_[pid] = &p;
   failed_.erase(pid);
   if (auto dump = dumps_.find(pid); dump != dumps_.end()) {
@@ -121,8 +123,22 @@ void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
 
 void JitMaps::Watch(uint32_t pid) {
   auto it = by_pid_.find(pid);
-  if (it != by_pid_.end() && !it->second->exited) return;
+  if (it != by_pid_.end() && !it->second->exited) {
+    // (procfs: a read that does not block, once per executable mapping.)
+    if (StartTicks(proc_ + "/" + std::to_string(pid) + "/stat") == it->second->start_ticks) return;
+    Retire(*it->second);
+  }
   StartOpen(pid, false, 0);
+}
+
+void JitMaps::Retire(Process& p) {
+  stats_.reused++;
+  p.exited = true;
+  p.exit_time = std::max(p.last_resolved, p.last_read);
+  p.final_read_wanted = false;
+  Close(p);
+  auto it = by_pid_.find(p.pid);
+  if (it != by_pid_.end() && it->second == &p) by_pid_.erase(it);
 }
 
 void JitMaps::SetJitdump(uint32_t pid, const std::string& path) {
@@ -156,9 +172,15 @@ void JitMaps::StartRead(Process& p, bool last) {
   RunLookup<NamesRead>(
       lookups_,
       [shared_root, pid = p.pid, uid = p.uid, limits = limits_, dump = p.dump_path,
-       cursor = p.dump_cursor]() -> Expected<NamesRead> {
+       cursor = p.dump_cursor, last, proc = proc_, ticks = p.start_ticks]() -> Expected<NamesRead> {
         if (shared_root->get() < 0) return ErrnoError("dup of a process's root", EMFILE);
         NamesRead read;
+        // While it lives, the pid must still be this process (an exit
+        // record may have been lost): else the map is another's.
+        if (!last && StartTicks(proc + "/" + std::to_string(pid) + "/stat") != ticks) {
+          read.reused = true;
+          return read;
+        }
         read.map = ReadPerfMap(shared_root->get(), pid, uid, limits);
         read.cursor = cursor;
         if (!dump.empty())
@@ -198,6 +220,11 @@ void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) 
 
 void JitMaps::FinishRead(Process& p, Expected<NamesRead> read) {
   p.reading = false;
+  if (read && read->reused && !p.exited) {
+    Retire(p);
+    if (on_read_) on_read_(p.pid);
+    return;
+  }
   if (!read) {
     Take(p, read.error(), "names");
   } else {
@@ -259,6 +286,7 @@ std::optional<JitLocation> JitMaps::Resolve(uint32_t pid, const std::string& com
     s = Find(*p, pc);
   }
   if (!s) return std::nullopt;
+  p->last_resolved = std::max(p->last_resolved, now);
   if (p->image == kNoImage) {
     std::string name = comm.empty() ? "?" : comm;
     p->image = images_.Intern(p->identity, "[jit " + name + " " + std::to_string(pid) + "]",

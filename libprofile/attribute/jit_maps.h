@@ -59,6 +59,7 @@ struct JitStats {
   uint64_t truncated = 0;   // reads stopped at a size or line limit
   uint64_t symbols = 0;     // distinct names taken
   uint64_t dump_reads = 0;  // jitdump files read (bad records count as bad_lines)
+  uint64_t reused = 0;      // watched pids found reused (their exit record lost): retired
 };
 
 struct JitLocation {
@@ -86,7 +87,9 @@ class JitMaps {
   void SetOnRead(std::function<void(uint32_t pid)> on_read) { on_read_ = std::move(on_read); }
 
   // pid mapped anonymous executable memory: hold its root, so that its map
-  // can still be read at its exit.
+  // can still be read at its exit. A pid already watched whose start time
+  // (/proc/PID/stat) differs is another process: its exit record was lost,
+  // and the old one is retired (stats().reused). Each read checks the same.
   void Watch(uint32_t pid);
   // pid mapped its jitdump (`path` as it sees it; jitdump.h): read it too,
   // with the perf map, from now on.
@@ -129,6 +132,7 @@ class JitMaps {
     Expected<PerfMapParse> map = Error(Errc::kNotFound, "");
     std::optional<Expected<JitdumpParse>> dump;
     JitdumpCursor cursor;
+    bool reused = false;  // the pid is another process's now: nothing was read
   };
   // What opening a process yields: its user, root and identity.
   struct ProcessRoot {
@@ -148,12 +152,14 @@ class JitMaps {
     uint32_t uid = 0;
     int root_fd = -1;  // /proc/PID/root, while it lives
     std::string identity;
+    std::string start_ticks;  // /proc/PID/stat's: another value, another process
     int32_t image = kNoImage;
     bool read = false;               // read at least once
     bool reading = false;            // a read is under way
     bool final_read_wanted = false;  // exited during a read: read once more after it
     bool warned = false;             // a read error was logged
     uint64_t last_read = 0;
+    uint64_t last_resolved = 0;  // perf clock of the last sample named from it
     bool exited = false;
     uint64_t exit_time = 0;
     std::string dump_path;                              // its jitdump, if it mapped one
@@ -177,6 +183,10 @@ class JitMaps {
   static const PerfMapSymbol* Find(const Process& p, uint64_t pc);
   void Close(Process& p);
   void Exited(Process& p, uint64_t time);
+  // p's pid belongs to another process now (its exit record was lost):
+  // it is forgotten as if it had exited after its last sample, without a
+  // last read (the map under its pid is the new process's).
+  void Retire(Process& p);
 
   ImageTable& images_;
   std::string proc_;

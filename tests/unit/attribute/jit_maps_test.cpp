@@ -181,6 +181,38 @@ TEST_CASE("only the names a batch carried are marked stored") {
   CHECK(next[0]->name == "new");
 }
 
+// Issue 25: an EXIT record lost (a flooded side-band ring) left the old
+// process watched under its pid: the process that reused the pid was named
+// from the old one's map, under the old one's image and user. Its start
+// time tells them apart.
+TEST_CASE("a pid reused after a lost exit record is a new process") {
+  FakeProc f;
+  f.AddProcess(700, 5);
+  f.Append(700, "1000 10 old_fn\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(700);
+  auto old_hit = jit.Resolve(700, "node", 0x1000, kSecond);
+  REQUIRE(old_hit);
+  CHECK(images.at(old_hit->image).identity == "jit:boot-1:700:5");
+
+  // No exit record: another process now has pid 700, and its own map.
+  std::string stat = f.proc() + "/700/stat";
+  WriteFile(stat, "700 (node) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0\n");
+  std::filesystem::remove(f.Map(700));
+  f.Append(700, "1000 10 new_fn\n");
+  SECTION("seen when it maps JIT code") { jit.Watch(700); }
+  SECTION("seen at the next read") { CHECK_FALSE(jit.Resolve(700, "node", 0x9000, 3 * kSecond)); }
+
+  auto hit = jit.Resolve(700, "node", 0x1000, 5 * kSecond);
+  REQUIRE(hit);
+  CHECK(images.at(hit->image).identity == "jit:boot-1:700:9");
+  auto names = jit.Unstored(hit->image, {0x1000});
+  REQUIRE(names.size() == 1);
+  CHECK(names[0]->name == "new_fn");
+  CHECK(jit.stats().reused == 1);
+}
+
 TEST_CASE("with lookups, a miss answers at once and the read's end is told") {
   FakeProc f;
   f.AddProcess(600, 4);
