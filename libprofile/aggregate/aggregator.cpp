@@ -343,7 +343,7 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
         std::optional<uint64_t> next;
         if (i + 1 < syms->size()) next = (*syms)[i + 1].addr;
         uint64_t size = SymbolEnd(s.addr, 0, next, limit) - s.addr;
-        b.symbols.push_back({img, s.addr - base, size, kernel_->Name(s)});
+        b.symbols.push_back({img, s.addr - base, size, std::string(kernel_->Name(s))});
       }
     }
   }

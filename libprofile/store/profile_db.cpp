@@ -130,7 +130,7 @@ Expected<void> ValidateBatch(const MergeBatch& b, std::vector<bool>* quarantine)
   }
   for (const SymbolRow& s : b.symbols) {
     if (s.image >= b.images.size())
-      return bad("symbol " + std::string(s.name) + " names an image not in the batch");
+      return bad("symbol " + s.name + " names an image not in the batch");
     if (too_big(s.offset) || too_big(s.size)) (*quarantine)[s.image] = true;
   }
   for (const auto& [name, value] : b.stats) {

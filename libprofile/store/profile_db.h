@@ -95,9 +95,10 @@ struct SymbolRow {
   uint32_t image = 0;  // index into MergeBatch::images
   uint64_t offset = 0;
   uint64_t size = 0;
-  // A view: a kernel's first batch holds every one of its ~120,000 symbols,
-  // whose names the caller already keeps (KernelSymbols) until the merge.
-  std::string_view name;
+  // Owned by the batch: the writer thread binds it while the loop may read
+  // kallsyms or a JIT map again and free what a view would point into
+  // (issue 25). A kernel's first batch copies its ~120,000 names once.
+  std::string name;
 };
 
 // The pid of a process row that sums the processes lcpid did not keep apart
