@@ -589,6 +589,9 @@ std::string Daemon::Status() {
   o << "jit_symbols " << jit.symbols << "\n";
   o << "jit_dump_reads " << jit.dump_reads << "\n";
   o << "jit_refused " << jit.refused << "\n";
+  o << "jit_pids_reused " << jit.reused << "\n";
+  o << "jit_name_bytes " << jit.name_bytes << "\n";
+  o << "jit_names_over_budget " << jit.over_budget << "\n";
   if (image_cache_) {
     ImageCacheStats c = image_cache_->stats();
     o << "image_cache_hits " << c.hits << "\n";

@@ -50,16 +50,18 @@
 namespace lcpi {
 
 struct JitStats {
-  uint64_t processes = 0;   // processes watched since start
-  uint64_t refused = 0;     // not watched: kMaxLiveProcesses reached
-  uint64_t reads = 0;       // map files read
-  uint64_t missing = 0;     // no map file (a process that is no JIT, or writes none)
-  uint64_t errors = 0;      // map files refused or unreadable (logged)
-  uint64_t bad_lines = 0;   // lines skipped
-  uint64_t truncated = 0;   // reads stopped at a size or line limit
-  uint64_t symbols = 0;     // distinct names taken
-  uint64_t dump_reads = 0;  // jitdump files read (bad records count as bad_lines)
-  uint64_t reused = 0;      // watched pids found reused (their exit record lost): retired
+  uint64_t processes = 0;    // processes watched since start
+  uint64_t refused = 0;      // not watched: kMaxLiveProcesses reached
+  uint64_t reads = 0;        // map files read
+  uint64_t missing = 0;      // no map file (a process that is no JIT, or writes none)
+  uint64_t errors = 0;       // map files refused or unreadable (logged)
+  uint64_t bad_lines = 0;    // lines skipped
+  uint64_t truncated = 0;    // reads stopped at a size or line limit
+  uint64_t symbols = 0;      // distinct names taken
+  uint64_t dump_reads = 0;   // jitdump files read (bad records count as bad_lines)
+  uint64_t reused = 0;       // watched pids found reused (their exit record lost): retired
+  uint64_t over_budget = 0;  // names not kept: the name budget (or the process's share) was spent
+  uint64_t name_bytes = 0;   // what the names kept now take, counted as NameCost
 };
 
 struct JitLocation {
@@ -73,9 +75,20 @@ class JitMaps {
   static constexpr size_t kMaxLiveProcesses = 4096;
   // A process's map is read again on a miss at most this often (perf clock).
   static constexpr uint64_t kRereadNs = 1000000000ull;
+  // The bytes all processes' JIT names may take together (NameCost each),
+  // whatever the per-process limits (a million names of 4 KiB each, over
+  // 4,096 processes): 256 MiB. Each process may take an equal share of it,
+  // the budget over the processes watched now, so one user's runtimes
+  // cannot spend what another's need; a name beyond is not kept and counted
+  // (stats().over_budget): its samples stay on the process's unknown image.
+  static constexpr uint64_t kNameBudget = 256ull << 20;
+  // What a kept name costs: its bytes and those of the structures that
+  // index it (the symbol, its set and map nodes).
+  static uint64_t NameCost(const PerfMapSymbol& s) { return s.name.size() + 160; }
 
   // proc: the /proc to read (a directory laid out like it, for tests).
-  explicit JitMaps(ImageTable& images, std::string proc = "/proc", PerfMapLimits limits = {});
+  explicit JitMaps(ImageTable& images, std::string proc = "/proc", PerfMapLimits limits = {},
+                   uint64_t name_budget = kNameBudget);
   ~JitMaps();
   JitMaps(const JitMaps&) = delete;
   JitMaps& operator=(const JitMaps&) = delete;
@@ -162,8 +175,11 @@ class JitMaps {
     uint64_t last_resolved = 0;  // perf clock of the last sample named from it
     bool exited = false;
     uint64_t exit_time = 0;
-    std::string dump_path;                              // its jitdump, if it mapped one
-    JitdumpCursor dump_cursor;                          // where the last read of it stopped
+    std::string dump_path;  // its jitdump, if it mapped one
+    // Where the last read of it stopped; moved to the read and back (its
+    // names for moves may be a million: never copied on the loop).
+    JitdumpCursor dump_cursor;
+    uint64_t name_bytes = 0;                            // NameCost of its names kept
     std::deque<PerfMapSymbol> symbols;                  // distinct, in the order read; never moved
     std::unordered_set<const PerfMapSymbol*> stored;    // names in the store
     std::map<uint64_t, const PerfMapSymbol*> by_start;  // the newest at each start
@@ -191,6 +207,7 @@ class JitMaps {
   ImageTable& images_;
   std::string proc_;
   PerfMapLimits limits_;
+  uint64_t name_budget_;
   std::string boot_id_;
   LookupWorker* lookups_ = nullptr;
   std::function<void(uint32_t)> on_read_;

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -211,6 +212,46 @@ TEST_CASE("a pid reused after a lost exit record is a new process") {
   REQUIRE(names.size() == 1);
   CHECK(names[0]->name == "new_fn");
   CHECK(jit.stats().reused == 1);
+}
+
+// Issue 25: the caps were per process (a million names of up to 4 KiB)
+// over up to 4,096 processes. A global budget, shared equally among the
+// processes watched, bounds them all; what goes beyond is counted.
+TEST_CASE("JIT names stay within a global budget, shared among the processes") {
+  FakeProc f;
+  f.AddProcess(800, 1);
+  f.AddProcess(801, 2);
+  std::string many, few;
+  for (int i = 0; i < 100; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "%x 10 greedy_%040d\n", 0x1000 + 0x10 * i, i);
+    many += line;
+  }
+  for (int i = 0; i < 5; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "%x 10 modest\n", 0x1000 + 0x10 * i);
+    few += line;
+  }
+  f.Append(800, many);
+  f.Append(801, few);
+  ImageTable images;
+  const uint64_t budget = 20 * 256;  // some 25 names' worth
+  JitMaps jit(images, f.proc(), {}, budget);
+  jit.Watch(800);
+  jit.Watch(801);
+  REQUIRE(jit.Resolve(800, "node", 0x1000, kSecond));
+  CHECK(jit.stats().name_bytes <= budget / 2);  // its share
+  CHECK(jit.stats().over_budget > 0);
+  // The other process still gets its names.
+  auto hit = jit.Resolve(801, "node", 0x1000, kSecond);
+  REQUIRE(hit);
+  CHECK(jit.Unstored(hit->image, {0x1000, 0x1010, 0x1020, 0x1030, 0x1040}).size() == 5);
+  CHECK(jit.stats().name_bytes <= budget);
+  // Reaped, its names give their bytes back.
+  jit.OnExit(800, 2 * kSecond);
+  jit.OnExit(801, 2 * kSecond);
+  jit.Reap(3 * kSecond);
+  CHECK(jit.stats().name_bytes == 0);
 }
 
 TEST_CASE("with lookups, a miss answers at once and the read's end is told") {
