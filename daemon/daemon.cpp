@@ -352,6 +352,20 @@ void Daemon::ForgetImages() {
 }
 
 Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
+  if (!done.result && done.result.error().code() == Errc::kInvalidArgument) {
+    // The store refuses the batch for what it holds, not for the state of
+    // the disk: the same batch would be refused again every second, hold
+    // every later count and be lost at exit. It is dropped and counted; the
+    // rows of one bad image never get here (ProfileDb::Merge sets them
+    // aside), so this is a bug of lcpid's, said as such.
+    refused_batches_++;
+    for (const CountRow& c : done.batch.counts) refused_samples_ += c.count;
+    last_flush_error_ = done.result.error().ToString();
+    spdlog::error("the database refused a batch for its content, dropped ({} samples so far): {}",
+                  refused_samples_, last_flush_error_);
+    in_flight_->marks = {};  // nothing of it was stored
+    done.result = Expected<void>();
+  }
   if (!done.result) {
     // Nothing was written: the batch is submitted again before any other.
     failed_flushes_++;
@@ -360,6 +374,16 @@ Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
     failed_batch_ = std::move(done.batch);
     in_flight_->close_window = false;  // the window closes with a batch taken later
     return done.result;
+  }
+  if (done.report.quarantined_images > 0) {
+    quarantined_images_ += done.report.quarantined_images;
+    quarantined_rows_ += done.report.quarantined_rows;
+    quarantined_samples_ += done.report.quarantined_samples;
+    spdlog::warn(
+        "merge: the rows of {} image(s) hold values the database cannot store (a hostile JIT "
+        "map?): {} rows, {} samples set aside, the rest merged (quarantined_*)",
+        done.report.quarantined_images, done.report.quarantined_rows,
+        done.report.quarantined_samples);
   }
   InFlight f = std::move(*in_flight_);
   in_flight_.reset();
@@ -492,6 +516,7 @@ std::string Daemon::Status() {
   o << "window_ends " << FormatUtc(window_end_) << "\n";
   o << "retain " << FormatDuration(options_.retention.retain) << "\n";
   o << "retain_tagged " << FormatDuration(options_.retention.retain_tagged) << "\n";
+  o << "keep_windows " << options_.retention.keep_newest << "\n";
   o << "max_db_size " << FormatSize(options_.retention.max_bytes) << "\n";
   if (!writer_->busy())  // else the writer has the connection: the last size
     if (Expected<ProfileDb::FileSize> size = db_->DatabaseSize(); size) db_bytes_ = size->bytes;
@@ -507,6 +532,13 @@ std::string Daemon::Status() {
   o << "retention_dropped_counts " << retention_dropped_counts_ << "\n";
   o << "max_processes " << options_.max_processes << "\n";
   o << "processes_rolled_up " << aggregator_->processes_rolled_up() << "\n";
+  // Rows the database could not hold, set aside by image (ProfileDb::Merge),
+  // and whole batches it refused (dropped, never retried).
+  o << "quarantined_images " << quarantined_images_ << "\n";
+  o << "quarantined_rows " << quarantined_rows_ << "\n";
+  o << "quarantined_samples " << quarantined_samples_ << "\n";
+  o << "refused_batches " << refused_batches_ << "\n";
+  o << "refused_samples " << refused_samples_ << "\n";
   if (!last_retention_error_.empty()) o << "last_retention_error " << last_retention_error_ << "\n";
   o << "uptime_s " << static_cast<uint64_t>(secs) << "\n";
   o << "samples " << all << "\n";
@@ -576,6 +608,9 @@ std::string Daemon::Status() {
   o << "jit_symbols " << jit.symbols << "\n";
   o << "jit_dump_reads " << jit.dump_reads << "\n";
   o << "jit_refused " << jit.refused << "\n";
+  o << "jit_pids_reused " << jit.reused << "\n";
+  o << "jit_name_bytes " << jit.name_bytes << "\n";
+  o << "jit_names_over_budget " << jit.over_budget << "\n";
   if (image_cache_) {
     ImageCacheStats c = image_cache_->stats();
     o << "image_cache_hits " << c.hits << "\n";

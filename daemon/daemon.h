@@ -168,6 +168,10 @@ class Daemon {
   DrainStats stored_stats_;  // drain statistics already handed to a batch
   uint64_t flushes_ = 0;
   uint64_t failed_flushes_ = 0;
+  // Since start: what merges set aside (MergeReport) and batches refused
+  // for their content (dropped, not retried).
+  uint64_t quarantined_images_ = 0, quarantined_rows_ = 0, quarantined_samples_ = 0;
+  uint64_t refused_batches_ = 0, refused_samples_ = 0;
   std::string last_flush_error_;
 };
 

@@ -32,10 +32,11 @@ void MergeWriter::Loop() {
     todo_.reset();
     lock.unlock();
     auto start = std::chrono::steady_clock::now();
-    Expected<void> merged = db_.Merge(batch);
+    MergeReport report;
+    Expected<void> merged = db_.Merge(batch, &report);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
-    Done done{merged, {}, static_cast<uint64_t>(ms.count())};
+    Done done{merged, {}, report, static_cast<uint64_t>(ms.count())};
     if (merged)
       batch = MergeBatch();  // freed here, off the loop
     else

@@ -25,10 +25,12 @@ namespace lcpi {
 class MergeWriter {
  public:
   // A finished write. On failure `batch` is the batch, untouched, to submit
-  // again; on success it is empty.
+  // again (unless the error says it never can be: kInvalidArgument); on
+  // success it is empty, and `report` says what the store set aside.
   struct Done {
     Expected<void> result;
     MergeBatch batch;
+    MergeReport report;
     uint64_t ms = 0;  // how long ProfileDb::Merge took
   };
 

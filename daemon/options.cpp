@@ -77,6 +77,11 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   app.add_option("--retain", retain,
                  "drop windows and epochs this long after they ended (e.g. 30d, 12h)")
       ->capture_default_str();
+  app.add_option("--keep-windows", o.retention.keep_newest,
+                 "the newest windows and epochs never dropped for their age, whatever the "
+                 "wall clock says (a clock stepping forward by more than --retain would "
+                 "otherwise drop all history); only --max-db-size drops them")
+      ->capture_default_str();
   app.add_option("--retain-tagged", retain_tagged,
                  "the same for the epochs of a tagged span (lcpictl epoch --tag)")
       ->capture_default_str();
@@ -129,7 +134,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
       return 2;
     }
   }
-  o.retention = {*r, *rt, *cap, *ru};
+  o.retention.retain = *r;
+  o.retention.retain_tagged = *rt;
+  o.retention.max_bytes = *cap;
+  o.retention.rollup_after = *ru;
   *out = o;
   return -1;
 }

@@ -315,11 +315,11 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
   // Nor a JIT map once its process is gone: store the names of the JIT
   // code this batch has samples in.
   if (jit_) {
-    taken.marks.jit_offsets = JitOffsets();
-    for (const auto& [image, offsets] : taken.marks.jit_offsets) {
+    for (const auto& [image, offsets] : JitOffsets()) {
       uint32_t img = index.at(image);
-      for (const PerfMapSymbol* s : jit_->Unstored(image, offsets))
-        b.symbols.push_back({img, s->start, s->size, s->name});
+      std::vector<const PerfMapSymbol*> carried = jit_->Unstored(image, offsets);
+      for (const PerfMapSymbol* s : carried) b.symbols.push_back({img, s->start, s->size, s->name});
+      if (!carried.empty()) taken.marks.jit_symbols[image] = std::move(carried);
     }
   }
   // The tools cannot read kallsyms of this boot later: store kernel symbols once.
@@ -343,7 +343,7 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
         std::optional<uint64_t> next;
         if (i + 1 < syms->size()) next = (*syms)[i + 1].addr;
         uint64_t size = SymbolEnd(s.addr, 0, next, limit) - s.addr;
-        b.symbols.push_back({img, s.addr - base, size, kernel_->Name(s)});
+        b.symbols.push_back({img, s.addr - base, size, std::string(kernel_->Name(s))});
       }
     }
   }
@@ -376,7 +376,7 @@ void Aggregator::Committed(const StoredMarks& marks) {
     symbols_stored_.insert(image);
   }
   if (jit_)
-    for (const auto& [image, offsets] : marks.jit_offsets) jit_->MarkStored(image, offsets);
+    for (const auto& [image, symbols] : marks.jit_symbols) jit_->MarkStored(image, symbols);
 }
 
 std::map<int32_t, std::vector<uint64_t>> Aggregator::JitOffsets() const {

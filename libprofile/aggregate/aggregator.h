@@ -86,7 +86,9 @@ class Aggregator {
   // in the database (Committed). Opaque to the caller.
   struct StoredMarks {
     std::vector<int32_t> symbol_images;  // kernel, module and vDSO images
-    std::map<int32_t, std::vector<uint64_t>> jit_offsets;
+    // The JIT names the batch carries, exactly (a read may put other code
+    // at their offsets before the commit); they live until Reap.
+    std::map<int32_t, std::vector<const PerfMapSymbol*>> jit_symbols;
     uint64_t symbols_generation = 0;  // module symbols read again since: do not mark those
   };
   struct TakenBatch {

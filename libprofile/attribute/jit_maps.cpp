@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <memory>
@@ -36,8 +37,8 @@ std::string StartTicks(const std::string& stat_path) {
 
 }  // namespace
 
-JitMaps::JitMaps(ImageTable& images, std::string proc, PerfMapLimits limits)
-    : images_(images), proc_(std::move(proc)), limits_(limits) {
+JitMaps::JitMaps(ImageTable& images, std::string proc, PerfMapLimits limits, uint64_t name_budget)
+    : images_(images), proc_(std::move(proc)), limits_(limits), name_budget_(name_budget) {
   std::ifstream in(proc_ + "/sys/kernel/random/boot_id");
   std::getline(in, boot_id_);
   if (boot_id_.empty()) boot_id_ = "unknown-boot";
@@ -102,6 +103,7 @@ void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
   p.root_fd = root->root.release();
   open_roots_++;
   p.identity = "jit:" + boot_id_ + ":" + std::to_string(pid) + ":" + root->start_ticks;
+  p.start_ticks = root->start_ticks;
   by_pid_[pid] = &p;
   failed_.erase(pid);
   if (auto dump = dumps_.find(pid); dump != dumps_.end()) {
@@ -121,8 +123,22 @@ void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
 
 void JitMaps::Watch(uint32_t pid) {
   auto it = by_pid_.find(pid);
-  if (it != by_pid_.end() && !it->second->exited) return;
+  if (it != by_pid_.end() && !it->second->exited) {
+    // (procfs: a read that does not block, once per executable mapping.)
+    if (StartTicks(proc_ + "/" + std::to_string(pid) + "/stat") == it->second->start_ticks) return;
+    Retire(*it->second);
+  }
   StartOpen(pid, false, 0);
+}
+
+void JitMaps::Retire(Process& p) {
+  stats_.reused++;
+  p.exited = true;
+  p.exit_time = std::max(p.last_resolved, p.last_read);
+  p.final_read_wanted = false;
+  Close(p);
+  auto it = by_pid_.find(p.pid);
+  if (it != by_pid_.end() && it->second == &p) by_pid_.erase(it);
 }
 
 void JitMaps::SetJitdump(uint32_t pid, const std::string& path) {
@@ -152,15 +168,27 @@ void JitMaps::StartRead(Process& p, bool last) {
     root.reset(fcntl(p.root_fd, F_DUPFD_CLOEXEC, 0));
   }
   auto shared_root = std::make_shared<UniqueFd>(std::move(root));
+  // Moved, not copied: the read has it, and gives it back (FinishRead).
+  auto cursor = std::make_shared<JitdumpCursor>(std::move(p.dump_cursor));
+  p.dump_cursor = JitdumpCursor();
   Process* process = &p;  // a list node, kept while it reads (Reap)
   RunLookup<NamesRead>(
       lookups_,
-      [shared_root, pid = p.pid, uid = p.uid, limits = limits_, dump = p.dump_path,
-       cursor = p.dump_cursor]() -> Expected<NamesRead> {
-        if (shared_root->get() < 0) return ErrnoError("dup of a process's root", EMFILE);
+      [shared_root, pid = p.pid, uid = p.uid, limits = limits_, dump = p.dump_path, cursor, last,
+       proc = proc_, ticks = p.start_ticks]() -> Expected<NamesRead> {
         NamesRead read;
+        read.cursor = std::move(*cursor);
+        if (shared_root->get() < 0) {
+          read.map = ErrnoError("dup of a process's root", EMFILE);
+          return read;
+        }
+        // While it lives, the pid must still be this process (an exit
+        // record may have been lost): else the map is another's.
+        if (!last && StartTicks(proc + "/" + std::to_string(pid) + "/stat") != ticks) {
+          read.reused = true;
+          return read;
+        }
         read.map = ReadPerfMap(shared_root->get(), pid, uid, limits);
-        read.cursor = cursor;
         if (!dump.empty())
           read.dump = ReadJitdump(shared_root->get(), dump, uid, &read.cursor, limits);
         return read;
@@ -182,6 +210,9 @@ void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) 
   }
   stats_.bad_lines += parsed->bad_lines;
   stats_.truncated += parsed->truncated;
+  // An equal share of the budget for each process watched now (and those
+  // being opened): one user's many runtimes cannot take another's.
+  const uint64_t share = name_budget_ / std::max<uint64_t>(1, open_roots_ + opening_.size());
   for (PerfMapSymbol& s : parsed->symbols) {
     // The files only grow: what an earlier read took is skipped.
     if (p.seen.count({s.start, s.size, std::string_view(s.name)})) continue;
@@ -189,6 +220,13 @@ void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) 
       stats_.truncated++;
       break;
     }
+    const uint64_t cost = NameCost(s);
+    if (stats_.name_bytes + cost > name_budget_ || p.name_bytes + cost > share) {
+      stats_.over_budget++;
+      continue;
+    }
+    p.name_bytes += cost;
+    stats_.name_bytes += cost;
     const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
     p.seen.emplace(kept.start, kept.size, std::string_view(kept.name));
     p.by_start[kept.start] = &kept;  // a later line for the same code wins
@@ -198,6 +236,15 @@ void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) 
 
 void JitMaps::FinishRead(Process& p, Expected<NamesRead> read) {
   p.reading = false;
+  // The cursor comes back, moved on by what was read (or not; a read that
+  // never ran lost it: the dump is read again from its start, its names
+  // already kept skipped).
+  if (read) p.dump_cursor = std::move(read->cursor);
+  if (read && read->reused && !p.exited) {
+    Retire(p);
+    if (on_read_) on_read_(p.pid);
+    return;
+  }
   if (!read) {
     Take(p, read.error(), "names");
   } else {
@@ -208,7 +255,6 @@ void JitMaps::FinishRead(Process& p, Expected<NamesRead> read) {
       if (dump && dump->bad_header) dump = Error(Errc::kBadElf, p.dump_path + ": not a jitdump");
       if (dump) {
         stats_.dump_reads++;
-        p.dump_cursor = std::move(read->cursor);
         Take(p, std::move(dump->names), "dump");
       } else {
         Take(p, dump.error(), "dump");
@@ -259,6 +305,7 @@ std::optional<JitLocation> JitMaps::Resolve(uint32_t pid, const std::string& com
     s = Find(*p, pc);
   }
   if (!s) return std::nullopt;
+  p->last_resolved = std::max(p->last_resolved, now);
   if (p->image == kNoImage) {
     std::string name = comm.empty() ? "?" : comm;
     p->image = images_.Intern(p->identity, "[jit " + name + " " + std::to_string(pid) + "]",
@@ -301,11 +348,10 @@ std::vector<const PerfMapSymbol*> JitMaps::Unstored(int32_t image,
   return out;
 }
 
-void JitMaps::MarkStored(int32_t image, const std::vector<uint64_t>& offsets) {
+void JitMaps::MarkStored(int32_t image, const std::vector<const PerfMapSymbol*>& names) {
   auto it = by_image_.find(image);
   if (it == by_image_.end()) return;
-  for (uint64_t offset : offsets)
-    if (const PerfMapSymbol* s = Find(*it->second, offset)) it->second->stored.insert(s);
+  it->second->stored.insert(names.begin(), names.end());
 }
 
 void JitMaps::Reap(uint64_t time) {
@@ -321,6 +367,7 @@ void JitMaps::Reap(uint64_t time) {
     auto pid = by_pid_.find(p.pid);
     if (pid != by_pid_.end() && pid->second == &p) by_pid_.erase(pid);
     if (p.image != kNoImage) by_image_.erase(p.image);
+    stats_.name_bytes -= p.name_bytes;
     it = processes_.erase(it);
   }
   failed_.clear();  // at most the pids that missed since the last merge

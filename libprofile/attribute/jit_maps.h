@@ -50,15 +50,18 @@
 namespace lcpi {
 
 struct JitStats {
-  uint64_t processes = 0;   // processes watched since start
-  uint64_t refused = 0;     // not watched: kMaxLiveProcesses reached
-  uint64_t reads = 0;       // map files read
-  uint64_t missing = 0;     // no map file (a process that is no JIT, or writes none)
-  uint64_t errors = 0;      // map files refused or unreadable (logged)
-  uint64_t bad_lines = 0;   // lines skipped
-  uint64_t truncated = 0;   // reads stopped at a size or line limit
-  uint64_t symbols = 0;     // distinct names taken
-  uint64_t dump_reads = 0;  // jitdump files read (bad records count as bad_lines)
+  uint64_t processes = 0;    // processes watched since start
+  uint64_t refused = 0;      // not watched: kMaxLiveProcesses reached
+  uint64_t reads = 0;        // map files read
+  uint64_t missing = 0;      // no map file (a process that is no JIT, or writes none)
+  uint64_t errors = 0;       // map files refused or unreadable (logged)
+  uint64_t bad_lines = 0;    // lines skipped
+  uint64_t truncated = 0;    // reads stopped at a size or line limit
+  uint64_t symbols = 0;      // distinct names taken
+  uint64_t dump_reads = 0;   // jitdump files read (bad records count as bad_lines)
+  uint64_t reused = 0;       // watched pids found reused (their exit record lost): retired
+  uint64_t over_budget = 0;  // names not kept: the name budget (or the process's share) was spent
+  uint64_t name_bytes = 0;   // what the names kept now take, counted as NameCost
 };
 
 struct JitLocation {
@@ -72,9 +75,20 @@ class JitMaps {
   static constexpr size_t kMaxLiveProcesses = 4096;
   // A process's map is read again on a miss at most this often (perf clock).
   static constexpr uint64_t kRereadNs = 1000000000ull;
+  // The bytes all processes' JIT names may take together (NameCost each),
+  // whatever the per-process limits (a million names of 4 KiB each, over
+  // 4,096 processes): 256 MiB. Each process may take an equal share of it,
+  // the budget over the processes watched now, so one user's runtimes
+  // cannot spend what another's need; a name beyond is not kept and counted
+  // (stats().over_budget): its samples stay on the process's unknown image.
+  static constexpr uint64_t kNameBudget = 256ull << 20;
+  // What a kept name costs: its bytes and those of the structures that
+  // index it (the symbol, its set and map nodes).
+  static uint64_t NameCost(const PerfMapSymbol& s) { return s.name.size() + 160; }
 
   // proc: the /proc to read (a directory laid out like it, for tests).
-  explicit JitMaps(ImageTable& images, std::string proc = "/proc", PerfMapLimits limits = {});
+  explicit JitMaps(ImageTable& images, std::string proc = "/proc", PerfMapLimits limits = {},
+                   uint64_t name_budget = kNameBudget);
   ~JitMaps();
   JitMaps(const JitMaps&) = delete;
   JitMaps& operator=(const JitMaps&) = delete;
@@ -86,7 +100,9 @@ class JitMaps {
   void SetOnRead(std::function<void(uint32_t pid)> on_read) { on_read_ = std::move(on_read); }
 
   // pid mapped anonymous executable memory: hold its root, so that its map
-  // can still be read at its exit.
+  // can still be read at its exit. A pid already watched whose start time
+  // (/proc/PID/stat) differs is another process: its exit record was lost,
+  // and the old one is retired (stats().reused). Each read checks the same.
   void Watch(uint32_t pid);
   // pid mapped its jitdump (`path` as it sees it; jitdump.h): read it too,
   // with the perf map, from now on.
@@ -107,12 +123,13 @@ class JitMaps {
 
   // The names covering `offsets` of a JIT image that are not in the store
   // yet: only code that has samples is stored (a Node process's map lists
-  // thousands of functions, most never sampled). MarkStored(image, offsets)
-  // once a merge has committed, with the same offsets and nothing read in
-  // between (the daemon merges on the thread that reads).
+  // thousands of functions, most never sampled). MarkStored(image, names)
+  // once a merge has committed, with exactly the names Unstored gave for
+  // it: a read in between may have put other code at the same offsets,
+  // which is not stored yet. The names live until Reap forgets their process.
   std::vector<const PerfMapSymbol*> Unstored(int32_t image,
                                              const std::vector<uint64_t>& offsets) const;
-  void MarkStored(int32_t image, const std::vector<uint64_t>& offsets);
+  void MarkStored(int32_t image, const std::vector<const PerfMapSymbol*>& names);
 
   // Forgets processes that exited before `time`: call once the counts
   // resolved before then have committed.
@@ -128,6 +145,7 @@ class JitMaps {
     Expected<PerfMapParse> map = Error(Errc::kNotFound, "");
     std::optional<Expected<JitdumpParse>> dump;
     JitdumpCursor cursor;
+    bool reused = false;  // the pid is another process's now: nothing was read
   };
   // What opening a process yields: its user, root and identity.
   struct ProcessRoot {
@@ -147,16 +165,21 @@ class JitMaps {
     uint32_t uid = 0;
     int root_fd = -1;  // /proc/PID/root, while it lives
     std::string identity;
+    std::string start_ticks;  // /proc/PID/stat's: another value, another process
     int32_t image = kNoImage;
     bool read = false;               // read at least once
     bool reading = false;            // a read is under way
     bool final_read_wanted = false;  // exited during a read: read once more after it
     bool warned = false;             // a read error was logged
     uint64_t last_read = 0;
+    uint64_t last_resolved = 0;  // perf clock of the last sample named from it
     bool exited = false;
     uint64_t exit_time = 0;
-    std::string dump_path;                              // its jitdump, if it mapped one
-    JitdumpCursor dump_cursor;                          // where the last read of it stopped
+    std::string dump_path;  // its jitdump, if it mapped one
+    // Where the last read of it stopped; moved to the read and back (its
+    // names for moves may be a million: never copied on the loop).
+    JitdumpCursor dump_cursor;
+    uint64_t name_bytes = 0;                            // NameCost of its names kept
     std::deque<PerfMapSymbol> symbols;                  // distinct, in the order read; never moved
     std::unordered_set<const PerfMapSymbol*> stored;    // names in the store
     std::map<uint64_t, const PerfMapSymbol*> by_start;  // the newest at each start
@@ -176,10 +199,15 @@ class JitMaps {
   static const PerfMapSymbol* Find(const Process& p, uint64_t pc);
   void Close(Process& p);
   void Exited(Process& p, uint64_t time);
+  // p's pid belongs to another process now (its exit record was lost):
+  // it is forgotten as if it had exited after its last sample, without a
+  // last read (the map under its pid is the new process's).
+  void Retire(Process& p);
 
   ImageTable& images_;
   std::string proc_;
   PerfMapLimits limits_;
+  uint64_t name_budget_;
   std::string boot_id_;
   LookupWorker* lookups_ = nullptr;
   std::function<void(uint32_t)> on_read_;

@@ -20,18 +20,12 @@ constexpr uint32_t kCodeLoad = 0;  // + pid, tid, vma, code_addr, code_size, cod
 constexpr uint32_t kCodeMove = 1;  // + pid, tid, vma, old_addr, new_addr, code_size, code_index
 constexpr uint32_t kLoadFixed = kPrefix + 40;
 constexpr uint32_t kMoveFixed = kPrefix + 48;
-constexpr uint64_t kTop = 1ull << 63;
 
 template <typename T>
 T At(std::string_view data, size_t offset) {
   T v;
   std::memcpy(&v, data.data() + offset, sizeof v);
   return v;
-}
-
-// A code range a symbol may have: user space, below 2^63, not empty.
-bool Plausible(uint64_t addr, uint64_t size) {
-  return size > 0 && addr < kTop && size <= kTop - addr;
 }
 
 }  // namespace
@@ -70,7 +64,7 @@ JitdumpParse ParseJitdump(std::string_view data, JitdumpCursor* cursor,
       const size_t name_end = rec.size() >= kLoadFixed ? rec.find('\0', kLoadFixed) : rec.npos;
       const uint64_t addr = rec.size() >= kLoadFixed ? At<uint64_t>(rec, kPrefix + 16) : 0;
       const uint64_t code_size = rec.size() >= kLoadFixed ? At<uint64_t>(rec, kPrefix + 24) : 0;
-      if (name_end == rec.npos || name_end == kLoadFixed || !Plausible(addr, code_size)) {
+      if (name_end == rec.npos || name_end == kLoadFixed || !StorableRange(addr, code_size)) {
         out.names.bad_lines++;
       } else if (out.names.symbols.size() >= limits.max_lines) {
         out.names.truncated = true;
@@ -90,7 +84,7 @@ JitdumpParse ParseJitdump(std::string_view data, JitdumpCursor* cursor,
                                          : cursor->by_index.end();
       const uint64_t addr = rec.size() >= kMoveFixed ? At<uint64_t>(rec, kPrefix + 24) : 0;
       const uint64_t code_size = rec.size() >= kMoveFixed ? At<uint64_t>(rec, kPrefix + 32) : 0;
-      if (it == cursor->by_index.end() || !Plausible(addr, code_size))
+      if (it == cursor->by_index.end() || !StorableRange(addr, code_size))
         out.names.bad_lines++;
       else
         out.names.symbols.push_back({addr, code_size, it->second});

@@ -11,8 +11,6 @@
 namespace lcpi {
 namespace {
 
-constexpr uint64_t kTop = 1ull << 63;
-
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 // The next blank-separated field of `line` from `*at`, moving past it.
@@ -52,9 +50,7 @@ PerfMapParse ParsePerfMap(std::string_view text, const PerfMapLimits& limits) {
     std::optional<uint64_t> size = ParseHex(NextField(line, &at));
     while (at < line.size() && IsBlank(line[at])) at++;
     std::string_view name = line.substr(at);
-    // User-space code: the store keeps offsets below 2^63, and a range past
-    // that is no process's code.
-    if (!start || !size || *size == 0 || *start >= kTop || *size > kTop - *start || name.empty()) {
+    if (!start || !size || !StorableRange(*start, *size) || name.empty()) {
       out.bad_lines++;
       continue;
     }

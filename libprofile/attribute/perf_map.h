@@ -37,11 +37,21 @@ struct PerfMapParse {
   bool truncated = false;              // stopped at a limit
 };
 
+// Whether a JIT code range is one the store can hold and user code can
+// have: not empty, and its end (start + size) below 2^63 (the store keeps
+// signed 64-bit offsets; "0 8000000000000000 name" once stopped every merge).
+// Both parsers, maps and jitdumps, drop and count a range that is not.
+constexpr bool StorableRange(uint64_t start, uint64_t size) {
+  constexpr uint64_t kTop = 1ull << 63;
+  return size > 0 && start < kTop && size < kTop - start;
+}
+
 // Parses the text of a map file. A line is "START SIZE NAME" with one or
 // more blanks between fields; the name is the rest of the line (it may hold
 // blanks); empty lines are ignored, and so is a last line without its
 // newline (the runtime is still writing it); a zero size, a range that
-// reaches past 2^63 (no user-space code does) or an empty name makes a line bad.
+// reaches 2^63 (no user-space code does: StorableRange) or an empty name
+// makes a line bad.
 PerfMapParse ParsePerfMap(std::string_view text, const PerfMapLimits& limits = {});
 
 // Opens a file a JIT runtime wrote (its perf map, its jitdump), `path` as

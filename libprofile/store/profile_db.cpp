@@ -97,17 +97,23 @@ constexpr const char kSqlInsertEpoch[] =
 constexpr const char kSqlEndEpochs[] = "UPDATE epochs SET ended = ?1 WHERE ended IS NULL";
 constexpr const char kSqlTagExists[] = "SELECT 1 FROM epochs WHERE tag = ?1";
 
-// Checks a batch before any write, so a bad batch changes nothing and says why.
-Expected<void> ValidateBatch(const MergeBatch& b) {
+// Checks a batch before any write. What is wrong with the batch as a whole
+// (its epoch, its events, a row naming an image or event it does not hold:
+// lcpid's own mistakes) refuses it, so it changes nothing and says why. A
+// row whose values the store cannot hold (above INT64_MAX: a hostile JIT map
+// can say anything) marks its image in `quarantine`: only that image's rows
+// are set aside.
+Expected<void> ValidateBatch(const MergeBatch& b, std::vector<bool>* quarantine) {
   auto bad = [](const std::string& why) { return Error(Errc::kInvalidArgument, "merge: " + why); };
+  auto too_big = [](uint64_t v) { return v > static_cast<uint64_t>(kMaxValue); };
   if (b.epoch <= 0) return bad("epoch " + std::to_string(b.epoch) + " is not an epoch id");
-  for (const ImageRecord& im : b.images) {
-    if (im.identity.empty()) return bad("an image has an empty identity");
+  quarantine->assign(b.images.size(), false);
+  for (size_t i = 0; i < b.images.size(); ++i) {
+    if (b.images[i].identity.empty()) (*quarantine)[i] = true;
   }
   for (const EventRecord& ev : b.events) {
     if (ev.name.empty()) return bad("an event has an empty name");
-    if (ev.period > static_cast<uint64_t>(kMaxValue))
-      return bad("event " + ev.name + ": period too large");
+    if (too_big(ev.period)) return bad("event " + ev.name + ": period too large");
   }
   auto check_refs = [&](uint32_t image, uint32_t event) {
     return image < b.images.size() && event < b.events.size();
@@ -115,28 +121,41 @@ Expected<void> ValidateBatch(const MergeBatch& b) {
   for (const CountRow& c : b.counts) {
     if (!check_refs(c.image, c.event))
       return bad("a count names an image or event not in the batch");
-    if (c.offset > static_cast<uint64_t>(kMaxValue) || c.count > static_cast<uint64_t>(kMaxValue)) {
-      return bad("a count has an offset or count above INT64_MAX");
-    }
+    if (too_big(c.offset) || too_big(c.count)) (*quarantine)[c.image] = true;
   }
   for (const ProcessRow& p : b.processes) {
     if (!check_refs(p.image, p.event))
       return bad("a process row names an image or event not in the batch");
-    if (p.count > static_cast<uint64_t>(kMaxValue))
-      return bad("a process count is above INT64_MAX");
+    if (too_big(p.count)) (*quarantine)[p.image] = true;
   }
   for (const SymbolRow& s : b.symbols) {
     if (s.image >= b.images.size())
-      return bad("symbol " + std::string(s.name) + " names an image not in the batch");
-    if (s.offset > static_cast<uint64_t>(kMaxValue) || s.size > static_cast<uint64_t>(kMaxValue)) {
-      return bad("symbol " + std::string(s.name) + " has an offset or size above INT64_MAX");
-    }
+      return bad("symbol " + s.name + " names an image not in the batch");
+    if (too_big(s.offset) || too_big(s.size)) (*quarantine)[s.image] = true;
   }
   for (const auto& [name, value] : b.stats) {
     if (name.empty()) return bad("a statistic has an empty name");
     (void)value;
   }
   return {};
+}
+
+// What the rows of the quarantined images amount to.
+MergeReport CountQuarantined(const MergeBatch& b, const std::vector<bool>& quarantine) {
+  MergeReport r;
+  for (bool q : quarantine) r.quarantined_images += q;
+  if (r.quarantined_images == 0) return r;
+  for (const CountRow& c : b.counts) {
+    if (!quarantine[c.image]) continue;
+    r.quarantined_rows++;
+    // Saturating: the count that made it bad may be the largest value.
+    r.quarantined_samples = c.count > kMaxValue - r.quarantined_samples
+                                ? static_cast<uint64_t>(kMaxValue)
+                                : r.quarantined_samples + c.count;
+  }
+  for (const ProcessRow& p : b.processes) r.quarantined_rows += quarantine[p.image];
+  for (const SymbolRow& s : b.symbols) r.quarantined_rows += quarantine[s.image];
+  return r;
 }
 
 }  // namespace
@@ -462,22 +481,44 @@ Error ProfileDb::SqlError(int rc, const std::string& what) {
 
 // ---------------------------------------------------------------- writes
 
-Expected<void> ProfileDb::Merge(const MergeBatch& batch) {
+Expected<void> ProfileDb::Merge(const MergeBatch& batch, MergeReport* report) {
+  if (report) *report = {};
   if (mode_ == DbMode::kReadOnly) {
     return Error(Errc::kPermission, path_ + ": opened read-only, cannot merge");
   }
-  if (auto ok = ValidateBatch(batch); !ok) return ok;
-  if (auto ok = BeginWrite("cannot start the merge"); !ok) return ok;
-  Expected<void> ok = MergeLocked(batch);
-  if (!ok) {
-    Rollback();
+  std::vector<bool> quarantine;
+  if (auto ok = ValidateBatch(batch, &quarantine); !ok) return ok;
+  // A row SQLite itself refuses for its content (a constraint, a string too
+  // big: kInvalidArgument) sets its image aside too, and the merge starts
+  // again without it: at most once per image. Any other failure (busy, full
+  // disk, I/O) is the caller's to retry, the batch unchanged.
+  for (;;) {
+    const MergeReport quarantined = CountQuarantined(batch, quarantine);
+    if (auto ok = BeginWrite("cannot start the merge"); !ok) return ok;
+    std::optional<uint32_t> failed_image;
+    Expected<void> ok = MergeLocked(batch, quarantine, quarantined, &failed_image);
+    if (!ok) {
+      Rollback();
+      if (ok.error().code() == Errc::kInvalidArgument && failed_image &&
+          !quarantine[*failed_image]) {
+        quarantine[*failed_image] = true;
+        continue;
+      }
+      return ok;
+    }
+    ok = Commit("cannot commit the merge");
+    if (ok && report) *report = quarantined;
     return ok;
   }
-  return Commit("cannot commit the merge");
 }
 
 // The body of Merge, inside its transaction; the caller rolls back on error.
-Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
+// The rows of images in `quarantine` are not written, their image not
+// interned; a content error of SQLite's on an image's row names the image in
+// *failed_image.
+Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<bool>& quarantine,
+                                      const MergeReport& quarantined,
+                                      std::optional<uint32_t>* failed_image) {
   using sql::Bind;
   {
     auto stmt = Prepare(kSqlEpochExists);
@@ -504,6 +545,8 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
   const int64_t now = Now();
   std::vector<int64_t> image_ids(b.images.size()), event_ids(b.events.size());
   for (size_t i = 0; i < b.images.size(); ++i) {
+    if (quarantine[i]) continue;
+    *failed_image = static_cast<uint32_t>(i);
     const ImageRecord& im = b.images[i];
     auto up = Prepare(kSqlUpsertImage);
     if (!up) return up.error();
@@ -520,6 +563,7 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
     if (!id) return id.error();
     image_ids[i] = *id;
   }
+  failed_image->reset();
   for (size_t i = 0; i < b.events.size(); ++i) {
     const EventRecord& ev = b.events[i];
     auto up = Prepare(kSqlUpsertEvent);
@@ -556,7 +600,7 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
   std::vector<const CountRow*> order;
   order.reserve(b.counts.size());
   for (const CountRow& c : b.counts) {
-    if (c.count != 0) order.push_back(&c);
+    if (c.count != 0 && !quarantine[c.image]) order.push_back(&c);
   }
   std::sort(order.begin(), order.end(), [&](const CountRow* x, const CountRow* y) {
     auto kx = std::tuple(image_ids[x->image], event_ids[x->event], x->offset);
@@ -572,13 +616,16 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
     Bind(*count, 3, event_ids[c->event]);
     Bind(*count, 4, static_cast<int64_t>(c->offset));
     Bind(*count, 5, static_cast<int64_t>(c->count));
-    if (int rc = sqlite3_step(*count); rc != SQLITE_DONE) return SqlError(rc, "merge: counts");
+    if (int rc = sqlite3_step(*count); rc != SQLITE_DONE) {
+      *failed_image = c->image;
+      return SqlError(rc, "merge: counts");
+    }
   }
 
   auto proc = Prepare(kSqlUpsertProcess);
   if (!proc) return proc.error();
   for (const ProcessRow& p : b.processes) {
-    if (p.count == 0) continue;
+    if (p.count == 0 || quarantine[p.image]) continue;
     sql::Reset reset(*proc);
     Bind(*proc, 1, b.epoch);
     Bind(*proc, 2, p.pid == kRolledUpPid ? int64_t{-1} : static_cast<int64_t>(p.pid));
@@ -586,29 +633,49 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b) {
     Bind(*proc, 4, image_ids[p.image]);
     Bind(*proc, 5, event_ids[p.event]);
     Bind(*proc, 6, static_cast<int64_t>(p.count));
-    if (int rc = sqlite3_step(*proc); rc != SQLITE_DONE)
+    if (int rc = sqlite3_step(*proc); rc != SQLITE_DONE) {
+      *failed_image = p.image;
       return SqlError(rc, "merge: process counts");
+    }
   }
 
   auto stat = Prepare(kSqlUpsertStat);
   if (!stat) return stat.error();
-  for (const auto& [name, value] : b.stats) {
+  auto add_stat = [&](const std::string& name, int64_t value) -> Expected<void> {
     sql::Reset reset(*stat);
     Bind(*stat, 1, b.epoch);
     Bind(*stat, 2, name);
     Bind(*stat, 3, value);
     if (int rc = sqlite3_step(*stat); rc != SQLITE_DONE) return SqlError(rc, "merge: stats");
+    return {};
+  };
+  for (const auto& [name, value] : b.stats) {
+    if (auto ok = add_stat(name, value); !ok) return ok;
+  }
+  if (quarantined.quarantined_images > 0) {
+    // Counted where the samples would have been: samples = on disk + lost +
+    // ... + quarantined.samples.
+    for (const auto& [name, value] :
+         {std::pair{kQuarantinedImagesStat, quarantined.quarantined_images},
+          std::pair{kQuarantinedRowsStat, quarantined.quarantined_rows},
+          std::pair{kQuarantinedSamplesStat, quarantined.quarantined_samples}}) {
+      if (auto ok = add_stat(name, static_cast<int64_t>(value)); !ok) return ok;
+    }
   }
 
   auto sym = Prepare(kSqlInsertSymbol);
   if (!sym) return sym.error();
   for (const SymbolRow& s : b.symbols) {
+    if (quarantine[s.image]) continue;
     sql::Reset reset(*sym);
     Bind(*sym, 1, image_ids[s.image]);
     Bind(*sym, 2, static_cast<int64_t>(s.offset));
     Bind(*sym, 3, static_cast<int64_t>(s.size));
     Bind(*sym, 4, s.name);
-    if (int rc = sqlite3_step(*sym); rc != SQLITE_DONE) return SqlError(rc, "merge: symbols");
+    if (int rc = sqlite3_step(*sym); rc != SQLITE_DONE) {
+      *failed_image = s.image;
+      return SqlError(rc, "merge: symbols");
+    }
   }
   return {};
 }

@@ -95,9 +95,10 @@ struct SymbolRow {
   uint32_t image = 0;  // index into MergeBatch::images
   uint64_t offset = 0;
   uint64_t size = 0;
-  // A view: a kernel's first batch holds every one of its ~120,000 symbols,
-  // whose names the caller already keeps (KernelSymbols) until the merge.
-  std::string_view name;
+  // Owned by the batch: the writer thread binds it while the loop may read
+  // kallsyms or a JIT map again and free what a view would point into
+  // (issue 25). A kernel's first batch copies its ~120,000 names once.
+  std::string name;
 };
 
 // The pid of a process row that sums the processes lcpid did not keep apart
@@ -115,6 +116,18 @@ struct MergeBatch {
   std::vector<ProcessRow> processes;
   std::vector<SymbolRow> symbols;
   std::vector<std::pair<std::string, int64_t>> stats;  // name -> increment
+};
+
+// What Merge set aside: the rows of images the store cannot hold (a value
+// out of range, a string too long for SQLite). Also stored in the batch's
+// epoch as the statistics quarantined.images, .rows and .samples.
+inline constexpr const char* kQuarantinedImagesStat = "quarantined.images";
+inline constexpr const char* kQuarantinedRowsStat = "quarantined.rows";
+inline constexpr const char* kQuarantinedSamplesStat = "quarantined.samples";
+struct MergeReport {
+  uint64_t quarantined_images = 0;
+  uint64_t quarantined_rows = 0;     // counts, process counts and symbols
+  uint64_t quarantined_samples = 0;  // the sum of those counts
 };
 
 // ----- What the queries return. Ids are the database's own.
@@ -229,11 +242,17 @@ class ProfileDb {
 
   // Adds one flush to the database in one transaction: interns images by
   // identity and events by name, then adds counts, process counts and stats
-  // and stores new symbols. All or nothing. kInvalidArgument: a row names an
-  // image or event outside the batch, an unknown kind, or a value above
-  // INT64_MAX (nothing is written). kNotFound: no such epoch. kPermission:
-  // opened read-only. kBusy, kFull, kIo: nothing was written; retry later.
-  Expected<void> Merge(const MergeBatch& batch);
+  // and stores new symbols. All or nothing, except for the rows of an image
+  // the store cannot hold (a value above INT64_MAX, an empty identity, a row
+  // SQLite refuses for its content): that image's rows are set aside, the
+  // rest is committed, and what was set aside is counted in *report and in
+  // the epoch's statistics (quarantined.*), so such a batch never has to be
+  // retried. kInvalidArgument: the batch itself is wrong (an epoch id <= 0,
+  // a row names an image or event outside the batch, a bad event): nothing is
+  // written, do not retry it. kNotFound: no such epoch. kPermission: opened
+  // read-only. kBusy, kFull, kIo: nothing was written; retry the same batch
+  // later.
+  Expected<void> Merge(const MergeBatch& batch, MergeReport* report = nullptr);
 
   // The newest epoch. Read-write: creates epoch 1 if there is none yet;
   // read-only: kNotFound if there is none.
@@ -359,7 +378,8 @@ class ProfileDb {
   // Runs a query: bind(stmt) sets its parameters, row(stmt) takes each row.
   template <class BindFn, class RowFn>
   Expected<void> Query(const char* sql, const char* what, BindFn bind, RowFn row);
-  Expected<void> MergeLocked(const MergeBatch& batch);
+  Expected<void> MergeLocked(const MergeBatch& batch, const std::vector<bool>& quarantine,
+                             const MergeReport& quarantined, std::optional<uint32_t>* failed_image);
   Expected<void> BeginWrite(const char* what);
   Expected<void> Commit(const char* what);
   Error SqlError(int rc, const std::string& what);

@@ -20,9 +20,16 @@ std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
                                    const RetentionPolicy& policy, int64_t now) {
   std::vector<int64_t> out;
   const auto tags = SpanTags(epochs);
+  // Ages come from the wall clock, which may step: the newest ended epochs
+  // stay whatever it says (retention.h, keep_newest).
+  size_t ended = 0;
+  for (const EpochInfo& e : epochs) ended += e.ended.has_value();
+  const size_t may_expire = ended > policy.keep_newest ? ended - policy.keep_newest : 0;
+  size_t seen = 0;
   for (size_t i = 0; i < epochs.size(); ++i) {
     const EpochInfo& e = epochs[i];
     if (!e.ended) continue;  // the current one
+    if (seen++ >= may_expire) break;
     const int64_t keep = tags[i] ? policy.retain_tagged : policy.retain;
     if (*e.ended < now - keep) out.push_back(e.id);
   }

@@ -19,6 +19,11 @@ struct RetentionPolicy {
   int64_t retain_tagged = 365 * 86400;     // the same for the epochs of a tagged span
   uint64_t max_bytes = uint64_t{2} << 30;  // the database file's cap; 0: none
   int64_t rollup_after = 86400;  // seconds after which a day's windows become one epoch; 0: never
+  // The newest ended epochs never expire by age, whatever the clock says: a
+  // forward step of the wall clock larger than `retain` would otherwise
+  // drop all history at once. Only the size cap (max_bytes) drops them.
+  // 24: a day of hourly windows, four hours of the default 10-minute ones.
+  size_t keep_newest = 24;
 };
 
 // The tag of the span each epoch is in (its own, or that of the epoch of kind
@@ -26,7 +31,8 @@ struct RetentionPolicy {
 std::vector<std::optional<std::string>> SpanTags(const std::vector<EpochInfo>& epochs);
 
 // The epochs whose end is longer ago than their retention, oldest first. The
-// current epoch (not ended) is never among them.
+// current epoch (not ended) and the newest policy.keep_newest ended ones are
+// never among them.
 std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
                                    const RetentionPolicy& policy, int64_t now);
 

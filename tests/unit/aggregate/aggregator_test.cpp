@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "aggregate_test_util.h"
 #include "test_files.h"
@@ -293,4 +294,58 @@ TEST_CASE("an unknown image the table forgot after a merge is named again, not b
   REQUIRE(next.images.size() == 1);
   CHECK(next.images[0].identity == "unknown:ghost");
   CHECK(Sum(next) == 2);
+}
+
+// Issue 25: the batch's kernel symbol names pointed into KernelSymbols'
+// pool, which a kallsyms re-read (a module autoloaded, a BPF program)
+// replaces on the loop while the writer thread binds them or while a failed
+// batch is held: a use-after-free the sanitizer tree reports. The batch owns
+// what it binds.
+TEST_CASE("a batch keeps its kernel names when kallsyms is read again before it is written") {
+  TempDir dir;
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T schedule_with_a_name_longer_than_any_small_string\n"
+            "ffffffff81002000 T do_idle_with_a_name_longer_than_any_small_string\n");
+  auto kernel = KernelSymbols::Load(dir / "kallsyms", dir / "no_modules");
+  REQUIRE(kernel);
+  const std::string path = dir / "profiles.db";
+  auto db = lcpi::ProfileDb::Open(path, lcpi::DbMode::kReadWrite);
+  REQUIRE(db);
+  REQUIRE((*db)->CurrentEpoch());
+  ImageTable images;
+  ProcessTracker tracker;
+  tracker.OnComm(42, "app", true, 0);
+  Aggregator agg(images, tracker, &*kernel);
+  agg.Add(KernelRecords());
+  Aggregator::TakenBatch taken = agg.TakeBatch(1, Cycles());
+  REQUIRE(KernelSymbolRows(taken.batch) > 0);
+
+  // kallsyms is read again (other names now) before the batch is written.
+  WriteFile(dir / "kallsyms",
+            "ffffffff81000000 T _text\n"
+            "ffffffff81001000 T a_different_first_name_of_the_same_length_as_before\n");
+  lcpi::KernelSymbolsReloader reload(dir / "kallsyms", dir / "no_modules");
+  REQUIRE(reload.Finish(KernelSymbols::Load(dir / "kallsyms", dir / "no_modules"), *kernel));
+  // What the freed pool held is overwritten by whatever comes next.
+  std::vector<std::string> churn(64, std::string(200, '#'));
+
+  lcpi::Expected<void> merged = (*db)->Merge(taken.batch);
+  INFO((merged ? "" : merged.error().ToString()));
+  REQUIRE(merged);
+  agg.Committed(taken.marks);
+  std::vector<std::string> names;
+  auto listed = (*db)->ListImages();
+  REQUIRE(listed);
+  for (const lcpi::ImageInfo& im : *listed) {
+    if (im.kind != ImageKind::kKernel) continue;
+    auto symbols = (*db)->Symbols(im.id);
+    REQUIRE(symbols);
+    for (const lcpi::SymbolInfo& s : *symbols) names.push_back(s.name);
+  }
+  // The names the batch was taken with, none of the kallsyms read after.
+  const std::set<std::string> taken_with = {"_text",
+                                            "schedule_with_a_name_longer_than_any_small_string",
+                                            "do_idle_with_a_name_longer_than_any_small_string"};
+  CHECK(std::set<std::string>(names.begin(), names.end()) == taken_with);
 }

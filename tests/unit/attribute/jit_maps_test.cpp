@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -138,8 +139,9 @@ TEST_CASE("names reach the store once, and exited processes are reaped") {
   jit.Watch(500);
   auto hit = jit.Resolve(500, "node", 0x1000, kSecond);
   REQUIRE(hit);
-  CHECK(jit.Unstored(hit->image, {0x1000, 0x1004}).size() == 1);
-  jit.MarkStored(hit->image, {0x1000, 0x1004});
+  auto first = jit.Unstored(hit->image, {0x1000, 0x1004});
+  CHECK(first.size() == 1);
+  jit.MarkStored(hit->image, first);
   CHECK(jit.Unstored(hit->image, {0x1000}).empty());
 
   f.Append(500, "2000 10 b\n");
@@ -153,6 +155,103 @@ TEST_CASE("names reach the store once, and exited processes are reaped") {
   CHECK(jit.Resolve(500, "node", 0x2000, 5 * kSecond));
   jit.Reap(5 * kSecond);
   CHECK(jit.Unstored(hit->image, {0x2000}).empty());  // forgotten
+}
+
+// Issue 25: MarkStored looked the names up again by offset at commit time,
+// after a read had put new code at the same address: that name was marked
+// stored, never having been, and never reached the store.
+TEST_CASE("only the names a batch carried are marked stored") {
+  FakeProc f;
+  f.AddProcess(510, 3);
+  f.Append(510, "1000 10 old\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(510);
+  auto hit = jit.Resolve(510, "node", 0x1000, kSecond);
+  REQUIRE(hit);
+  auto carried = jit.Unstored(hit->image, {0x1000});
+  REQUIRE(carried.size() == 1);
+  CHECK(carried[0]->name == "old");
+  // While the batch is written, new code lands at the same address and a
+  // miss reads the map again.
+  f.Append(510, "1000 10 new\n");
+  CHECK_FALSE(jit.Resolve(510, "node", 0x3000, 3 * kSecond));
+  jit.MarkStored(hit->image, carried);
+  auto next = jit.Unstored(hit->image, {0x1000});
+  REQUIRE(next.size() == 1);
+  CHECK(next[0]->name == "new");
+}
+
+// Issue 25: an EXIT record lost (a flooded side-band ring) left the old
+// process watched under its pid: the process that reused the pid was named
+// from the old one's map, under the old one's image and user. Its start
+// time tells them apart.
+TEST_CASE("a pid reused after a lost exit record is a new process") {
+  FakeProc f;
+  f.AddProcess(700, 5);
+  f.Append(700, "1000 10 old_fn\n");
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.Watch(700);
+  auto old_hit = jit.Resolve(700, "node", 0x1000, kSecond);
+  REQUIRE(old_hit);
+  CHECK(images.at(old_hit->image).identity == "jit:boot-1:700:5");
+
+  // No exit record: another process now has pid 700, and its own map.
+  std::string stat = f.proc() + "/700/stat";
+  WriteFile(stat, "700 (node) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0\n");
+  std::filesystem::remove(f.Map(700));
+  f.Append(700, "1000 10 new_fn\n");
+  SECTION("seen when it maps JIT code") { jit.Watch(700); }
+  SECTION("seen at the next read") { CHECK_FALSE(jit.Resolve(700, "node", 0x9000, 3 * kSecond)); }
+
+  auto hit = jit.Resolve(700, "node", 0x1000, 5 * kSecond);
+  REQUIRE(hit);
+  CHECK(images.at(hit->image).identity == "jit:boot-1:700:9");
+  auto names = jit.Unstored(hit->image, {0x1000});
+  REQUIRE(names.size() == 1);
+  CHECK(names[0]->name == "new_fn");
+  CHECK(jit.stats().reused == 1);
+}
+
+// Issue 25: the caps were per process (a million names of up to 4 KiB)
+// over up to 4,096 processes. A global budget, shared equally among the
+// processes watched, bounds them all; what goes beyond is counted.
+TEST_CASE("JIT names stay within a global budget, shared among the processes") {
+  FakeProc f;
+  f.AddProcess(800, 1);
+  f.AddProcess(801, 2);
+  std::string many, few;
+  for (int i = 0; i < 100; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "%x 10 greedy_%040d\n", 0x1000 + 0x10 * i, i);
+    many += line;
+  }
+  for (int i = 0; i < 5; i++) {
+    char line[64];
+    snprintf(line, sizeof line, "%x 10 modest\n", 0x1000 + 0x10 * i);
+    few += line;
+  }
+  f.Append(800, many);
+  f.Append(801, few);
+  ImageTable images;
+  const uint64_t budget = 20 * 256;  // some 25 names' worth
+  JitMaps jit(images, f.proc(), {}, budget);
+  jit.Watch(800);
+  jit.Watch(801);
+  REQUIRE(jit.Resolve(800, "node", 0x1000, kSecond));
+  CHECK(jit.stats().name_bytes <= budget / 2);  // its share
+  CHECK(jit.stats().over_budget > 0);
+  // The other process still gets its names.
+  auto hit = jit.Resolve(801, "node", 0x1000, kSecond);
+  REQUIRE(hit);
+  CHECK(jit.Unstored(hit->image, {0x1000, 0x1010, 0x1020, 0x1030, 0x1040}).size() == 5);
+  CHECK(jit.stats().name_bytes <= budget);
+  // Reaped, its names give their bytes back.
+  jit.OnExit(800, 2 * kSecond);
+  jit.OnExit(801, 2 * kSecond);
+  jit.Reap(3 * kSecond);
+  CHECK(jit.stats().name_bytes == 0);
 }
 
 TEST_CASE("with lookups, a miss answers at once and the read's end is told") {

@@ -146,6 +146,19 @@ TEST_CASE("malformed records are counted and never read past") {
   }
 }
 
+TEST_CASE("a load or move whose range ends at 2^63 is bad (issue 25)") {
+  JitdumpCursor cursor;
+  std::string file = Header() + Load(0, 1ull << 63, 1, "whole-half") +
+                     Load(0x1000, 0x10, 2, "fine") + Move(0x1000, 0, 1ull << 63, 2) +
+                     Load(0x7ffffffffffffff0, 0x10, 3, "to-the-top") +
+                     Load(0x7ffffffffffffff0, 0xf, 4, "below-the-top");
+  auto p = ParseJitdump(file, &cursor);
+  CHECK(p.names.bad_lines == 3);
+  REQUIRE(p.names.symbols.size() == 2);
+  CHECK(p.names.symbols[0].name == "fine");
+  CHECK(p.names.symbols[1].name == "below-the-top");
+}
+
 TEST_CASE("the names limit stops a dump, as it stops a map") {
   std::string file = Header();
   for (int i = 0; i < 10; i++) file += Load(0x1000 + 0x100 * i, 0x10, i, "f" + std::to_string(i));

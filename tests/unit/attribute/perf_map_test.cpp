@@ -51,6 +51,23 @@ TEST_CASE("bad lines are counted and skipped") {
   CHECK(p.symbols[0].name == "good");
 }
 
+// Issue 25: "0 8000000000000000 name" ends at 2^63, beyond what the store
+// holds, and once refused every merge of the host. A range must end below
+// 2^63, its end included.
+TEST_CASE("a range that ends at 2^63 or beyond is bad, one that ends below it is kept") {
+  auto p = ParsePerfMap(
+      "0 8000000000000000 whole-half\n"
+      "7fffffffffffffff 1 last-byte-past\n"
+      "1000 7ffffffffffff000 to-the-top\n"
+      "0 7fffffffffffffff widest\n"
+      "7ffffffffffffffe 1 last-byte\n");
+  CHECK(p.bad_lines == 3);
+  REQUIRE(p.symbols.size() == 2);
+  CHECK(p.symbols[0].name == "widest");
+  CHECK(p.symbols[1].name == "last-byte");
+  for (const auto& s : p.symbols) CHECK(s.start + s.size < (1ull << 63));
+}
+
 TEST_CASE("a last line without its newline is still being written") {
   auto p = ParsePerfMap("1000 10 done\n2000 10 half-writ");
   REQUIRE(p.symbols.size() == 1);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -93,6 +94,7 @@ TEST_CASE("epochs older than the retention expire, tagged spans later", "[retent
                               Epoch(5, 90000, EpochKind::kEpoch),  // untagged, recent
                               Epoch(6, std::nullopt)};             // current
   RetentionPolicy p;
+  p.keep_newest = 0;  // ages alone (the newest kept: "a forward clock jump ...")
   p.retain = 86400;
   p.retain_tagged = 97500;
   CHECK(ExpiredEpochs(e, p, 100000) == std::vector<int64_t>{1, 2});
@@ -108,6 +110,27 @@ TEST_CASE("epochs older than the retention expire, tagged spans later", "[retent
   auto spans = SpanTags(e);
   CHECK_FALSE(spans[1].has_value());
   CHECK(*spans[3] == "release");
+}
+
+// Issue 25: a forward step of the wall clock larger than --retain (a bad
+// NTP server, an RTC reset, an operator's typo) made every stored window
+// look expired, and retention dropped all history at once.
+TEST_CASE("a forward clock jump never drops the newest windows", "[retention]") {
+  // Hourly windows for two days, ending at t = 200000; the current one after.
+  std::vector<EpochInfo> e = {Epoch(1, 200000 - 48 * 3600, EpochKind::kEpoch)};
+  for (int64_t i = 47; i >= 1; --i) e.push_back(Epoch(49 - i, 200000 - i * 3600));
+  e.push_back(Epoch(49, std::nullopt));
+  RetentionPolicy p;
+  p.retain = 7 * 86400;
+  CHECK(ExpiredEpochs(e, p, 200000).empty());
+  // The clock jumps a year ahead: at most the older ones go, never the
+  // newest policy.keep_newest.
+  const std::vector<int64_t> after_jump = ExpiredEpochs(e, p, 200000 + 365 * 86400);
+  CHECK(std::count(after_jump.begin(), after_jump.end(), 48) == 0);  // the newest window
+  REQUIRE(p.keep_newest > 0);
+  REQUIRE(p.keep_newest < 48);
+  CHECK(after_jump.size() == 48 - p.keep_newest);
+  for (int64_t id : after_jump) CHECK(id <= static_cast<int64_t>(48 - p.keep_newest));
 }
 
 TEST_CASE("dropping epochs gives their space back: the file shrinks", "[retention]") {
