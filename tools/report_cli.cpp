@@ -153,8 +153,9 @@ int WriteOut(const std::string& tool, const std::string& report, const std::stri
   // Names in a report come from other users' processes (command names,
   // paths): every renderer shows each one Printable (base/text.h), so a
   // line is a row. This pass over the whole report is the backstop: it
-  // changes nothing in a rendered report (Printable is idempotent and keeps
-  // the report's own line breaks), only what a renderer forgot.
+  // changes nothing in a rendered report (with keep_newlines, Printable keeps
+  // the report's own line breaks and its escapes' backslashes), only what a
+  // renderer forgot.
   std::string text = Printable(report, /*keep_newlines=*/true);
   if (!output.empty()) return WriteFile(tool, text, output);
   std::fwrite(text.data(), 1, text.size(), stdout);

@@ -64,6 +64,25 @@ void AppendEscaped(std::string* out, std::string_view bytes) {
   }
 }
 
+// The code point of the valid UTF-8 sequence `s` (Utf8Length(s) == s.size()).
+uint32_t CodePoint(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(s[i])); };
+  if (s.size() == 2) return (b(0) & 0x1f) << 6 | (b(1) & 0x3f);
+  if (s.size() == 3) return (b(0) & 0x0f) << 12 | (b(1) & 0x3f) << 6 | (b(2) & 0x3f);
+  return (b(0) & 0x07) << 18 | (b(1) & 0x3f) << 12 | (b(2) & 0x3f) << 6 | (b(3) & 0x3f);
+}
+
+// Valid UTF-8 that still must not reach a reader raw: the C1 controls
+// (U+009B is a CSI); the BiDi controls, which reorder what follows
+// (Trojan Source, CVE-2021-42574: "/opt/x<U+202E>6.os.cbil/tnega" reads
+// "/opt/xagent/libc.so.6"); the line and paragraph separators; and the
+// zero-width characters, which make two different names look alike.
+bool Hidden(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+         (cp >= 0x2028 && cp <= 0x202e) || cp == 0x2060 || (cp >= 0x2066 && cp <= 0x2069) ||
+         cp == 0xfeff;
+}
+
 }  // namespace
 
 std::string Printable(std::string_view text, bool keep_newlines) {
@@ -72,7 +91,10 @@ std::string Printable(std::string_view text, bool keep_newlines) {
   for (size_t i = 0; i < text.size();) {
     const auto u = static_cast<unsigned char>(text[i]);
     if (u < 0x80) {
-      if ((u < 0x20 && !(keep_newlines && u == '\n')) || u == 0x7f) {
+      // A backslash is escaped in a name, so every \xNN shown is an escape;
+      // a whole report (keep_newlines) holds names escaped already.
+      if ((u < 0x20 && !(keep_newlines && u == '\n')) || u == 0x7f ||
+          (u == '\\' && !keep_newlines)) {
         AppendEscaped(&out, text.substr(i, 1));
       } else {
         out += text[i];
@@ -81,8 +103,7 @@ std::string Printable(std::string_view text, bool keep_newlines) {
       continue;
     }
     const size_t n = Utf8Length(text.substr(i));
-    // U+0080-U+009F (c2 80 - c2 9f) are the C1 controls: 9b is a CSI.
-    if (n == 0 || (u == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0)) {
+    if (n == 0 || Hidden(CodePoint(text.substr(i, n)))) {
       AppendEscaped(&out, text.substr(i, n == 0 ? 1 : n));
       i += n == 0 ? 1 : n;
     } else {

@@ -23,15 +23,20 @@ std::optional<uint64_t> ParseDecimal(std::string_view text);
 // `text` as every tool shows a name (docs/tools.md, "Names in reports"):
 // valid UTF-8 is kept, and each byte of anything else becomes \xNN: bytes
 // that are not part of valid UTF-8, the C0 controls (below 0x20: newline
-// and tab included), DEL (0x7f) and the C1 controls (U+0080-U+009F,
-// encoded c2 80 - c2 9f; 0x9b alone, the one-byte CSI, is not UTF-8
-// anyway). So a command name set with PR_SET_NAME or a file name chosen by
-// another user cannot move the cursor, recolour the screen, forge a row or
-// break a strict UTF-8 reader. The result is valid UTF-8 without a control
-// character, and Printable(Printable(x)) == Printable(x), so renderers may
-// apply it again. A backslash is kept: the text is for reading, and a name
-// that spells "\xff" itself reads like the byte. With keep_newlines, line
-// breaks stay (for a whole report, whose lines are its own).
+// and tab included), DEL (0x7f), the C1 controls (U+0080-U+009F, encoded
+// c2 80 - c2 9f; 0x9b alone, the one-byte CSI, is not UTF-8 anyway), the
+// BiDi controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069:
+// Trojan Source, CVE-2021-42574), U+2028 and U+2029, the zero-width
+// U+200B-U+200D, U+2060 and U+FEFF, and the backslash (\x5c), so every
+// \xNN shown is an escape and the text can be read back byte for byte.
+// So a command name set with PR_SET_NAME or a file name chosen by another
+// user cannot move the cursor, recolour the screen, reorder a line, forge a
+// row, pass for another name or break a strict UTF-8 reader. The result is
+// valid UTF-8 without any of those characters.
+// With keep_newlines, for a whole rendered report (whose lines are its own
+// and whose names are Printable already), line breaks and backslashes stay:
+// Printable(Printable(x), true) == Printable(x), so that pass is a
+// backstop that changes nothing a renderer escaped.
 std::string Printable(std::string_view text, bool keep_newlines = false);
 
 }  // namespace lcpi

@@ -4,6 +4,7 @@
 // Every text from the database or a file is Printable (base/text.h), so a
 // line is a row.
 #include <algorithm>
+#include <optional>
 
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
@@ -21,22 +22,42 @@ constexpr size_t kNarrowest = 12;
 
 bool RightAligned(CellType type) { return type != CellType::kText && type != CellType::kPath; }
 
-// Cut to `width` bytes, never inside a UTF-8 character (the text is
-// Printable: valid UTF-8).
-std::string Cut(const std::string& s, size_t width, bool keep_tail) {
+// Cut to `width` bytes, never inside a UTF-8 character or a \xNN escape
+// (the text is Printable: valid UTF-8, and a backslash only starts an
+// escape). A path keeps its head and its tail with "..." between: cut from
+// the front alone, /home/evil/aaa.../usr/lib/x86_64-linux-gnu/libc.so.6
+// would read as the system's libc, and the head says whose file it is.
+// Other text keeps its head.
+std::string Cut(const std::string& s, size_t width, bool path) {
   if (s.size() <= width) return s;
   const auto continuation = [&](size_t i) {
     return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80;
   };
-  const size_t keep = width <= 3 ? width : width - 3;
-  if (keep_tail && width > 3) {
-    size_t from = s.size() - keep;
+  // The start of the escape that holds byte i, if i is inside one.
+  const auto in_escape = [&](size_t i) -> std::optional<size_t> {
+    for (size_t back = 1; back <= 3 && back <= i; ++back) {
+      if (s[i - back] == '\\') return i - back;
+    }
+    return std::nullopt;
+  };
+  // A boundary at or before `to` (for a head) / at or after `from` (a tail).
+  const auto head_end = [&](size_t to) {
+    while (to > 0 && continuation(to)) --to;
+    if (auto e = in_escape(to)) to = *e;
+    return to;
+  };
+  const auto tail_start = [&](size_t from) {
     while (continuation(from)) ++from;
-    return "..." + s.substr(from);
-  }
-  size_t to = keep;
-  while (to > 0 && continuation(to)) --to;
-  return s.substr(0, to) + (width <= 3 ? "" : "...");
+    if (auto e = in_escape(from)) from = std::min(s.size(), *e + 4);
+    return from;
+  };
+  if (width <= 3) return s.substr(0, head_end(width));
+  const size_t keep = width - 3;
+  if (!path) return s.substr(0, head_end(keep)) + "...";
+  const size_t head = head_end(keep / 2);
+  // The tail takes what the head left, so a head shortened to a boundary
+  // gives its bytes to the tail.
+  return s.substr(0, head) + "..." + s.substr(tail_start(s.size() - (keep - head)));
 }
 
 // Columns separated by two spaces; the last one is not padded. When the

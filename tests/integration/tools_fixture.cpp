@@ -69,19 +69,31 @@ void MakeHostile(const std::string& path) {
   FixtureCheck(id.has_value(), "new epoch");
   MergeBatch b;
   b.epoch = *id;
-  b.images = {{"build-id:0001", "/tmp/evil\n 77777  99.99  fake-line", ImageKind::kUser},
-              {"build-id:0002", "/opt/\xff\xfe/lib\x7f.so", ImageKind::kUser},
-              {"build-id:0003",
-               "/opt/csi\x9b"
-               "31m/\xc2\x9b"
-               "2J.so",
-               ImageKind::kUser},
-              {"build-id:0004", "=cmd|' /C calc'!A0", ImageKind::kUser},
-              {"jit:1", "[jit node 4242]", ImageKind::kJit}};
+  b.images = {
+      {"build-id:0001", "/tmp/evil\n 77777  99.99  fake-line", ImageKind::kUser},
+      {"build-id:0002", "/opt/\xff\xfe/lib\x7f.so", ImageKind::kUser},
+      {"build-id:0003",
+       "/opt/csi\x9b"
+       "31m/\xc2\x9b"
+       "2J.so",
+       ImageKind::kUser},
+      {"build-id:0004", "=cmd|' /C calc'!A0", ImageKind::kUser},
+      {"jit:1", "[jit node 4242]", ImageKind::kJit},
+      // Trojan Source: U+202E shows this as /opt/xagent/libc.so.6.
+      {"build-id:0005",
+       "/opt/x\xe2\x80\xae"
+       "6.os.cbil/tnega",
+       ImageKind::kUser},
+      // A literal backslash spelling an escaped newline.
+      {"build-id:0006", "/tmp/not\\x0anewline\xe2\x81\xa6\xef\xbb\xbf.so", ImageKind::kUser},
+      // Cut from the front, this would read as the system's libc.
+      {"build-id:0007",
+       "/home/evil/" + std::string(180, 'a') + "/usr/lib/x86_64-linux-gnu/libc.so.6",
+       ImageKind::kUser}};
   b.events = {{"cycles", "cpu-clock", 1000}};
-  b.counts = {{0, 0, 0x10, 500},  {1, 0, 0x20, 400},  {2, 0, 0x30, 300},
-              {3, 0, 0x40, 200},  {4, 0, 0x1000, 90}, {4, 0, 0x1004, 80},
-              {4, 0, 0x1008, 70}, {4, 0, 0x2000, 60}, {4, 0, 0x3000, 50}};
+  b.counts = {{0, 0, 0x10, 500},  {1, 0, 0x20, 400},  {2, 0, 0x30, 300},  {3, 0, 0x40, 200},
+              {4, 0, 0x1000, 90}, {4, 0, 0x1004, 80}, {4, 0, 0x1008, 70}, {4, 0, 0x2000, 60},
+              {4, 0, 0x3000, 50}, {5, 0, 0x50, 40},   {6, 0, 0x60, 30},   {7, 0, 0x70, 20}};
   const std::string exponential = lcpi::testing::ExponentialMangledName(20);
   b.symbols = {{4, 0x1000, 0x100, exponential},
                {4, 0x2000, 0x100, "=HYPERLINK(\"http://x\")\n 1 fake\xc2\x9b"},

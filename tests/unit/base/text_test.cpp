@@ -39,7 +39,7 @@ TEST_CASE("Printable escapes control characters and nothing else") {
   using lcpi::Printable;
   CHECK(Printable("") == "");
   CHECK(Printable("/usr/bin/xz") == "/usr/bin/xz");
-  CHECK(Printable("caf\xc3\xa9 b\\c") == "caf\xc3\xa9 b\\c");  // UTF-8 and backslashes kept
+  CHECK(Printable("caf\xc3\xa9 b") == "caf\xc3\xa9 b");  // UTF-8 kept
   // A comm set with PR_SET_NAME to clear the screen and forge a line.
   CHECK(Printable("\x1b[2J\rok\n") == "\\x1b[2J\\x0dok\\x0a");
   CHECK(Printable(std::string_view("a\0b", 3)) == "a\\x00b");
@@ -78,7 +78,58 @@ TEST_CASE("Printable escapes invalid UTF-8 and C1 controls byte by byte") {
   // A lead byte followed by an ASCII byte: only the lead byte is escaped.
   CHECK(Printable("\xe2"
                   "ab") == "\\xe2ab");
-  // Shown once or twice, the same: every renderer may apply it again.
-  const std::string hostile = "evil\n 77777  99.99  fake-line\xff\x9b\xc2\x9b\x7f";
-  CHECK(Printable(Printable(hostile)) == Printable(hostile));
+  // A rendered report passed again (keep_newlines: the backstop over a
+  // whole report) is unchanged: its names are escaped already.
+  const std::string hostile = "evil\n 77777  99.99  fake-line\xff\x9b\xc2\x9b\x7f\\x0a\xe2\x80\xae";
+  CHECK(Printable(Printable(hostile), true) == Printable(hostile));
+}
+
+// Trojan Source (CVE-2021-42574): a name holding U+202E displays reversed,
+// "/opt/x<RLO>6.os.cbil/tnega" as "/opt/xagent/libc.so.6". Every BiDi
+// control, the line and paragraph separators and the zero-width characters
+// are escaped byte by byte like any other control.
+TEST_CASE("Printable escapes BiDi controls, line separators and zero-width characters") {
+  using lcpi::Printable;
+  CHECK(Printable("/opt/x\xe2\x80\xae"
+                  "6.os.cbil/tnega") == "/opt/x\\xe2\\x80\\xae6.os.cbil/tnega");
+  CHECK(Printable("\xd8\x9c") == "\\xd8\\x9c");  // U+061C ARABIC LETTER MARK
+  const char* const escaped[] = {
+      "\xe2\x80\x8b", "\xe2\x80\x8c", "\xe2\x80\x8d",                  // U+200B-U+200D zero-width
+      "\xe2\x80\x8e", "\xe2\x80\x8f",                                  // U+200E LRM, U+200F RLM
+      "\xe2\x80\xa8", "\xe2\x80\xa9",                                  // U+2028, U+2029 separators
+      "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac",                  // U+202A-U+202C
+      "\xe2\x80\xad", "\xe2\x80\xae",                                  // U+202D, U+202E
+      "\xe2\x81\xa0",                                                  // U+2060 WORD JOINER
+      "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9",  // U+2066-U+2069
+      "\xef\xbb\xbf",                                                  // U+FEFF
+  };
+  for (const char* c : escaped) {
+    INFO("code point bytes " << Printable(c));
+    const std::string s(c);
+    std::string want;
+    for (unsigned char b : s) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      want += std::string("\\x") + kHex[b >> 4] + kHex[b & 0xf];
+    }
+    CHECK(Printable(s) == want);
+    CHECK(Printable(s, true) == want);
+  }
+  // Their neighbours are ordinary text and stay.
+  for (const char* kept :
+       {"\xe2\x80\x8a", "\xe2\x80\x90", "\xe2\x80\xa7", "\xe2\x80\xaf", "\xe2\x81\x9f",
+        "\xe2\x81\xa1", "\xe2\x81\xa5", "\xe2\x81\xaa", "\xef\xbb\xbe", "\xd8\x9b", "\xd8\x9d"}) {
+    CHECK(Printable(kept) == kept);
+  }
+}
+
+// A backslash is escaped too, so the convention is reversible: a name that
+// spells "\x0a" itself no longer prints like a name holding a newline.
+TEST_CASE("Printable escapes a backslash, so an escape is never ambiguous") {
+  using lcpi::Printable;
+  CHECK(Printable("a\\b") == "a\\x5cb");
+  CHECK(Printable("evil\\x0a") == "evil\\x5cx0a");
+  CHECK(Printable("evil\\x0a") != Printable("evil\n"));
+  // A whole report (keep_newlines) is made of names escaped already: its
+  // backslashes are those escapes, kept.
+  CHECK(Printable("a\\x0ab\n", true) == "a\\x0ab\n");
 }

@@ -100,9 +100,47 @@ TEST_CASE("text: header, the text columns in their order, text_above, omitted") 
         "# 2 more rows not shown (--top/--keep): cycles 20 (10.00%), imiss 0 (0.00%)\n");
 }
 
-TEST_CASE("text: a path cut to fit keeps its end") {
+TEST_CASE("text: a path cut to fit keeps its head and its end") {
   const std::string text = RenderText(Sample(), 50, false);
-  CHECK(text.find("  ...h, \"quoted\"\n") != std::string::npos);
+  INFO(text);
+  CHECK(text.find("  /a/lo...uoted\"\n") != std::string::npos);
+}
+
+// A path cut from the front only lets its owner choose what is shown:
+// /home/evil/aaa.../usr/lib/x86_64-linux-gnu/libc.so.6 read as the system's
+// libc. Cut in the middle, the head says whose it is.
+TEST_CASE("text: a long path is cut in the middle, never inside an escape") {
+  Document doc = Sample();
+  Table& t = doc.tables[0];
+  t.rows[0].cells[0] =
+      "/home/evil/" + std::string(200, 'a') + "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  const std::string out = RenderText(doc, 70, false);
+  CHECK(out.find("  /home/evil/aa") != std::string::npos);
+  CHECK(out.find("...") != std::string::npos);
+  CHECK(out.find("libc.so.6\n") != std::string::npos);
+  // Escapes (\xNN, four bytes) are kept whole or dropped whole, for every
+  // width the cut may land on.
+  t.rows[0].cells[0] = "/h/" + std::string(40, '\x01') + "/libc.so.6";
+  for (int width = 50; width < 90; ++width) {
+    const std::string narrow = RenderText(doc, width, false);
+    const size_t at = narrow.find("  /h/");
+    REQUIRE(at != std::string::npos);
+    const std::string line = narrow.substr(at + 2, narrow.find('\n', at) - at - 2);
+    INFO("width " << width << ": " << line);
+    const size_t dots = line.find("...");
+    REQUIRE(dots != std::string::npos);
+    // The head: "/h/" then whole escapes; the tail: whole escapes then
+    // "/libc.so.6", or a part of "/libc.so.6".
+    std::string head = line.substr(0, dots), tail = line.substr(dots + 3);
+    CHECK(head.starts_with("/h/"));
+    head.erase(0, 3);
+    while (head.starts_with("\\x01")) head.erase(0, 4);
+    CHECK(head.empty());
+    bool escapes = false;
+    while (tail.starts_with("\\x01")) tail.erase(0, 4), escapes = true;
+    CHECK(std::string_view("/libc.so.6").ends_with(tail));
+    if (escapes) CHECK(tail == "/libc.so.6");
+  }
 }
 
 TEST_CASE("CSV: the CSV columns in their order, quoted where needed") {
@@ -173,7 +211,9 @@ TEST_CASE("JSON strings are the display string: valid UTF-8, valid escapes") {
   // bare byte, and never \x7f, which JSON does not have).
   CHECK(JsonString("a\xff\x7f"
                    "b") == "\"a\\\\xff\\\\x7fb\"");
-  CHECK(JsonString("q\"b\\s") == "\"q\\\"b\\\\s\"");
+  // A backslash is \x5c in the text report (so an escape is never
+  // ambiguous), so "\\x5c" in JSON: JSON's own rule, nothing more.
+  CHECK(JsonString("q\"b\\s") == "\"q\\\"b\\\\x5cs\"");
   CHECK(JsonString("evil\n 1 fake\xc2\x9b") == "\"evil\\\\x0a 1 fake\\\\xc2\\\\x9b\"");
 }
 
