@@ -27,7 +27,10 @@
 # --arch arm64 --nmi: the same guest on a kernel built from Debian's
 # linux-source-6.1 with CONFIG_ARM64_PSEUDO_NMI (build-nmi-kernel.sh; ~10 min
 # the first time, then cached), booted with irqchip.gicv3_pseudo_nmi=1: the
-# PMU's overflow interrupt is an NMI there, as on x86 hardware.
+# PMU's overflow interrupt is an NMI there, as on x86 hardware. That kernel
+# is also the debug kernel (lockdep, KASAN, UBSAN, DEBUG_ATOMIC_SLEEP);
+# --arch arm64 --debug boots it without irqchip.gicv3_pseudo_nmi=1, so the
+# PMU's overflow is an ordinary interrupt, as on Debian's kernel.
 #
 # COMMAND runs as root with:
 #   LCPI_KO     the lcpi.ko just built (already loaded unless --no-load)
@@ -46,6 +49,7 @@
 #   --suite S       x86-64: Debian S's current kernel instead of the installed
 #                   one (e.g. trixie, Debian 13's 6.12)
 #   --nmi           arm64: the kernel with pseudo-NMIs (above)
+#   --debug         arm64: the same debug kernel, the PMU interrupt an IRQ
 #   --keep          keep the run directory (console log, shared dir)
 # Environment: LCPI_GUEST_APPEND, more kernel command-line arguments.
 # A guest whose kernel dies while booting, before /init printed its first
@@ -73,6 +77,7 @@ KVER=""
 ARCH=x86_64
 SUITE=""
 NMI=0
+DEBUG=0
 APPEND=""
 
 die() {
@@ -96,7 +101,8 @@ while [ $# -gt 0 ]; do
 	--kver) KVER=$2; shift 2 ;;
 	--arch) ARCH=$2; shift 2 ;;
 	--suite) SUITE=$2; shift 2 ;;
-	--nmi) NMI=1; shift ;;
+	--nmi) NMI=1; DEBUG=1; shift ;;
+	--debug) DEBUG=1; shift ;;
 	--keep) KEEP=1; shift ;;
 	--) shift; break ;;
 	*) die "unknown option $1 (usage: run-guest.sh [options] -- COMMAND [ARGS])" ;;
@@ -182,7 +188,7 @@ setup_arm64() {
 	NINEP_MODULES=(9p 9pnet_virtio virtio_mmio)
 	NINEP_DEV=virtio-9p-device
 	CHROOT=0
-	[ "$NMI" = 0 ] || setup_arm64_nmi
+	[ "$DEBUG" = 0 ] || setup_arm64_nmi
 }
 
 # The kernel with pseudo-NMIs instead of Debian's (the busybox stays
@@ -196,10 +202,10 @@ setup_arm64_nmi() {
 	KDIR=$out/src
 	MODDIR=$out/root/lib/modules/$KVER
 	IMAGE=$KDIR/arch/arm64/boot/Image
-	APPEND="irqchip.gicv3_pseudo_nmi=1"
+	[ "$NMI" = 0 ] || APPEND="irqchip.gicv3_pseudo_nmi=1"
 }
 
-[ "$NMI" = 0 ] || [ "$ARCH" = arm64 ] || [ "$ARCH" = aarch64 ] || die "--nmi is for arm64 guests only"
+[ "$DEBUG" = 0 ] || [ "$ARCH" = arm64 ] || [ "$ARCH" = aarch64 ] || die "--nmi and --debug are for arm64 guests only"
 case "$ARCH" in
 x86_64 | amd64) ARCH=x86_64; setup_x86_64 ;;
 arm64 | aarch64) ARCH=arm64; setup_arm64 ;;
