@@ -2,6 +2,8 @@
 #include "libprofile/base/public_file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +19,39 @@ namespace {
 
 Error NotPublic(const std::string& path, const std::string& why) {
   return Error(Errc::kPermission, path + ": not readable by everyone (" + why + ")");
+}
+
+// File systems whose mode bits say who may read a file's bytes: disks,
+// memory, unions of them and network/guest shares. Elsewhere (procfs,
+// sysfs, debugfs, tracefs, securityfs, cgroup, bpf ...) a file's contents
+// depend on who reads it, so 0444 there is no promise about what root sees.
+bool OnDiskFileSystem(int fd) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case EXT4_SUPER_MAGIC:  // also ext2 and ext3
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case RAMFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case SQUASHFS_MAGIC:
+    case EROFS_SUPER_MAGIC_V1:
+    case ISOFS_SUPER_MAGIC:
+    case MSDOS_SUPER_MAGIC:
+    case EXFAT_SUPER_MAGIC:
+    case NFS_SUPER_MAGIC:
+    case CIFS_SUPER_MAGIC:
+    case SMB2_SUPER_MAGIC:
+    case CEPH_SUPER_MAGIC:
+    case V9FS_MAGIC:        // the QEMU guests' shared directories
+    case FUSE_SUPER_MAGIC:  // served by its user, with that user's rights
+    case 0x2FC12FC1:        // ZFS (no <linux/magic.h> name)
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -65,6 +100,10 @@ Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
   if (fd < 0) return ErrnoError(path, errno);
   Expected<int> kept = KeepRegularFile(fd, path, st);
   if (!kept) return kept;
+  if (!OnDiskFileSystem(*kept)) {
+    close(*kept);
+    return NotPublic(path, "not on a disk file system: procfs, sysfs and the like show root more");
+  }
   if ((st->st_mode & S_IROTH) == 0) {
     close(*kept);
     char mode[8];

@@ -21,7 +21,10 @@ namespace lcpi {
 // (S_IROTH). The path is walked one directory descriptor at a time (openat,
 // O_NOFOLLOW), so a directory swapped during the walk cannot lead it
 // elsewhere; no component may be a symbolic link or "..". Mode bits only:
-// ACLs are not consulted. *st is the file's fstat.
+// ACLs are not consulted. Only on disk-like file systems (ext4, xfs, btrfs,
+// tmpfs, overlay, 9p, NFS, fuse ...: an allowlist): on procfs, sysfs and
+// the other pseudo file systems a file's contents depend on who reads it,
+// so they are refused whatever the mode. *st is the file's fstat.
 // Errors: kPermission "<path>: not readable by everyone" (a mode bit, a
 // symbolic link), kInvalidArgument for a relative path or "..", and those of
 // OpenRegularFile (a FIFO, device or directory is refused, never waited on).

@@ -25,9 +25,17 @@ Expected<int> OpenRegularFile(const std::string& path, uint64_t* size) {
 }
 
 Expected<int> OpenRecordedFile(const std::string& path, uint64_t* size, uint64_t max_size) {
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+  // No symbolic link in any component, no magic link (/proc/PID/root,
+  // /proc/PID/fd/N): a link planted in a directory the user owns would
+  // otherwise lead root's open anywhere. The kernel records paths resolved
+  // (d_path), so a true recorded path has no link to follow.
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
   if (fd < 0) {
     if (errno == ELOOP) return Error(Errc::kBadElf, path + ": a symbolic link, not followed");
+    if (errno == ENOSYS) return Error(Errc::kUnsupported, path + ": openat2 is not available");
     return ErrnoError(path, errno);
   }
   struct stat st;

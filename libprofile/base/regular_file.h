@@ -46,7 +46,9 @@ inline constexpr uint64_t kMaxRecordedFileSize = uint64_t{8} << 30;
 // A path recorded in the profile (an image's, a debug file's, a source
 // file's: chosen by some user) opened for the analysis tools by the
 // daemon's rules: OpenRegularFile's (no FIFO, device, socket, terminal,
-// directory), no symbolic link as the last component (O_NOFOLLOW), nothing
+// directory), no symbolic link in any component and no magic link
+// (openat2 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: kUnsupported on
+// kernels before 5.6, so refused there), nothing
 // on procfs or sysfs (fstatfs: /proc/kcore is a "regular file" of all of
 // memory), and at most `max_size` bytes (kInvalidArgument "larger than").
 // Refusals are kBadElf/kInvalidArgument saying why; open's errors as ever.

@@ -64,12 +64,26 @@ void Warn(const std::string& warning);
 
 // Opens `path` as the debug file of an image with `build_id` (or, without
 // one, of the debuglink CRC `crc`); nullptr if it is missing or another build's.
+// A debuglink candidate (crc given, `owner` set) lies in a directory the
+// image's author chose, who chose its build-id too: it is opened by the
+// recorded-path rules (no symbolic link anywhere, nothing on procfs), must
+// belong to root or to the image file's owner, and its CRC32 is always
+// checked, so no file root alone may read is taken for a debug file.
 std::unique_ptr<DebugFile> OpenCandidate(const std::string& path, const std::string& build_id,
-                                         const uint32_t* crc, DebugOrigin origin) {
+                                         const uint32_t* crc, DebugOrigin origin,
+                                         const uid_t* owner = nullptr) {
   uint64_t size = 0;
-  Expected<int> fd = OpenRegularFile(path, &size);
+  Expected<int> fd =
+      crc != nullptr ? OpenRecordedFile(path, &size, UINT64_MAX) : OpenRegularFile(path, &size);
   if (!fd) return nullptr;
-  if (build_id.empty() && crc != nullptr) {
+  if (crc != nullptr) {
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || (st.st_uid != 0 && (owner == nullptr || st.st_uid != *owner))) {
+      close(*fd);
+      return nullptr;
+    }
+  }
+  if (crc != nullptr) {
     // The CRC reads the whole file, which the image's author may have made
     // a sparse petabyte: beyond the bound the file is not used.
     if (size > kMaxDebuglinkCrcBytes) {
@@ -221,9 +235,14 @@ std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image
     candidates.push_back(debug_root + dir + "/" + link);
   }
   uint32_t want = crc;
+  // Candidates must be root's or the image's owner's (unknown: root's only).
+  struct stat image_st;
+  const bool owner_known = stat(image_path.c_str(), &image_st) == 0;
+  const uid_t* owner = owner_known ? &image_st.st_uid : nullptr;
   for (const std::string& path : candidates) {
     if (SameFile(path, image_path)) continue;  // a link naming the image itself
-    if (auto file = OpenCandidate(path, build_id, &want, DebugOrigin::kDebuglink)) return file;
+    if (auto file = OpenCandidate(path, build_id, &want, DebugOrigin::kDebuglink, owner))
+      return file;
   }
   return nullptr;
 }

@@ -75,9 +75,10 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   s.elf_ = std::move(*elf);
   s.trusted_ = IdentityMatches(image.identity, s.elf_->identity());
   if (!s.trusted_ && warnings) {
-    warnings->push_back(image.path + " on disk is " + s.elf_->identity().identity +
-                        ", not the profiled " + image.identity + " (rebuilt or replaced)" +
-                        (denied.empty() ? "" : "; " + denied));
+    // The found file's own identity is not printed: the path is a user's
+    // choice, and its build-id would tell of a file only root may read.
+    warnings->push_back(image.path + " on disk is not the profiled " + image.identity +
+                        " (rebuilt or replaced)" + (denied.empty() ? "" : "; " + denied));
   }
   return s;
 }

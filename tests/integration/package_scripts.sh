@@ -10,6 +10,9 @@
 #     refuses, says why, exits non-zero, and leaves the group as it was
 #   a pre-existing system group lcpi: adopted; purge leaves it (not ours)
 #   no group: postinst creates it and records that; purge deletes it
+#   a group-writable /var/lib/lcpi with a symlink planted as the marker:
+#     root's write does not follow it
+#   a group lcpi only a directory service (LDAP) knows: refused
 # Needs root (exit 77 otherwise).
 set -euo pipefail
 debian=$(cd "$1" && pwd)
@@ -68,6 +71,32 @@ fresh
 getent group lcpi >/dev/null && pass "postinst creates lcpi: $(getent group lcpi)" || fail "no group lcpi"
 /postrm purge || fail "postrm purge"
 getent group lcpi >/dev/null && fail "purge left the group the package created" || pass "purge deletes it"
+
+echo "--- a group-writable /var/lib/lcpi with a symbolic link planted as the marker"
+fresh
+install -d -m 0770 /var/lib/lcpi
+echo "root's file" >/etc/lcpi-victim
+ln -s /etc/lcpi-victim /var/lib/lcpi/.group-made-by-package
+/postinst configure >/tmp/out 2>&1 || fail "postinst: $(cat /tmp/out)"
+cat /tmp/out
+[ "$(cat /etc/lcpi-victim)" = "root's file" ] && pass "root's write did not follow the link" ||
+  fail "the planted link redirected postinst's write: /etc/lcpi-victim is now '$(cat /etc/lcpi-victim)'"
+rm -f /etc/lcpi-victim /var/lib/lcpi/.group-made-by-package
+
+echo "--- a group lcpi from a directory service (getent sees it, /etc/group does not)"
+fresh
+printf '#!/bin/sh\n[ "$1 $2" = "group lcpi" ] && { echo "lcpi:*:500:"; exit 0; }\nexec /usr/bin/getent "$@"\n' \
+  >/usr/local/bin/getent
+chmod 0755 /usr/local/bin/getent
+rc=0
+/postinst configure >/tmp/out 2>&1 || rc=$?
+cat /tmp/out
+# (Adopted, it fails later for another reason: install -g cannot name the
+# stub's group. The refusal must be postinst's own, saying why.)
+[ "$rc" -ne 0 ] && grep -q "not in /etc/group" /tmp/out &&
+  pass "postinst refuses a group not in /etc/group (exit $rc)" ||
+  fail "postinst adopted a directory service's group lcpi (exit $rc)"
+rm -f /usr/local/bin/getent
 exit $((failures > 0))
 INROOT
 chmod 0755 "$work/inroot.sh"

@@ -7,6 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
+
 #include <catch2/catch.hpp>
 
 #include "test_files.h"
@@ -106,7 +109,8 @@ TEST_CASE("a recorded path is opened by the daemon's rules, procfs and sysfs ref
   // every file of /proc and /sys: none is an image. (Containers may hide
   // /proc/kcore: /proc/self/status shows the same rule.)
   REQUIRE(OpenRegularFile("/proc/self/status").has_value());  // the daemon's plain check passes it
-  auto status = OpenRecordedFile("/proc/self/status");
+  // (/proc/self is itself a symbolic link: the PID's own directory is not.)
+  auto status = OpenRecordedFile("/proc/" + std::to_string(getpid()) + "/status");
   REQUIRE_FALSE(status.has_value());
   CHECK(status.error().message().find("procfs or sysfs") != std::string::npos);
   CHECK_FALSE(OpenRecordedFile("/proc/kcore").has_value());
@@ -115,4 +119,51 @@ TEST_CASE("a recorded path is opened by the daemon's rules, procfs and sysfs ref
   auto big = OpenRecordedFile(file, nullptr, 1024);
   REQUIRE_FALSE(big.has_value());
   CHECK(big.error().message().find("larger than") != std::string::npos);
+}
+
+TEST_CASE("a recorded path through a symlinked directory or a magic link is refused") {
+  using lcpi::OpenRecordedFile;
+  TempDir dir;
+  const std::string secretdir = dir / "secretdir";
+  REQUIRE(mkdir(secretdir.c_str(), 0700) == 0);
+  const std::string secret = secretdir + "/secret";
+  WriteFile(secret, std::string(64, 's'));
+  REQUIRE(OpenRecordedFile(secret).has_value());  // the file itself opens
+  // An intermediate component that is a symbolic link: not followed.
+  const std::string link = dir / "link";
+  REQUIRE(symlink(secretdir.c_str(), link.c_str()) == 0);
+  auto via_link = OpenRecordedFile(link + "/secret");
+  REQUIRE_FALSE(via_link.has_value());
+  CHECK(via_link.error().message().find("symbolic link") != std::string::npos);
+  // /proc/PID/root is a magic link to another process's root.
+  auto via_magic = OpenRecordedFile("/proc/self/root" + secret);
+  REQUIRE_FALSE(via_magic.has_value());
+  CHECK(via_magic.error().message().find("symbolic link") != std::string::npos);
+}
+
+TEST_CASE("a path the kernel recorded (d_path, resolved) still opens") {
+  using lcpi::OpenRecordedFile;
+  // The kernel's own record of this test's executable, as lcpid gets it.
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  REQUIRE(n > 0);
+  exe[n] = '\0';
+  auto fd = OpenRecordedFile(exe);
+  REQUIRE(fd.has_value());
+  close(*fd);
+  // And a shared library from /proc/self/maps (/usr/lib/... on merged /usr).
+  FILE* maps = fopen("/proc/self/maps", "r");
+  REQUIRE(maps != nullptr);
+  std::string lib;
+  char line[4096];
+  while (lib.empty() && fgets(line, sizeof line, maps)) {
+    const char* p = strchr(line, '/');
+    if (p && strstr(p, ".so")) lib.assign(p, strcspn(p, "\n"));
+  }
+  fclose(maps);
+  REQUIRE_FALSE(lib.empty());
+  INFO(lib);
+  auto libfd = OpenRecordedFile(lib);
+  REQUIRE(libfd.has_value());
+  close(*libfd);
 }

@@ -4,6 +4,7 @@
 // build is refused (build-id, or the link's CRC32 without one). The network
 // is never used here: debuginfod is off unless a tool turns it on.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -184,4 +185,61 @@ TEST_CASE("debuginfod: the tools' total time and size bounds are set unless the 
   CHECK(std::string(std::getenv("DEBUGINFOD_MAXSIZE")) == lcpi::kDefaultDebuginfodMaxSize);
   unsetenv("DEBUGINFOD_MAXTIME");
   unsetenv("DEBUGINFOD_MAXSIZE");
+}
+
+namespace {
+
+// An image in its own directory, owned by `uid`, whose build-id is chosen
+// (its author's choice) and whose debuglink names x.debug beside it, made
+// from its own build; returns the image's path.
+std::string ImageWithDebuglink(const TempDir& dir, const std::string& build_id, uid_t uid) {
+  const std::string att = dir / "att";
+  Run("mkdir -p " + att);
+  const std::string full = Build(dir, "att-full", "-Wl,--build-id=0x" + build_id);
+  Run("objcopy --only-keep-debug " + full + " " + att + "/x.debug");
+  Run("objcopy --strip-all --add-gnu-debuglink=" + att + "/x.debug " + full + " " + att + "/prog");
+  REQUIRE(chown((att + "/prog").c_str(), uid, uid) == 0);
+  return att + "/prog";
+}
+
+}  // namespace
+
+TEST_CASE("a planted debuglink never reads a file only root may read") {
+  TempDir dir;
+  // Root's secret: an ELF with symbols, 0600 in a 0700 directory.
+  // (-O2: not byte for byte the user's -O1 build below.)
+  const std::string secret = Build(dir, "secret-full", "-Wl,--build-id -O2");
+  const std::string secretdir = dir / "secretdir";
+  Run("mkdir -m 0700 " + secretdir);
+  const std::string secret_debug = secretdir + "/secret.debug";
+  Run("objcopy --only-keep-debug " + secret + " " + secret_debug + " && chmod 0600 " +
+      secret_debug);
+  const std::string id = OpenOk(secret)->build_id();
+  REQUIRE_FALSE(id.empty());
+  // A user's image claims the secret's build-id.
+  const uid_t user = 65534;
+  const std::string prog = ImageWithDebuglink(dir, id, user);
+  const std::string link = dir / "att/x.debug";
+  SECTION("the right debug file, the user's own, is used") {
+    REQUIRE(chown(link.c_str(), user, user) == 0);
+    CHECK(OpenOk(prog)->symbol_table() == "debuglink");
+  }
+  SECTION("a symbolic link to the secret is not followed") {
+    Run("rm " + link + " && ln -s " + secret_debug + " " + link);
+    CHECK(OpenOk(prog)->symbol_table() == "none");
+  }
+  SECTION("a symbolic link in the directory part is not followed") {
+    // att/.debug -> secretdir: the second candidate, att/.debug/x.debug.
+    Run("rm " + link + " && cp " + secret_debug + " " + secretdir + "/x.debug && ln -s " +
+        secretdir + " " + (dir / "att/.debug"));
+    CHECK(OpenOk(prog)->symbol_table() == "none");
+  }
+  SECTION("a copy owned by root with the claimed build-id: its CRC32 differs") {
+    Run("cp " + secret_debug + " " + link);  // root's, 0600, the secret's build-id
+    CHECK(OpenOk(prog)->symbol_table() == "none");
+  }
+  SECTION("the right file owned by a third user is not used") {
+    REQUIRE(chown(link.c_str(), user - 1, user - 1) == 0);
+    CHECK(OpenOk(prog)->symbol_table() == "none");
+  }
 }

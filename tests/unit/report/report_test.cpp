@@ -13,6 +13,7 @@
 #include <regex>
 #include <sstream>
 
+#include "libprofile/image/image_id.h"
 #include "libprofile/report/pprof_profile.h"
 #include "libprofile/report/report.h"
 #include "report_fixture.h"
@@ -397,6 +398,11 @@ TEST_CASE("lcpilist: a rebuilt image is reported and still listed", "[report]") 
   REQUIRE(l.has_value());
   REQUIRE_FALSE(l->warnings.empty());
   CHECK(l->warnings[0].find("not the profiled") != std::string::npos);
+  // The file found is not the one profiled: its identity (a build-id a
+  // user could aim at a file root alone may read) is not printed.
+  auto found = lcpi::IdentifyElfFile(env.f.prog);
+  REQUIRE(found.has_value());
+  CHECK(l->warnings[0].find(found->identity) == std::string::npos);
   CHECK_FALSE(l->instructions.empty());
 }
 
