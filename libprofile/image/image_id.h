@@ -72,8 +72,23 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
                                     const HashLimits& limits = {});
 
 // The GNU build-id of an opened ELF in hex, empty when it has none. Looks in
-// SHT_NOTE sections first, then PT_NOTE segments (stripped section headers).
+// SHT_NOTE sections first, then PT_NOTE segments (stripped section headers):
+// in at most the first 16 note areas, 64 KiB of each, and not at all in the
+// sections or segments of a file with more than kMaxNoteHeaders of them (a
+// hostile file may claim thousands of notes, each as large as the file).
+// IdentifyElf spends its HashLimits' deadline and bytes on this search too.
+inline constexpr size_t kMaxNoteHeaders = 4096;
 std::string ElfBuildIdHex(Elf* elf);
+// The same within `budget`, which it updates.
+struct NoteBudget {
+  std::chrono::steady_clock::time_point deadline;
+  uint64_t max_bytes = 0;
+  uint64_t file_size = 0;  // note areas past it are not read
+  uint64_t bytes_read = 0;
+  size_t looked = 0;
+  bool exhausted = false;  // a bound stopped the search
+};
+std::string ElfBuildIdHex(Elf* elf, NoteBudget* budget);
 
 // The running kernel: "kernel:<build-id hex>" from `notes_path` (the raw note
 // blob /sys/kernel/notes), else "kernel:<uname -r>".

@@ -84,6 +84,46 @@ inline std::string SymbolBombElf(size_t count, size_t name_bytes) {
   return out;
 }
 
+// The headers of an ET_DYN image with one small PT_LOAD and `notes` PT_NOTE
+// headers, each covering nearly the whole of a `file_size`-byte file (the caller
+// makes the file that long, sparse: truncate after writing these bytes).
+inline std::string NoteBombElf(size_t notes, uint64_t file_size) {
+  std::string out;
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_DYN;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = static_cast<Elf64_Half>(notes + 1);
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  Put(&out, 0, eh);
+  Elf64_Phdr load{};
+  load.p_type = PT_LOAD;
+  load.p_flags = PF_R | PF_X;
+  load.p_filesz = 4096;
+  load.p_memsz = 4096;
+  load.p_align = 4096;
+  Put(&out, sizeof(Elf64_Ehdr), load);
+  for (size_t i = 0; i < notes; ++i) {
+    Elf64_Phdr note{};
+    note.p_type = PT_NOTE;
+    note.p_flags = PF_R;
+    // Distinct offsets: libelf would hand back one cached chunk for equal ones.
+    note.p_offset = 8 * i;
+    note.p_filesz = file_size - 8 * i;
+    note.p_memsz = file_size - 8 * i;
+    note.p_align = 4;
+    Put(&out, sizeof(Elf64_Ehdr) + (i + 1) * sizeof(Elf64_Phdr), note);
+  }
+  return out;
+}
+
 }  // namespace lcpi::testing
 
 #endif  // LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H
