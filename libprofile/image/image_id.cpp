@@ -130,8 +130,10 @@ std::string BuildIdOfIdentity(const std::string& identity) {
 
 bool IdentityMatches(const std::string& recorded, const ImageIdentity& found) {
   if (recorded == found.identity) return true;
-  // Recorded before identities had a layout: the build-id alone, as then.
-  return !found.build_id.empty() && recorded == "build-id:" + found.build_id;
+  // Recorded before identities had a layout: the build-id alone, as then
+  // (only root's files were trusted that way; a user's has ":u<uid>").
+  return !found.build_id.empty() && found.identity.find(":u") == std::string::npos &&
+         recorded == "build-id:" + found.build_id;
 }
 
 bool InitLibelf() {
@@ -303,6 +305,17 @@ Expected<std::string> FileStatIdentity(int fd, uint64_t headers_hash) {
   return std::string(text);
 }
 
+// ":u<uid>" for a file not owned by root, "" for root's. The layout hash
+// does not cover the code, so a user's copy of libc with 4 KiB patched
+// would otherwise be libc; with its owner in the identity it never merges
+// with root's image, whatever its bytes, while root's system images keep
+// one identity across hosts.
+std::string OwnerSuffix(int fd) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid == 0) return "";
+  return ":u" + std::to_string(st.st_uid);
+}
+
 }  // namespace
 
 Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
@@ -366,7 +379,7 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
     // Whoever links a file chooses its build-id: the identity is the claim
     // and the layout this file has, so a second file claiming a known
     // build-id with another layout is another image (a build-id conflict).
-    id.identity = "build-id:" + id.build_id + ":" + Hex64(id.layout_hash);
+    id.identity = "build-id:" + id.build_id + ":" + Hex64(id.layout_hash) + OwnerSuffix(fd);
     return id;
   }
   // No build-id: the identity is the content that runs, every distinct byte
@@ -391,7 +404,7 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
     id.content_hashed = false;
     return id;
   }
-  id.identity = "content-hash:" + Hex64(hash.value());
+  id.identity = "content-hash:" + Hex64(hash.value()) + OwnerSuffix(fd);
   return id;
 }
 

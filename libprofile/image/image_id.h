@@ -10,7 +10,10 @@
 // ("content-hash:<hex>"), within HashLimits: a file past them (more bytes
 // or program headers than a real image has, or too slow to read) is named
 // by what fstat says of it instead ("file-stat:<dev>:<ino>:<size>:<mtime>:
-// <ctime>:<headers hash>"), a weaker identity the reports say is one. The
+// <ctime>:<headers hash>"), a weaker identity the reports say is one. A file
+// not owned by root has ":u<uid>" appended to its "build-id:" or
+// "content-hash:" identity: a user's copy of a system file, patched where
+// the layout hash does not look, is never filed under root's image. The
 // running kernel and its modules
 // are identified from the build-id notes the kernel exports in /sys
 // ("kernel:<hex>", "module:<name>:<hex>"), with fallbacks when none exist.
@@ -106,7 +109,7 @@ Expected<ImageIdentity> IdentifyKernelModule(const std::string& name,
 // malformed blob yields nullopt, never a read out of bounds.
 std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob);
 
-// The build-id an identity claims ("build-id:<hex>[:<layout>]" -> hex), else "".
+// The build-id an identity claims ("build-id:<hex>[:<layout>][:u<uid>]" -> hex), else "".
 std::string BuildIdOfIdentity(const std::string& identity);
 // Whether the file identified as `found` is the image recorded as `recorded`:
 // the same identity, or, for an identity recorded before layouts were part
