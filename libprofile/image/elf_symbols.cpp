@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 
 namespace lcpi {
@@ -38,9 +40,38 @@ int Rank(const GElf_Sym& s) {
   return rank * 2 + (s.st_size == 0 ? 1 : 0);
 }
 
-// Reads the function symbols of one symbol table section.
-std::vector<RawSymbol> ReadFunctionSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr) {
+// What one image may keep of its symbol tables, whatever they claim: a
+// .symtab of 20,000 entries naming one 1 MiB string would otherwise be
+// copied into 20 GB of names. Counts what was cut so the report can say so.
+struct SymbolBudget {
+  uint64_t file_size = 0;  // of the ELF being read (sections must lie in it)
+  size_t symbols = 0;
+  size_t name_bytes = 0;
+  size_t names_cut = 0;
+  bool count_hit = false;
+  bool bytes_hit = false;
+  bool section_outside = false;
+};
+
+// Whether a section's bytes lie in the file (NOBITS have none to read);
+// libelf would otherwise allocate sh_size bytes and read what it can.
+bool SectionInFile(const GElf_Shdr& shdr, uint64_t file_size) {
+  if (shdr.sh_type == SHT_NOBITS) return true;
+  return shdr.sh_offset <= file_size && shdr.sh_size <= file_size - shdr.sh_offset;
+}
+
+// Reads the function symbols of one symbol table section, within `budget`.
+std::vector<RawSymbol> ReadFunctionSymbols(Elf* elf, Elf_Scn* scn, const GElf_Shdr& shdr,
+                                           SymbolBudget* budget) {
   std::vector<RawSymbol> out;
+  if (budget->count_hit || budget->bytes_hit) return out;
+  GElf_Shdr strings;
+  Elf_Scn* strscn = elf_getscn(elf, shdr.sh_link);
+  if (!SectionInFile(shdr, budget->file_size) || strscn == nullptr ||
+      gelf_getshdr(strscn, &strings) == nullptr || !SectionInFile(strings, budget->file_size)) {
+    budget->section_outside = true;
+    return out;
+  }
   Elf_Data* data = elf_getdata(scn, nullptr);
   if (data == nullptr) return out;
   size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
@@ -55,8 +86,26 @@ std::vector<RawSymbol> ReadFunctionSymbols(Elf* elf, Elf_Scn* scn, const GElf_Sh
     if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0) continue;
     const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
     if (name == nullptr || name[0] == '\0') continue;
+    if (budget->symbols >= kMaxImageSymbols) {
+      budget->count_hit = true;
+      break;
+    }
+    // strnlen: never walk more of a hostile name than is kept.
+    size_t len = strnlen(name, kMaxSymbolNameBytes + 1);
+    bool cut = len > kMaxSymbolNameBytes;
+    if (cut) len = kMaxSymbolNameBytes;
+    if (len + kSymbolCutMarker.size() > kMaxImageNameBytes - budget->name_bytes) {
+      budget->bytes_hit = true;
+      break;
+    }
     RawSymbol raw;
-    raw.sym.name = name;
+    raw.sym.name.assign(name, len);
+    if (cut) {
+      raw.sym.name += kSymbolCutMarker;
+      ++budget->names_cut;
+    }
+    budget->name_bytes += raw.sym.name.size();
+    ++budget->symbols;
     raw.sym.addr = sym.st_value;
     raw.sym.size = sym.st_size;
     raw.rank = Rank(sym);
@@ -66,16 +115,35 @@ std::vector<RawSymbol> ReadFunctionSymbols(Elf* elf, Elf_Scn* scn, const GElf_Sh
 }
 
 // The function symbols of elf's .symtab (none if it has none).
-std::vector<RawSymbol> ReadSymtab(Elf* elf) {
+std::vector<RawSymbol> ReadSymtab(Elf* elf, SymbolBudget* budget) {
   std::vector<RawSymbol> out;
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr shdr;
     if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_SYMTAB) continue;
-    std::vector<RawSymbol> found = ReadFunctionSymbols(elf, scn, shdr);
+    std::vector<RawSymbol> found = ReadFunctionSymbols(elf, scn, shdr, budget);
     out.insert(out.end(), std::make_move_iterator(found.begin()),
                std::make_move_iterator(found.end()));
   }
+  return out;
+}
+
+// The warning for the caps `budget` hit, "" when none was.
+std::string BudgetWarning(const SymbolBudget& budget) {
+  std::string out;
+  auto add = [&out](const std::string& part) { out += (out.empty() ? "" : "; ") + part; };
+  if (budget.names_cut > 0) {
+    add(std::to_string(budget.names_cut) + " symbol names longer than " +
+        std::to_string(kMaxSymbolNameBytes) + " bytes cut");
+  }
+  if (budget.count_hit) {
+    add("more than " + std::to_string(kMaxImageSymbols) + " symbols, the rest not read");
+  }
+  if (budget.bytes_hit) {
+    add("symbol name bytes past " + std::to_string(kMaxImageNameBytes >> 20) +
+        " MiB, the rest not read");
+  }
+  if (budget.section_outside) add("a symbol table section lies outside the file, not read");
   return out;
 }
 
@@ -161,12 +229,14 @@ void ElfImage::LoadSymbols() {
   // .symtab has every function; .dynsym (kept by strip) only the exported
   // ones. Use the richer table when it has any functions.
   std::vector<RawSymbol> raw;
+  SymbolBudget budget;
+  budget.file_size = file_size_;
   for (Elf64_Word wanted : {SHT_SYMTAB, SHT_DYNSYM}) {
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(elf_, scn)) != nullptr) {
       GElf_Shdr shdr;
       if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != wanted) continue;
-      std::vector<RawSymbol> found = ReadFunctionSymbols(elf_, scn, shdr);
+      std::vector<RawSymbol> found = ReadFunctionSymbols(elf_, scn, shdr, &budget);
       raw.insert(raw.end(), std::make_move_iterator(found.begin()),
                  std::make_move_iterator(found.end()));
     }
@@ -183,14 +253,20 @@ void ElfImage::LoadSymbols() {
     std::string from = "minidebuginfo";
     if (std::optional<std::vector<uint8_t>> mini = ReadMiniDebugInfo(elf_)) {
       if (Elf* inner = elf_memory(reinterpret_cast<char*>(mini->data()), mini->size())) {
-        extra = ReadSymtab(inner);
+        uint64_t saved = budget.file_size;
+        budget.file_size = mini->size();
+        extra = ReadSymtab(inner, &budget);
+        budget.file_size = saved;
         elf_end(inner);
       }
     }
     for (auto find : {&ElfImage::LocalDebugFile, &ElfImage::FetchedDebugFile}) {
       if (!extra.empty()) break;
       if (DebugFile* debug = (this->*find)()) {
-        extra = ReadSymtab(debug->elf());
+        std::error_code ec;
+        uint64_t size = std::filesystem::file_size(debug->path(), ec);
+        budget.file_size = ec ? 0 : size;
+        extra = ReadSymtab(debug->elf(), &budget);
         from = DebugOriginName(debug->origin());
       }
     }
@@ -200,6 +276,8 @@ void ElfImage::LoadSymbols() {
                  std::make_move_iterator(extra.end()));
     }
   }
+
+  symbol_warning_ = BudgetWarning(budget);
 
   // Sorted by address, best name first, then one symbol per address.
   std::stable_sort(raw.begin(), raw.end(), [](const RawSymbol& a, const RawSymbol& b) {

@@ -26,9 +26,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libprofile/base/error.h"
+#include "libprofile/image/demangle.h"
 #include "libprofile/image/image_id.h"
 
 struct Dwarf;
@@ -36,6 +38,17 @@ struct Dwarf;
 namespace lcpi {
 
 class DebugFile;
+
+// What one image keeps of its symbol tables (a hostile .symtab could name a
+// 1 MiB string from every entry): at most kMaxImageSymbols function symbols
+// and kMaxImageNameBytes bytes of names; a name longer than
+// kMaxSymbolNameBytes (the demangler's own limit) is cut and ends in
+// kSymbolCutMarker. Symbols past a cap are not read (their samples show as
+// offset ranges) and symbol_warning() says which cap was hit.
+inline constexpr size_t kMaxImageSymbols = 1'000'000;
+inline constexpr size_t kMaxImageNameBytes = size_t{64} << 20;
+inline constexpr size_t kMaxSymbolNameBytes = kMaxMangledBytes;
+inline constexpr std::string_view kSymbolCutMarker = "...[cut]";
 
 // A function symbol. [addr, end) is the range the symbolizer attributes to
 // it: addr + st_size, or up to the next symbol when st_size is 0.
@@ -96,6 +109,9 @@ class ElfImage {
   // "debuglink" (.gnu_debuglink), "debuginfod", "dynsym+" one of the last four,
   // or "none".
   const std::string& symbol_table() const { return symbol_table_; }
+  // Why fewer symbols or shorter names were kept than the file has (a cap
+  // below was hit), "" when none was: the report says it once per image.
+  const std::string& symbol_warning() const { return symbol_warning_; }
   // Function symbols (STT_FUNC, STT_GNU_IFUNC), sorted by address, one per
   // address (aliases folded, global names preferred).
   const std::vector<ElfSymbol>& symbols() const { return symbols_; }
@@ -146,6 +162,7 @@ class ElfImage {
   uint16_t elf_type_ = 0;
   ImageIdentity identity_;
   std::string symbol_table_ = "none";
+  std::string symbol_warning_;
   std::vector<ElfSymbol> symbols_;
   std::vector<LoadSegment> segments_;
   // libdw is opened on the first SourceLine call: most uses never need it.

@@ -16,6 +16,17 @@ std::string ImageCacheDir(const std::string& db_path) {
 }
 
 std::string CachedImageName(const std::string& identity) {
+  // A user's file ends in ":u<uid>" (image_id.h): filed as "-u<uid>".
+  std::string owner;
+  const size_t u = identity.rfind(":u");
+  if (u != std::string::npos) {
+    owner = identity.substr(u + 2);
+    if (owner.empty() || owner.size() > 10 ||
+        owner.find_first_not_of("0123456789") != std::string::npos)
+      return "";
+    const std::string base = CachedImageName(identity.substr(0, u));
+    return base.empty() ? "" : base + "-u" + owner;
+  }
   std::string kind, hex;
   for (const char* k : {"build-id:", "content-hash:"}) {
     if (identity.rfind(k, 0) == 0) {

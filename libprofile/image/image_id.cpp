@@ -20,6 +20,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -129,8 +130,10 @@ std::string BuildIdOfIdentity(const std::string& identity) {
 
 bool IdentityMatches(const std::string& recorded, const ImageIdentity& found) {
   if (recorded == found.identity) return true;
-  // Recorded before identities had a layout: the build-id alone, as then.
-  return !found.build_id.empty() && recorded == "build-id:" + found.build_id;
+  // Recorded before identities had a layout: the build-id alone, as then
+  // (only root's files were trusted that way; a user's has ":u<uid>").
+  return !found.build_id.empty() && found.identity.find(":u") == std::string::npos &&
+         recorded == "build-id:" + found.build_id;
 }
 
 bool InitLibelf() {
@@ -171,33 +174,74 @@ std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob) {
   return std::nullopt;
 }
 
-std::string ElfBuildIdHex(Elf* elf) {
+namespace {
+
+// What looking for the build-id note may read: a real image has one to a
+// few small notes near its start, while a hostile file may have thousands
+// of note headers, each claiming the whole (sparse, huge) file, which libelf
+// would allocate, read and keep until elf_end.
+constexpr size_t kMaxNotesLooked = 16;
+constexpr uint64_t kMaxNoteBytes = 64 * 1024;
+
+// One note area, at most kMaxNoteBytes of it (a build-id note is a few dozen
+// bytes; one cut in the middle is not found), if it lies in the file and the
+// budget allows.
+std::string BuildIdFromNoteArea(Elf* elf, uint64_t offset, uint64_t size, uint64_t align,
+                                NoteBudget* budget) {
+  if (budget->looked >= kMaxNotesLooked || std::chrono::steady_clock::now() > budget->deadline) {
+    budget->exhausted = true;
+    return "";
+  }
+  ++budget->looked;
+  if (offset > budget->file_size || size == 0) return "";
+  const uint64_t take = std::min({size, kMaxNoteBytes, budget->file_size - offset});
+  if (take > budget->max_bytes - std::min(budget->bytes_read, budget->max_bytes)) {
+    budget->exhausted = true;
+    return "";
+  }
+  budget->bytes_read += take;
+  // Notes in 8-aligned areas use 8-byte padding (ELF_T_NHDR8).
+  Elf_Type type = align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+  return BuildIdFromNoteData(
+      elf_getdata_rawchunk(elf, static_cast<int64_t>(offset), static_cast<size_t>(take), type));
+}
+
+}  // namespace
+
+std::string ElfBuildIdHex(Elf* elf, NoteBudget* budget) {
   if (elf == nullptr) return "";
+  size_t shnum = 0;
+  size_t phnum = 0;
   // Sections first: the usual case, and the only place in relocatable files.
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr) continue;
-    if (shdr.sh_type != SHT_NOTE) continue;
-    std::string hex = BuildIdFromNoteData(elf_getdata(scn, nullptr));
-    if (!hex.empty()) return hex;
+  if (elf_getshdrnum(elf, &shnum) == 0 && shnum <= kMaxNoteHeaders) {
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(elf, scn)) != nullptr && !budget->exhausted) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+      if (shdr.sh_type != SHT_NOTE) continue;
+      std::string hex =
+          BuildIdFromNoteArea(elf, shdr.sh_offset, shdr.sh_size, shdr.sh_addralign, budget);
+      if (!hex.empty()) return hex;
+    }
   }
   // Then PT_NOTE segments: section headers may have been stripped away.
-  size_t phnum = 0;
-  if (elf_getphdrnum(elf, &phnum) != 0) return "";
-  for (size_t i = 0; i < phnum; ++i) {
+  if (elf_getphdrnum(elf, &phnum) != 0 || phnum > kMaxNoteHeaders) return "";
+  for (size_t i = 0; i < phnum && !budget->exhausted; ++i) {
     GElf_Phdr phdr;
     if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr) continue;
-    if (phdr.p_type != PT_NOTE || phdr.p_filesz == 0) continue;
-    // Notes in 8-aligned segments use 8-byte padding (ELF_T_NHDR8).
-    Elf_Type type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
-    // libelf checks offset and size against the file.
-    Elf_Data* data =
-        elf_getdata_rawchunk(elf, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz, type);
-    std::string hex = BuildIdFromNoteData(data);
+    if (phdr.p_type != PT_NOTE) continue;
+    std::string hex = BuildIdFromNoteArea(elf, phdr.p_offset, phdr.p_filesz, phdr.p_align, budget);
     if (!hex.empty()) return hex;
   }
   return "";
+}
+
+std::string ElfBuildIdHex(Elf* elf) {
+  NoteBudget budget;
+  budget.deadline = std::chrono::steady_clock::now() + HashLimits{}.max_time;
+  budget.max_bytes = HashLimits{}.max_bytes;
+  budget.file_size = std::numeric_limits<uint64_t>::max();  // libelf checks the end
+  return ElfBuildIdHex(elf, &budget);
 }
 
 namespace {
@@ -261,6 +305,17 @@ Expected<std::string> FileStatIdentity(int fd, uint64_t headers_hash) {
   return std::string(text);
 }
 
+// ":u<uid>" for a file not owned by root, "" for root's. The layout hash
+// does not cover the code, so a user's copy of libc with 4 KiB patched
+// would otherwise be libc; with its owner in the identity it never merges
+// with root's image, whatever its bytes, while root's system images keep
+// one identity across hosts.
+std::string OwnerSuffix(int fd) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid == 0) return "";
+  return ":u" + std::to_string(st.st_uid);
+}
+
 }  // namespace
 
 Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
@@ -314,12 +369,17 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
   id.headers_hash = hash.value();
   id.layout_hash = layout.value();
 
-  id.build_id = ElfBuildIdHex(elf);
+  // The note search and the hashing below share one deadline and byte budget.
+  NoteBudget notes;
+  notes.deadline = deadline;
+  notes.max_bytes = limits.max_bytes;
+  notes.file_size = file_size;
+  id.build_id = ElfBuildIdHex(elf, &notes);
   if (!id.build_id.empty()) {
     // Whoever links a file chooses its build-id: the identity is the claim
     // and the layout this file has, so a second file claiming a known
     // build-id with another layout is another image (a build-id conflict).
-    id.identity = "build-id:" + id.build_id + ":" + Hex64(id.layout_hash);
+    id.identity = "build-id:" + id.build_id + ":" + Hex64(id.layout_hash) + OwnerSuffix(fd);
     return id;
   }
   // No build-id: the identity is the content that runs, every distinct byte
@@ -328,7 +388,9 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
   const std::vector<std::pair<uint64_t, uint64_t>> ranges = DistinctRanges(loads);
   uint64_t total = 0;
   for (const auto& r : ranges) total += r.second - r.first;
-  bool hashed = phnum <= limits.max_program_headers && total <= limits.max_bytes;
+  bool hashed = phnum <= limits.max_program_headers &&
+                total <= limits.max_bytes - std::min(notes.bytes_read, limits.max_bytes) &&
+                Clock::now() <= deadline;
   for (size_t i = 0; hashed && i < ranges.size(); ++i) {
     Expected<bool> done = HashFileRange(fd, ranges[i].first, ranges[i].second - ranges[i].first,
                                         deadline, &hash, &id.bytes_hashed);
@@ -342,7 +404,7 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
     id.content_hashed = false;
     return id;
   }
-  id.identity = "content-hash:" + Hex64(hash.value());
+  id.identity = "content-hash:" + Hex64(hash.value()) + OwnerSuffix(fd);
   return id;
 }
 

@@ -10,7 +10,10 @@
 // ("content-hash:<hex>"), within HashLimits: a file past them (more bytes
 // or program headers than a real image has, or too slow to read) is named
 // by what fstat says of it instead ("file-stat:<dev>:<ino>:<size>:<mtime>:
-// <ctime>:<headers hash>"), a weaker identity the reports say is one. The
+// <ctime>:<headers hash>"), a weaker identity the reports say is one. A file
+// not owned by root has ":u<uid>" appended to its "build-id:" or
+// "content-hash:" identity: a user's copy of a system file, patched where
+// the layout hash does not look, is never filed under root's image. The
 // running kernel and its modules
 // are identified from the build-id notes the kernel exports in /sys
 // ("kernel:<hex>", "module:<name>:<hex>"), with fallbacks when none exist.
@@ -72,8 +75,23 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
                                     const HashLimits& limits = {});
 
 // The GNU build-id of an opened ELF in hex, empty when it has none. Looks in
-// SHT_NOTE sections first, then PT_NOTE segments (stripped section headers).
+// SHT_NOTE sections first, then PT_NOTE segments (stripped section headers):
+// in at most the first 16 note areas, 64 KiB of each, and not at all in the
+// sections or segments of a file with more than kMaxNoteHeaders of them (a
+// hostile file may claim thousands of notes, each as large as the file).
+// IdentifyElf spends its HashLimits' deadline and bytes on this search too.
+inline constexpr size_t kMaxNoteHeaders = 4096;
 std::string ElfBuildIdHex(Elf* elf);
+// The same within `budget`, which it updates.
+struct NoteBudget {
+  std::chrono::steady_clock::time_point deadline;
+  uint64_t max_bytes = 0;
+  uint64_t file_size = 0;  // note areas past it are not read
+  uint64_t bytes_read = 0;
+  size_t looked = 0;
+  bool exhausted = false;  // a bound stopped the search
+};
+std::string ElfBuildIdHex(Elf* elf, NoteBudget* budget);
 
 // The running kernel: "kernel:<build-id hex>" from `notes_path` (the raw note
 // blob /sys/kernel/notes), else "kernel:<uname -r>".
@@ -91,7 +109,7 @@ Expected<ImageIdentity> IdentifyKernelModule(const std::string& name,
 // malformed blob yields nullopt, never a read out of bounds.
 std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob);
 
-// The build-id an identity claims ("build-id:<hex>[:<layout>]" -> hex), else "".
+// The build-id an identity claims ("build-id:<hex>[:<layout>][:u<uid>]" -> hex), else "".
 std::string BuildIdOfIdentity(const std::string& identity);
 // Whether the file identified as `found` is the image recorded as `recorded`:
 // the same identity, or, for an identity recorded before layouts were part

@@ -73,6 +73,9 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
     return s;
   }
   s.elf_ = std::move(*elf);
+  if (warnings && !s.elf_->symbol_warning().empty()) {
+    warnings->push_back(image.path + ": " + s.elf_->symbol_warning());
+  }
   s.trusted_ = IdentityMatches(image.identity, s.elf_->identity());
   if (!s.trusted_ && warnings) {
     // The found file's own identity is not printed: the path is a user's

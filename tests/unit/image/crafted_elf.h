@@ -1,0 +1,129 @@
+// crafted_elf.h - builds small hostile ELF files byte by byte for the image
+// tests: a symbol table whose entries share one huge name, thousands of note
+// headers. Only the fields the readers look at are filled in.
+#ifndef LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H
+#define LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H
+
+#include <elf.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace lcpi::testing {
+
+template <typename T>
+void Put(std::string* out, size_t at, const T& value) {
+  if (out->size() < at + sizeof(T)) out->resize(at + sizeof(T));
+  std::memcpy(out->data() + at, &value, sizeof(T));
+}
+
+// An ET_DYN image with one PT_LOAD over the whole file and a .symtab of
+// `count` function symbols at distinct addresses, every one named by the same
+// `name_bytes`-byte string.
+inline std::string SymbolBombElf(size_t count, size_t name_bytes) {
+  const std::string shstr = std::string("\0.text\0.symtab\0.strtab\0.shstrtab\0", 33);
+  std::string out;
+  const size_t shstr_off = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+  out.resize(shstr_off);
+  out += shstr;
+  const size_t text_off = out.size();
+  out.append(64, '\xc3');
+  const size_t strtab_off = out.size();
+  out += '\0';
+  out.append(name_bytes, 'n');
+  out += '\0';
+  out.resize((out.size() + 7) & ~size_t{7});
+  const size_t symtab_off = out.size();
+  const size_t symtab_size = (count + 1) * sizeof(Elf64_Sym);
+  out.resize(symtab_off + symtab_size);
+  for (size_t i = 0; i < count; ++i) {
+    Elf64_Sym s{};
+    s.st_name = 1;
+    s.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+    s.st_shndx = 1;
+    s.st_value = 0x1000 + 16 * i;
+    s.st_size = 16;
+    Put(&out, symtab_off + (i + 1) * sizeof(Elf64_Sym), s);
+  }
+  const size_t shdr_off = out.size();
+  Elf64_Shdr sh[5]{};
+  sh[1] = {1, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, text_off, 64, 0, 0, 16, 0};
+  sh[2] = {7, SHT_SYMTAB, 0, 0, symtab_off, symtab_size, 3, 1, 8, sizeof(Elf64_Sym)};
+  sh[3] = {15, SHT_STRTAB, 0, 0, strtab_off, name_bytes + 2, 0, 0, 1, 0};
+  sh[4] = {23, SHT_STRTAB, 0, 0, shstr_off, shstr.size(), 0, 0, 1, 0};
+  for (int i = 0; i < 5; ++i) Put(&out, shdr_off + i * sizeof(Elf64_Shdr), sh[i]);
+
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_DYN;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_shoff = shdr_off;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = 1;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 5;
+  eh.e_shstrndx = 4;
+  Put(&out, 0, eh);
+  Elf64_Phdr ph{};
+  ph.p_type = PT_LOAD;
+  ph.p_flags = PF_R | PF_X;
+  ph.p_offset = 0;
+  ph.p_vaddr = 0;
+  ph.p_filesz = out.size();
+  ph.p_memsz = 0x1000 + 16 * count + out.size();
+  ph.p_align = 0x1000;
+  Put(&out, sizeof(Elf64_Ehdr), ph);
+  return out;
+}
+
+// The headers of an ET_DYN image with one small PT_LOAD and `notes` PT_NOTE
+// headers, each covering nearly the whole of a `file_size`-byte file (the caller
+// makes the file that long, sparse: truncate after writing these bytes).
+inline std::string NoteBombElf(size_t notes, uint64_t file_size) {
+  std::string out;
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_DYN;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = static_cast<Elf64_Half>(notes + 1);
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  Put(&out, 0, eh);
+  Elf64_Phdr load{};
+  load.p_type = PT_LOAD;
+  load.p_flags = PF_R | PF_X;
+  load.p_filesz = 4096;
+  load.p_memsz = 4096;
+  load.p_align = 4096;
+  Put(&out, sizeof(Elf64_Ehdr), load);
+  for (size_t i = 0; i < notes; ++i) {
+    Elf64_Phdr note{};
+    note.p_type = PT_NOTE;
+    note.p_flags = PF_R;
+    // Distinct offsets: libelf would hand back one cached chunk for equal ones.
+    note.p_offset = 8 * i;
+    note.p_filesz = file_size - 8 * i;
+    note.p_memsz = file_size - 8 * i;
+    note.p_align = 4;
+    Put(&out, sizeof(Elf64_Ehdr) + (i + 1) * sizeof(Elf64_Phdr), note);
+  }
+  return out;
+}
+
+}  // namespace lcpi::testing
+
+#endif  // LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H
