@@ -100,6 +100,12 @@ void ImageTable::Settle(int32_t index, const FileMapping& m, Expected<Identified
     std::snprintf(devino, sizeof devino, "%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
     e = {"unreadable:" + std::string(devino) + m.path, "[unreadable " + m.path + "]",
          ImageKind::kUnknown};
+    // Refused for the lookups' load (queue full, stalled), not for the file:
+    // its samples so far stay unreadable, but the file is not remembered
+    // so, and its next mapping looks it up again.
+    if (found.error().code() == Errc::kBusy && RefusedForLoad(found.error().message()))
+      if (auto f = by_file_.find(KeyOf(m)); f != by_file_.end() && f->second == index)
+        by_file_.erase(f);
   } else {
     e = {found->id.identity, m.path, ImageKind::kUser};
     if (!found->id.content_hashed) file_stat_++;
@@ -128,13 +134,17 @@ void ImageTable::NoteClaim(const ImageIdentity& id, const FileMapping& m) {
   }
 }
 
+ImageTable::FileKey ImageTable::KeyOf(const FileMapping& m) {
+  if (!m.build_id.empty() && m.ino == 0) return FileKey{~uint64_t{0}, m.pid, m.path};
+  return FileKey{m.dev, m.ino, m.path};
+}
+
 int32_t ImageTable::ForFile(const FileMapping& m) {
   // Every file is read (its build-id is only a claim, image_id.h), once per
   // device, inode and path. A mapping known only by the build-id the
   // kernel read from it (no device and inode) is read once per process:
   // nothing else says which file it is.
-  FileKey key{m.dev, m.ino, m.path};
-  if (!m.build_id.empty() && m.ino == 0) key = FileKey{~uint64_t{0}, m.pid, m.path};
+  FileKey key = KeyOf(m);
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
   char name[64];

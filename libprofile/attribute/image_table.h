@@ -50,7 +50,9 @@ class ImageTable {
   // once an image that is pending() until the lookup's result comes back
   // (LookupWorker::RunCompletions): samples are counted under it meanwhile,
   // and a batch holds its counts back until it has its identity. A lookup
-  // that does not end (abandoned) files the image as unreadable, saying why.
+  // that does not end (abandoned) files the image as unreadable, saying why;
+  // one refused for the lookups' load (queue full, stalled) does so for the
+  // samples so far only: the file's next mapping looks it up again.
   // Lookups are queued per user (the uid of the mapping's process), so one
   // user's slow files do not hold up another user's (LookupWorker).
   int32_t ForFile(const FileMapping& m);
@@ -92,6 +94,8 @@ class ImageTable {
     ImageIdentity id;
     UniqueFd fd;
   };
+  // The key a mapping's file is looked up once under (ForFile).
+  static FileKey KeyOf(const FileMapping& m);
   // Opens the file as its process sees it and identifies it (may block).
   static Expected<Identified> Identify(const FileMapping& m);
   // A new entry in a free slot or at the end.

@@ -330,6 +330,10 @@ void LookupWorker::Stop() {
   state_->Run(todo);
 }
 
+bool RefusedForLoad(const std::string& why) {
+  return why.starts_with("lookup queue full") || why.starts_with("lookups stalled");
+}
+
 LookupStats LookupWorker::stats() const {
   std::lock_guard<std::mutex> lock(state_->mutex);
   LookupStats st = state_->stats;

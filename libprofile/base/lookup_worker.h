@@ -118,6 +118,11 @@ class LookupWorker {
   std::shared_ptr<State> state_;
 };
 
+// True when `why` (an Abandoned reason, or the message of RunLookup's
+// kBusy) says the lookup was refused for the worker's load (queue full,
+// lookups stalled), nothing about what it looks up: look it up again later.
+bool RefusedForLoad(const std::string& why);
+
 // Runs `work` (which may block) on `lookups`, or at once when lookups is
 // null (tests, single-threaded tools), and hands its result to `done` on the
 // caller's thread; a lookup that is refused or abandoned hands `done` an
