@@ -132,7 +132,8 @@ TEST_CASE("a lookup refused (queue full, lookups stalled) is retried, not cached
 }
 
 TEST_CASE(
-    "the files the table knows are bounded in count and path bytes, and past them a file gets no image, counted") {
+    "the files the table knows are bounded in count and path bytes, and past them a file gets no "
+    "image, counted") {
   auto mapping = [](const std::string& path) {
     struct stat st;
     REQUIRE(stat(path.c_str(), &st) == 0);
