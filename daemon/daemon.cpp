@@ -595,6 +595,7 @@ std::string Daemon::Status() {
   o << "images_file_stat " << images_.file_stat_count() << "\n";
   o << "images_build_id_conflicts " << images_.build_id_conflicts() << "\n";
   o << "images_forgotten " << images_forgotten_ << "\n";
+  o << "images_files_refused " << images_.files_refused() << "\n";
   o << "kernel_symbol_reloads " << kernel_reload_.reloads() << "\n";
   o << "kernel_symbol_reload_failures " << kernel_reload_.failures() << "\n";
   if (!kernel_reload_.last_error().empty())

@@ -68,7 +68,11 @@ size_t ImageTable::Forget(const std::vector<bool>& in_use) {
   if (gone == 0) return 0;
   std::erase_if(claims_, [&](const auto& c) { return !by_identity_.contains(c.second); });
   std::erase_if(conflicting_, [&](const std::string& id) { return !by_identity_.contains(id); });
-  std::erase_if(by_file_, [&](const auto& f) { return images_[f.second].identity.empty(); });
+  for (auto f = by_file_.begin(); f != by_file_.end();) {
+    auto next = std::next(f);
+    if (images_[f->second].identity.empty()) EraseFile(f);
+    f = next;
+  }
   // Said once per file while it was known; said again if it comes back.
   warned_.clear();
   return gone;
@@ -100,6 +104,11 @@ void ImageTable::Settle(int32_t index, const FileMapping& m, Expected<Identified
     std::snprintf(devino, sizeof devino, "%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
     e = {"unreadable:" + std::string(devino) + m.path, "[unreadable " + m.path + "]",
          ImageKind::kUnknown};
+    // Refused for the lookups' load (queue full, stalled), not for the file:
+    // its samples so far stay unreadable, but the file is not remembered
+    // so, and its next mapping looks it up again.
+    if (found.error().code() == Errc::kBusy && RefusedForLoad(found.error().message()))
+      if (auto f = by_file_.find(KeyOf(m)); f != by_file_.end() && f->second == index) EraseFile(f);
   } else {
     e = {found->id.identity, m.path, ImageKind::kUser};
     if (!found->id.content_hashed) file_stat_++;
@@ -128,15 +137,29 @@ void ImageTable::NoteClaim(const ImageIdentity& id, const FileMapping& m) {
   }
 }
 
+void ImageTable::EraseFile(std::map<FileKey, int32_t>::iterator it) {
+  path_bytes_ -= std::get<2>(it->first).size();
+  by_file_.erase(it);
+}
+
+ImageTable::FileKey ImageTable::KeyOf(const FileMapping& m) {
+  if (!m.build_id.empty() && m.ino == 0) return FileKey{~uint64_t{0}, m.pid, m.path};
+  return FileKey{m.dev, m.ino, m.path};
+}
+
 int32_t ImageTable::ForFile(const FileMapping& m) {
   // Every file is read (its build-id is only a claim, image_id.h), once per
   // device, inode and path. A mapping known only by the build-id the
   // kernel read from it (no device and inode) is read once per process:
   // nothing else says which file it is.
-  FileKey key{m.dev, m.ino, m.path};
-  if (!m.build_id.empty() && m.ino == 0) key = FileKey{~uint64_t{0}, m.pid, m.path};
+  FileKey key = KeyOf(m);
   auto it = by_file_.find(key);
   if (it != by_file_.end()) return it->second;
+  if (by_file_.size() >= max_files_ || path_bytes_ + m.path.size() > max_path_bytes_) {
+    files_refused_++;
+    return -1;  // kNoImage: the process's unknown image
+  }
+  path_bytes_ += m.path.size();
   char name[64];
   std::snprintf(name, sizeof name, "pending:%" PRIx64 ":%" PRIu64 ":", m.dev, m.ino);
   const int32_t index = Add({name + m.path, m.path, ImageKind::kUser, lookups_ != nullptr});

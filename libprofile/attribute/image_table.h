@@ -50,10 +50,22 @@ class ImageTable {
   // once an image that is pending() until the lookup's result comes back
   // (LookupWorker::RunCompletions): samples are counted under it meanwhile,
   // and a batch holds its counts back until it has its identity. A lookup
-  // that does not end (abandoned) files the image as unreadable, saying why.
+  // that does not end (abandoned) files the image as unreadable, saying why;
+  // one refused for the lookups' load (queue full, stalled) does so for the
+  // samples so far only: the file's next mapping looks it up again.
   // Lookups are queued per user (the uid of the mapping's process), so one
   // user's slow files do not hold up another user's (LookupWorker).
+  //
+  // At most max_files files are known at once, their paths max_path_bytes
+  // in all: past either, a new file gets no image (-1, kNoImage: its
+  // samples go to its process's unknown image) and is counted
+  // (files_refused); forgotten files make room.
   int32_t ForFile(const FileMapping& m);
+  void SetFileLimits(size_t max_files, size_t max_path_bytes) {
+    max_files_ = max_files;
+    max_path_bytes_ = max_path_bytes;
+  }
+  uint64_t files_refused() const { return files_refused_; }
   void SetCache(ImageCacheWriter* cache) { cache_ = cache; }
   void SetLookups(LookupWorker* lookups) { lookups_ = lookups; }
   bool pending(int32_t index) const { return images_[index].pending; }
@@ -92,6 +104,8 @@ class ImageTable {
     ImageIdentity id;
     UniqueFd fd;
   };
+  // The key a mapping's file is looked up once under (ForFile).
+  static FileKey KeyOf(const FileMapping& m);
   // Opens the file as its process sees it and identifies it (may block).
   static Expected<Identified> Identify(const FileMapping& m);
   // A new entry in a free slot or at the end.
@@ -110,6 +124,12 @@ class ImageTable {
   // again once it has been forgotten (after a merge that found nothing
   // mapping it): a later process may have a readable view of it.
   std::map<FileKey, int32_t> by_file_;
+  size_t max_files_ = 65536;
+  size_t max_path_bytes_ = size_t{64} << 20;
+  size_t path_bytes_ = 0;  // of by_file_'s keys
+  uint64_t files_refused_ = 0;
+  // Drops a file's key, its path's bytes with it.
+  void EraseFile(std::map<FileKey, int32_t>::iterator it);
   std::set<FileKey> warned_;   // said once per file while it is known
   std::vector<int32_t> free_;  // forgotten indices, for reuse
   size_t pending_ = 0;

@@ -104,6 +104,21 @@ void ProcessTracker::OnMmap(uint32_t pid, const Mapping& m, uint64_t time) {
        (size > limits_.fair_mappings ||
         stored_ + added > limits_.max_mappings + limits_.fair_reserve))) {
     refused_++;
+    // What it overlaps is no longer mapped there: later samples go to the
+    // unknown image, not to the old file. Its own array shrinks in place; a
+    // shared one cannot be copied (the bound refused that), so this space
+    // drops its view of it and its later samples are all unknown.
+    if (first == last) return;
+    for (const Mapping* r = first; r != last; ++r) Retire(as, *r, time);
+    if (shared) {
+      as.array.reset();
+    } else {
+      std::vector<Mapping>& maps = as.array->maps;
+      stored_ -= maps.size();
+      maps.erase(maps.begin() + (first - as.first), maps.begin() + (last - as.first));
+      stored_ += maps.size();
+    }
+    as.Refresh();
     return;
   }
   for (const Mapping* r = first; r != last; ++r) Retire(as, *r, time);

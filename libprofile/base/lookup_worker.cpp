@@ -47,7 +47,13 @@ struct LookupWorker::State {
   std::map<uint32_t, std::deque<Job>> queues;
   std::deque<uint32_t> turns;
   size_t queued = 0;
-  std::map<uint32_t, size_t> running_by_user;  // lookups on a thread, stuck ones aside
+  // Lookups on a thread, per user, given-up ones included until their
+  // thread comes back: a user's hung files hold up only that user's next.
+  std::map<uint32_t, size_t> running_by_user;
+  // Given-up lookups still on their thread, per user. A user holds one of
+  // the max_stuck replacements however many of its lookups hang (at most
+  // max_running_per_user), so one user cannot use them all up.
+  std::map<uint32_t, size_t> stuck_by_user;
   size_t max_running_per_user = 1;
   std::map<uint64_t, Running> running;  // by job id
   std::vector<Ending> endings;
@@ -190,8 +196,12 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
     s->running.erase(it);
     if (stuck) {
       // Its lookup was given up and another thread took its place: this
-      // one leaves, unless no other could be started (max_stuck).
+      // one leaves, unless no other could be started (max_stuck). Its
+      // user's share is free again only now.
       s->stuck--;
+      s->NotRunning(user);
+      if (auto u = s->stuck_by_user.find(user); u != s->stuck_by_user.end() && --u->second == 0)
+        s->stuck_by_user.erase(u);
       if (s->stop || s->threads >= s->target) return;
       s->threads++;
     }
@@ -236,14 +246,17 @@ size_t LookupWorker::RunCompletions() {
     const Clock::time_point now = Clock::now();
     // The running lookup `r` ends now, as abandoned for `why`; its thread is
     // left to finish (its result discarded), and another takes its place.
+    // Its user's share stays taken until the thread comes back, and it is
+    // replaced when its user already holds one of the max_stuck places or
+    // one is free.
     auto give_up = [&](State::Running& r, std::string why) {
       r.stuck = true;
       s.threads--;
       s.stuck++;
       s.stats.abandoned++;
-      s.NotRunning(r.user);
+      const bool holds = s.stuck_by_user[r.user]++ > 0;
       s.Abandon(std::move(r.abandoned), std::move(why));
-      if (s.stuck < limits_.max_stuck && !s.stop) StartThreadLocked();
+      if ((holds || s.stuck_by_user.size() < limits_.max_stuck) && !s.stop) StartThreadLocked();
     };
     for (auto& [id, r] : s.running) {
       if (r.stuck) continue;
@@ -304,8 +317,8 @@ void LookupWorker::Stop() {
     });
     for (auto& [id, r] : s.running) {
       if (r.stuck) continue;
-      r.stuck = true;  // its result, if it ever comes, is discarded
-      s.NotRunning(r.user);
+      r.stuck = true;             // its result, if it ever comes, is discarded
+      s.stuck_by_user[r.user]++;  // its user's share is freed when it returns
       s.threads--;
       s.stuck++;
       s.stats.abandoned++;
@@ -315,6 +328,10 @@ void LookupWorker::Stop() {
     todo.swap(s.endings);
   }
   state_->Run(todo);
+}
+
+bool RefusedForLoad(const std::string& why) {
+  return why.starts_with("lookup queue full") || why.starts_with("lookups stalled");
 }
 
 LookupStats LookupWorker::stats() const {

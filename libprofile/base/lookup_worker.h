@@ -20,8 +20,12 @@
 //   new thread takes over the queue, and the stuck one is left to finish,
 //   its result discarded, or to die with the process. A lookup that works
 //   (hashing a big file) is not stuck. After
-//   Limits::max_stuck stuck threads, lookups are refused until one of them
-//   comes back.
+//   Limits::max_stuck users with stuck threads, a stuck one is not replaced,
+//   and with none left, lookups are refused until one of them comes back.
+//   A user's stuck lookups keep counting against its max_running_per_user
+//   until their threads come back (its further lookups wait, others' do
+//   not), and a user holds one of max_stuck's places however many of its
+//   lookups hang.
 // - a lookup running longer than Limits::max_run, working or not (a file
 //   system that dribbles), is given up the same way, and counted (overran).
 // Every lookup submitted ends exactly once on the caller's thread, from
@@ -113,6 +117,11 @@ class LookupWorker {
   // Shared with the threads, which may outlive this object (a stuck one).
   std::shared_ptr<State> state_;
 };
+
+// True when `why` (an Abandoned reason, or the message of RunLookup's
+// kBusy) says the lookup was refused for the worker's load (queue full,
+// lookups stalled), nothing about what it looks up: look it up again later.
+bool RefusedForLoad(const std::string& why);
 
 // Runs `work` (which may block) on `lookups`, or at once when lookups is
 // null (tests, single-threaded tools), and hands its result to `done` on the

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "libprofile/attribute/image_table.h"
+#include "libprofile/attribute/process_tracker.h"
+#include "libprofile/base/lookup_worker.h"
 #include "libprofile/image/image_id.h"
 #include "test_files.h"
 
@@ -94,4 +96,66 @@ TEST_CASE("a file claiming another file's build-id is an image of its own, a con
   const int32_t c = t.ForFile(mapping(copy));
   CHECK(t.at(c).identity == real->identity);
   CHECK(t.build_id_conflicts() == 1);
+}
+
+TEST_CASE("a lookup refused (queue full, lookups stalled) is retried, not cached as unreadable") {
+  struct stat st;
+  REQUIRE(stat("/bin/true", &st) == 0);
+  lcpi::FileMapping m;
+  m.pid = 4000000;  // gone: found at its path, checked by device and inode
+  m.start = 0x400000;
+  m.end = 0x401000;
+  m.path = "/bin/true";
+  m.dev = st.st_dev;
+  m.ino = st.st_ino;
+  auto real = lcpi::IdentifyElfFile("/bin/true");
+  REQUIRE(real.has_value());
+
+  lcpi::LookupWorker::Limits full;
+  full.max_queued = 0;  // every lookup refused: "lookup queue full"
+  lcpi::LookupWorker refusing(full);
+  ImageTable t;
+  t.SetLookups(&refusing);
+  const int32_t first = t.ForFile(m);
+  CHECK(t.pending(first));
+  refusing.RunCompletions();
+  REQUIRE_FALSE(t.pending(first));
+  CHECK(t.at(first).path == "[unreadable /bin/true]");  // its samples so far
+
+  // Lookups are served again: the next mapping of the file looks it up.
+  lcpi::LookupWorker serving;
+  t.SetLookups(&serving);
+  const int32_t again = t.ForFile(m);
+  REQUIRE(serving.WaitIdle(std::chrono::seconds(10)));
+  CHECK(t.at(again).identity == real->identity);
+  t.SetLookups(nullptr);
+}
+
+TEST_CASE(
+    "the files the table knows are bounded in count and path bytes, and past them a file gets no "
+    "image, counted") {
+  auto mapping = [](const std::string& path) {
+    struct stat st;
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    lcpi::FileMapping m;
+    m.pid = 4000000;
+    m.start = 0x400000;
+    m.end = 0x401000;
+    m.path = path;
+    m.dev = st.st_dev;
+    m.ino = st.st_ino;
+    return m;
+  };
+  ImageTable t;
+  t.SetFileLimits(2, 1 << 20);
+  CHECK(t.ForFile(mapping("/bin/true")) >= 0);
+  CHECK(t.ForFile(mapping("/bin/false")) >= 0);
+  CHECK(t.ForFile(mapping("/bin/sh")) == lcpi::kNoImage);  // its samples: the process's unknown
+  CHECK(t.files_refused() == 1);
+  CHECK(t.ForFile(mapping("/bin/true")) >= 0);  // known ones still found
+  ImageTable bytes;
+  bytes.SetFileLimits(100, 12);  // "/bin/true" is 9 bytes
+  CHECK(bytes.ForFile(mapping("/bin/true")) >= 0);
+  CHECK(bytes.ForFile(mapping("/bin/false")) == lcpi::kNoImage);
+  CHECK(bytes.files_refused() == 1);
 }

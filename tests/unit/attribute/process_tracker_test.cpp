@@ -247,3 +247,27 @@ TEST_CASE("retired mappings are bounded per space and forgotten at reap") {
   CHECK(t.stats().retired == 0);
   CHECK(t.Resolve(1, 0x1800, 105, 106).image == 99);
 }
+
+TEST_CASE(
+    "a mapping refused by the bound still drops what it overlaps: its samples are not the old "
+    "image's") {
+  lcpi::TrackerLimits limits;
+  limits.max_mappings = 1000;
+  limits.max_space_mappings = 800;
+  limits.fair_mappings = 10;
+  limits.fair_reserve = 100;
+  ProcessTracker t(limits);
+  for (uint32_t pid : {1u, 2u}) {
+    t.OnComm(pid, "flood", true, 1);
+    for (int i = 0; i < 800; i++)
+      t.OnMmap(pid, Map(0x10000 + 0x2000ull * i, 0x11000 + 0x2000ull * i, 0, 5), 2);
+  }
+  // A fork shares pid 1's 800; mapping over one of them would copy 800: refused.
+  t.OnFork(4, 1, 6);
+  const uint64_t refused = t.stats().refused;
+  t.OnMmap(4, Map(0x10000, 0x11000, 0, 9), 7);
+  REQUIRE(t.stats().refused == refused + 1);
+  CHECK_FALSE(t.Resolve(4, 0x10800, 8, 8).mapped);  // not the old image 5: unknown
+  CHECK(t.Resolve(4, 0x10800, 6, 6).image == 5);    // older samples keep the old one
+  CHECK(t.Resolve(1, 0x10800, 8, 8).image == 5);    // the parent's own is untouched
+}

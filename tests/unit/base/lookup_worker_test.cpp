@@ -145,8 +145,9 @@ TEST_CASE("a stuck lookup is abandoned and another thread serves the queue") {
   LookupWorker worker(LookupWorker::Limits{16, 200ms, 4, 1});
   Outcomes out;
   worker.Submit(BlocksOn(fifo, out, "stuck"), out.Gives("stuck"));
-  worker.Submit(out.Returns("after"), out.Gives("after"));
-  // The one behind the stuck lookup still completes: on a new thread.
+  worker.Submit(out.Returns("after"), out.Gives("after"), 2);
+  // Another user's behind the stuck lookup still completes: on a new thread
+  // (the stuck one's user waits for it to come back).
   REQUIRE(worker.WaitIdle(10s));
   CHECK(out.completed == std::vector<std::string>{"after"});
   REQUIRE(out.abandoned.size() == 1);
@@ -194,7 +195,8 @@ TEST_CASE("with every thread stuck, lookups are refused, not queued for ever") {
   for (int i = 0; i < 2; i++) {
     fifos.push_back(dir / ("fifo" + std::to_string(i)));
     REQUIRE(mkfifo(fifos.back().c_str(), 0600) == 0);
-    worker.Submit(BlocksOn(fifos.back(), out, "stuck"), out.Gives("stuck"));
+    // Two users: a user's stuck lookups hold one of max_stuck's places.
+    worker.Submit(BlocksOn(fifos.back(), out, "stuck"), out.Gives("stuck"), i);
   }
   worker.Submit(out.Returns("queued"), out.Gives("queued"));
   for (int i = 0; i < 300 && worker.stats().stuck_threads < 2; i++) {
@@ -370,4 +372,31 @@ TEST_CASE("a lookup that works longer than max_run is given up and counted") {
     std::this_thread::sleep_for(10ms);
   }
   CHECK(out.completed == std::vector<std::string>{"next"});
+}
+
+TEST_CASE("one user's overrunning lookups do not take away another user's thread") {
+  LookupWorker::Limits limits;  // three threads, two per user, four stuck at most
+  limits.max_run = 100ms;
+  LookupWorker worker(limits);
+  Outcomes out;
+  OpenedAtEnd gate;
+  constexpr uint32_t kAttacker = 65534, kVictim = 1000;
+  // Each hangs past max_run and is given up; the attacker's next ones must
+  // wait for its given-up threads, not take fresh ones until none are left.
+  for (int i = 0; i < 8; i++)
+    worker.Submit(gate->Waits(out, "hangs"), out.Gives("hangs"), kAttacker);
+  for (int i = 0; i < 150; i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(worker.stats().overran == 2);  // its two threads, then its others wait
+  worker.Submit(out.Returns("victim"), out.Gives("victim"), kVictim);
+  for (int i = 0; i < 300 && out.completed.empty(); i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(out.completed == std::vector<std::string>{"victim"});
+  for (const std::string& a : out.abandoned) CHECK(a.find("stalled") == std::string::npos);
+  gate->Release();
+  worker.Stop();  // the attacker's waiting ones end here, while `out` is alive
 }
