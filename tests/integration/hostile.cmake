@@ -36,7 +36,7 @@ target_compile_definitions(hostile_test PRIVATE
   LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
   WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")
 add_dependencies(hostile_test lcpid lcpictl workload_shares workload_shares_nobid workload_tiny
-  workload_fifo_swap workload_late_map workload_perf_map_spin workload_hang_fs)
+  workload_fifo_swap workload_late_map workload_perf_map_spin workload_map_flood workload_hang_fs)
 # One label only: catch_discover_tests passes PROPERTIES on flat, so a
 # list would be split (and RUN_SERIAL lost with it, as it once was here).
 catch_discover_tests(hostile_test TEST_PREFIX "hostile: " EXTRA_ARGS --warn NoTests

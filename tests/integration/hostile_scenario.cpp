@@ -154,6 +154,7 @@ std::map<std::string, uint64_t> VictimSymbols(ProfileDb& db, const std::string& 
 pid_t SpawnAs(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
   pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);  // its own group: its children are killed with it
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);
@@ -249,7 +250,10 @@ Arena::Arena() : dir_("lcpi-hostile"), home_(dir_.path + "/nobody") {
 Arena::~Arena() {
   stop_ = true;
   for (std::thread& t : loops_) t.join();
-  for (pid_t p : pids_) kill(p, SIGKILL);
+  for (pid_t p : pids_) {
+    kill(-p, SIGKILL);  // with the children it forked
+    kill(p, SIGKILL);   // in case it had no group of its own yet
+  }
   // A process may wait on a hung mount: reaped once the mounts are gone.
   mounts_.clear();
   for (pid_t p : pids_) waitpid(p, nullptr, 0);
