@@ -25,6 +25,7 @@
 
 #include <linux/cpu.h>
 #include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
@@ -36,6 +37,7 @@
 
 #include "lcpi.h"
 #include "include/lcpi_attr.h"
+#include "include/lcpi_throttle.h"
 
 /*
  * kernel/events/core.c's MAX_INTERRUPTS (not in any header): the mark
@@ -133,8 +135,10 @@ static void lcpi_jitter(struct lcpi_cpu *c, struct perf_event *event, u32 idx)
 
 /*
  * The samples event @i would have taken while throttled, estimated at its
- * first sample after: the time since the throttle over the interval
- * between its two samples before it, less the one taken now. Inside the
+ * first sample after by lcpi_throttle_lost(): the time since the throttle
+ * past one interval (the sample taken now), at most a tick (perf
+ * unthrottles at the tick), over the interval between its two samples
+ * before it. Inside the
  * table's guard (a nested run leaves it alone: its throttle is still
  * counted in throttle_events). The division runs once per throttle.
  */
@@ -145,8 +149,8 @@ static void lcpi_throttle_account(struct lcpi_cpu *c, u32 i, u64 now,
 
 	if (c->throttled_at[i]) {
 		gap = now - c->throttled_at[i];
-		if (c->interval_ns[i] && gap > c->interval_ns[i])
-			c->throttled_lost += div64_u64(gap, c->interval_ns[i]) - 1;
+		c->throttled_lost += lcpi_throttle_lost(gap, c->interval_ns[i],
+						       TICK_NSEC);
 		c->throttled_at[i] = 0;
 	} else if (c->last_ns[i] && now > c->last_ns[i]) {
 		c->interval_ns[i] = now - c->last_ns[i];
