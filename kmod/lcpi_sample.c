@@ -97,6 +97,8 @@ static u64 lcpi_delta[LCPI_MAX_EVENTS];
  * lcpi_mutex.
  */
 static u8 lcpi_precise[LCPI_MAX_EVENTS];
+/* 1: event i counts guest mode too (a precise PMU refused exclude_guest) */
+static u8 lcpi_guest[LCPI_MAX_EVENTS];
 
 void lcpi_wake_func(struct irq_work *work)
 {
@@ -225,7 +227,7 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 	struct perf_event_attr attr;
 
 	/* the rules are lcpi_attr.h's, tested in user space (attr_test) */
-	lcpi_attr_build(&attr, ev, lcpi_precise[i]);
+	lcpi_attr_build(&attr, ev, lcpi_precise[i], lcpi_guest[i]);
 	lcpi_ctx_set(c, i);
 	if (lcpi_inject_errno > 0 && lcpi_inject_errno < MAX_ERRNO &&
 	    (lcpi_inject_cpu < 0 || (unsigned int)lcpi_inject_cpu == c->id) &&
@@ -245,11 +247,14 @@ static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 	lcpi_period[i] = ev->period;
 	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
 	lcpi_precise[i] = lcpi_attr_precise_first(ev);
+	lcpi_guest[i] = 0;
 }
 
 /*
  * Creating event @i failed with @err: asks it again, for every CPU, as
- * lcpi_attr_retry() says: one precise_ip level less on any error, as
+ * lcpi_attr_retry() says: after -EINVAL at a precise level, the same level
+ * once with exclude_guest cleared (AMD's IBS refuses it); one precise_ip
+ * level less on any error, as
  * perf's tool does (AMD's IBS refuses with -ENOENT what its core PMU
  * takes at 0), then, at 0, cpu-clock for cycles the PMU lacks; false if
  * the error is to be reported.
@@ -258,8 +263,14 @@ static bool lcpi_retry(u32 i, long err)
 {
 	struct lcpi_event_config ev = lcpi_real[i];
 
-	switch (lcpi_attr_retry(&ev, &lcpi_precise[i], err)) {
+	switch (lcpi_attr_retry(&ev, &lcpi_precise[i], &lcpi_guest[i], err)) {
+	case LCPI_ATTR_GUEST:
+		pr_info("event %u (type %u config 0x%llx) precise %u refused (%ld): asking again with guest mode counted\n",
+			i, ev.type, ev.config, lcpi_precise[i], err);
+		return true;
 	case LCPI_ATTR_LOWERED:
+		pr_info("event %u (type %u config 0x%llx) refused (%ld): precise %u now\n",
+			i, ev.type, ev.config, err, lcpi_precise[i]);
 		return true;
 	case LCPI_ATTR_FELL_BACK:
 		pr_info("event %u (type %u config 0x%llx) unavailable (%ld): sampling cpu-clock instead\n",
