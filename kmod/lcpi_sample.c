@@ -24,7 +24,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
-#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
@@ -288,6 +287,7 @@ static void lcpi_event_release(struct lcpi_cpu *c, u32 i)
 	struct perf_event *event = c->events[i];
 	u64 enabled = 0, running = 0;
 
+	c->probe_gen = 0;
 	if (!event)
 		return;
 	perf_event_read_value(event, &enabled, &running);
@@ -383,30 +383,56 @@ static u64 lcpi_event_running(struct perf_event *event)
 	return running;
 }
 
+/* Counts successful STARTs: a probe's end belongs to the START it names. */
+static u64 lcpi_start_gen;
+
 /*
  * After START: which events never get the PMU. Each event's time_running
- * on every CPU is read, then again LCPI_RUNNING_PROBE_MS later (several
- * multiplexing intervals: a multiplexed event runs in some of them); an
- * event that advanced on no CPU is marked in lcpi_not_running (GET_INFO's
- * LCPI_EVENT_INFO_NOT_RUNNING) and said in the log. Its samples are not a
- * profile until it runs. Under cpus_read_lock() and lcpi_mutex.
+ * on every CPU is read here, then again by lcpi_probe_running_end()
+ * LCPI_RUNNING_PROBE_MS later (several multiplexing intervals: a
+ * multiplexed event runs in some of them). Returns the START's generation.
+ * Under cpus_read_lock() and lcpi_mutex.
  */
-static void lcpi_probe_running(void)
+static u64 lcpi_probe_running_begin(void)
 {
 	struct lcpi_cpu *c;
 	unsigned int cpu;
-	u32 i, ran = 0;
+	u32 i;
 
+	lcpi_start_gen++;
 	for_each_online_cpu(cpu) {
 		c = lcpi_cpus[cpu];
+		c->probe_gen = lcpi_start_gen;
 		for (i = 0; i < lcpi_cfg.nr_events; i++)
 			if (c->events[i])
 				c->probe_running[i] =
 					lcpi_event_running(c->events[i]);
 	}
-	msleep(LCPI_RUNNING_PROBE_MS);
+	return lcpi_start_gen;
+}
+
+/*
+ * The probe's second read, after the caller slept without the locks (a
+ * START must not block CPU hotplug for 50 ms). Nothing if sampling
+ * stopped or started again meanwhile (@gen is not the last START's); only
+ * the CPUs whose events have lived since the first read (a CPU taken off
+ * or put back on meanwhile has probe_gen 0 or older). An event that
+ * advanced on no such CPU is marked in lcpi_not_running (GET_INFO's
+ * LCPI_EVENT_INFO_NOT_RUNNING) and said in the log. Its samples are not a
+ * profile until it runs. Under cpus_read_lock() and lcpi_mutex.
+ */
+void lcpi_probe_running_end(u64 gen)
+{
+	struct lcpi_cpu *c;
+	unsigned int cpu;
+	u32 i, ran = 0;
+
+	if (!lcpi_running || gen != lcpi_start_gen)
+		return;
 	for_each_online_cpu(cpu) {
 		c = lcpi_cpus[cpu];
+		if (c->probe_gen != gen)
+			continue;
 		for (i = 0; i < lcpi_cfg.nr_events; i++)
 			if (c->events[i] &&
 			    lcpi_event_running(c->events[i]) >
@@ -424,8 +450,12 @@ static void lcpi_probe_running(void)
 	}
 }
 
-/* Under cpus_read_lock() and lcpi_mutex. */
-int lcpi_sample_start(void)
+/*
+ * Under cpus_read_lock() and lcpi_mutex. On success *@gen names it for
+ * lcpi_probe_running_end(), which the caller runs LCPI_RUNNING_PROBE_MS
+ * later, the locks dropped in between.
+ */
+int lcpi_sample_start(u64 *gen)
 {
 	unsigned int cpu;
 	int ret;
@@ -449,7 +479,7 @@ again:
 		}
 	}
 	lcpi_running = true;
-	lcpi_probe_running();
+	*gen = lcpi_probe_running_begin();
 	return 0;
 }
 
