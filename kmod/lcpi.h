@@ -98,7 +98,6 @@ void lcpi_cpu_mem_trim(struct lcpi_cpu *c);
 /* lcpi_sample.c */
 void lcpi_sample_init(void);
 void lcpi_sample_configure(const struct lcpi_config *cfg);
-void lcpi_sample_reset_times(void);
 int lcpi_sample_start(u64 *gen);
 void lcpi_probe_running_end(u64 gen);
 void lcpi_sample_stop(void);

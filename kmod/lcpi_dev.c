@@ -207,9 +207,11 @@ static long lcpi_ioc_set_config(void __user *uarg)
 	if (lcpi_running) {
 		ret = -EBUSY;
 	} else {
+		/*
+		 * time_enabled/time_running keep counting: user space
+		 * subtracts them as u64 from a baseline (a reset wrapped it)
+		 */
 		lcpi_sample_configure(&cfg);
-		/* a time delta never spans two configurations */
-		lcpi_sample_reset_times();
 		ret = 0;
 	}
 	mutex_unlock(&lcpi_mutex);

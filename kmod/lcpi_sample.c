@@ -358,23 +358,6 @@ void lcpi_sample_configure(const struct lcpi_config *cfg)
 		lcpi_real_set(i, i < cfg->nr_events ? &cfg->events[i] : &none);
 }
 
-/*
- * SET_CONFIG: the times of released events start again from 0, so a delta
- * of time_enabled/time_running never mixes two configurations. Under
- * lcpi_mutex, while stopped.
- */
-void lcpi_sample_reset_times(void)
-{
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		memset(lcpi_cpus[cpu]->time_enabled, 0,
-		       sizeof(lcpi_cpus[cpu]->time_enabled));
-		memset(lcpi_cpus[cpu]->time_running, 0,
-		       sizeof(lcpi_cpus[cpu]->time_running));
-	}
-}
-
 static u64 lcpi_event_running(struct perf_event *event)
 {
 	u64 enabled = 0, running = 0;
