@@ -76,6 +76,7 @@ struct lcpi_cpu {
 	u64 time_enabled[LCPI_MAX_EVENTS];	/* of events already released */
 	u64 time_running[LCPI_MAX_EVENTS];
 	u64 probe_running[LCPI_MAX_EVENTS];	/* at START, for the probe */
+	u64 probe_gen;		/* the START probe_running is of; 0: none */
 	/* wakes the reader from the handler (NMI-safe) */
 	struct irq_work wake_work;
 };
@@ -97,8 +98,8 @@ void lcpi_cpu_mem_trim(struct lcpi_cpu *c);
 /* lcpi_sample.c */
 void lcpi_sample_init(void);
 void lcpi_sample_configure(const struct lcpi_config *cfg);
-void lcpi_sample_reset_times(void);
-int lcpi_sample_start(void);
+int lcpi_sample_start(u64 *gen);
+void lcpi_probe_running_end(u64 gen);
 void lcpi_sample_stop(void);
 int lcpi_sample_cpu_online(unsigned int cpu);
 void lcpi_sample_cpu_offline(unsigned int cpu);

@@ -14,6 +14,7 @@
 
 #include <linux/capability.h>
 #include <linux/cpu.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -206,9 +207,11 @@ static long lcpi_ioc_set_config(void __user *uarg)
 	if (lcpi_running) {
 		ret = -EBUSY;
 	} else {
+		/*
+		 * time_enabled/time_running keep counting: user space
+		 * subtracts them as u64 from a baseline (a reset wrapped it)
+		 */
 		lcpi_sample_configure(&cfg);
-		/* a time delta never spans two configurations */
-		lcpi_sample_reset_times();
 		ret = 0;
 	}
 	mutex_unlock(&lcpi_mutex);
@@ -311,6 +314,7 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 	long ret;
+	u64 gen;
 
 	switch (cmd) {
 	case LCPI_IOC_GET_VERSION:
@@ -318,13 +322,26 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case LCPI_IOC_SET_CONFIG:
 		return lcpi_ioc_set_config(uarg);
 	case LCPI_IOC_START:
+		cpus_read_lock();
+		mutex_lock(&lcpi_mutex);
+		ret = lcpi_sample_start(&gen);
+		mutex_unlock(&lcpi_mutex);
+		cpus_read_unlock();
+		if (ret)
+			return ret;
+		/* the not-running probe's wait, hotplug and ioctls free */
+		msleep(LCPI_RUNNING_PROBE_MS);
+		cpus_read_lock();
+		mutex_lock(&lcpi_mutex);
+		lcpi_probe_running_end(gen);
+		mutex_unlock(&lcpi_mutex);
+		cpus_read_unlock();
+		return 0;
 	case LCPI_IOC_STOP:
 	case LCPI_IOC_FLUSH:
 		cpus_read_lock();
 		mutex_lock(&lcpi_mutex);
-		if (cmd == LCPI_IOC_START) {
-			ret = lcpi_sample_start();
-		} else if (cmd == LCPI_IOC_STOP) {
+		if (cmd == LCPI_IOC_STOP) {
 			lcpi_sample_stop();
 			ret = 0;
 		} else {

@@ -24,7 +24,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
-#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
@@ -36,6 +36,7 @@
 
 #include "lcpi.h"
 #include "include/lcpi_attr.h"
+#include "include/lcpi_throttle.h"
 
 /*
  * kernel/events/core.c's MAX_INTERRUPTS (not in any header): the mark
@@ -95,6 +96,8 @@ static u64 lcpi_delta[LCPI_MAX_EVENTS];
  * lcpi_mutex.
  */
 static u8 lcpi_precise[LCPI_MAX_EVENTS];
+/* 1: event i counts guest mode too (a precise PMU refused exclude_guest) */
+static u8 lcpi_guest[LCPI_MAX_EVENTS];
 
 void lcpi_wake_func(struct irq_work *work)
 {
@@ -133,8 +136,10 @@ static void lcpi_jitter(struct lcpi_cpu *c, struct perf_event *event, u32 idx)
 
 /*
  * The samples event @i would have taken while throttled, estimated at its
- * first sample after: the time since the throttle over the interval
- * between its two samples before it, less the one taken now. Inside the
+ * first sample after by lcpi_throttle_lost(): the time since the throttle
+ * past one interval (the sample taken now), at most a tick (perf
+ * unthrottles at the tick), over the interval between its two samples
+ * before it. Inside the
  * table's guard (a nested run leaves it alone: its throttle is still
  * counted in throttle_events). The division runs once per throttle.
  */
@@ -145,8 +150,8 @@ static void lcpi_throttle_account(struct lcpi_cpu *c, u32 i, u64 now,
 
 	if (c->throttled_at[i]) {
 		gap = now - c->throttled_at[i];
-		if (c->interval_ns[i] && gap > c->interval_ns[i])
-			c->throttled_lost += div64_u64(gap, c->interval_ns[i]) - 1;
+		c->throttled_lost += lcpi_throttle_lost(gap, c->interval_ns[i],
+						       TICK_NSEC);
 		c->throttled_at[i] = 0;
 	} else if (c->last_ns[i] && now > c->last_ns[i]) {
 		c->interval_ns[i] = now - c->last_ns[i];
@@ -221,7 +226,7 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 	struct perf_event_attr attr;
 
 	/* the rules are lcpi_attr.h's, tested in user space (attr_test) */
-	lcpi_attr_build(&attr, ev, lcpi_precise[i]);
+	lcpi_attr_build(&attr, ev, lcpi_precise[i], lcpi_guest[i]);
 	lcpi_ctx_set(c, i);
 	if (lcpi_inject_errno > 0 && lcpi_inject_errno < MAX_ERRNO &&
 	    (lcpi_inject_cpu < 0 || (unsigned int)lcpi_inject_cpu == c->id) &&
@@ -241,11 +246,14 @@ static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 	lcpi_period[i] = ev->period;
 	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
 	lcpi_precise[i] = lcpi_attr_precise_first(ev);
+	lcpi_guest[i] = 0;
 }
 
 /*
  * Creating event @i failed with @err: asks it again, for every CPU, as
- * lcpi_attr_retry() says: one precise_ip level less on any error, as
+ * lcpi_attr_retry() says: after -EINVAL at a precise level, the same level
+ * once with exclude_guest cleared (AMD's IBS refuses it); one precise_ip
+ * level less on any error, as
  * perf's tool does (AMD's IBS refuses with -ENOENT what its core PMU
  * takes at 0), then, at 0, cpu-clock for cycles the PMU lacks; false if
  * the error is to be reported.
@@ -254,8 +262,14 @@ static bool lcpi_retry(u32 i, long err)
 {
 	struct lcpi_event_config ev = lcpi_real[i];
 
-	switch (lcpi_attr_retry(&ev, &lcpi_precise[i], err)) {
+	switch (lcpi_attr_retry(&ev, &lcpi_precise[i], &lcpi_guest[i], err)) {
+	case LCPI_ATTR_GUEST:
+		pr_info("event %u (type %u config 0x%llx) precise %u refused (%ld): asking again with guest mode counted\n",
+			i, ev.type, ev.config, lcpi_precise[i], err);
+		return true;
 	case LCPI_ATTR_LOWERED:
+		pr_info("event %u (type %u config 0x%llx) refused (%ld): precise %u now\n",
+			i, ev.type, ev.config, err, lcpi_precise[i]);
 		return true;
 	case LCPI_ATTR_FELL_BACK:
 		pr_info("event %u (type %u config 0x%llx) unavailable (%ld): sampling cpu-clock instead\n",
@@ -273,6 +287,7 @@ static void lcpi_event_release(struct lcpi_cpu *c, u32 i)
 	struct perf_event *event = c->events[i];
 	u64 enabled = 0, running = 0;
 
+	c->probe_gen = 0;
 	if (!event)
 		return;
 	perf_event_read_value(event, &enabled, &running);
@@ -343,23 +358,6 @@ void lcpi_sample_configure(const struct lcpi_config *cfg)
 		lcpi_real_set(i, i < cfg->nr_events ? &cfg->events[i] : &none);
 }
 
-/*
- * SET_CONFIG: the times of released events start again from 0, so a delta
- * of time_enabled/time_running never mixes two configurations. Under
- * lcpi_mutex, while stopped.
- */
-void lcpi_sample_reset_times(void)
-{
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		memset(lcpi_cpus[cpu]->time_enabled, 0,
-		       sizeof(lcpi_cpus[cpu]->time_enabled));
-		memset(lcpi_cpus[cpu]->time_running, 0,
-		       sizeof(lcpi_cpus[cpu]->time_running));
-	}
-}
-
 static u64 lcpi_event_running(struct perf_event *event)
 {
 	u64 enabled = 0, running = 0;
@@ -368,30 +366,56 @@ static u64 lcpi_event_running(struct perf_event *event)
 	return running;
 }
 
+/* Counts successful STARTs: a probe's end belongs to the START it names. */
+static u64 lcpi_start_gen;
+
 /*
  * After START: which events never get the PMU. Each event's time_running
- * on every CPU is read, then again LCPI_RUNNING_PROBE_MS later (several
- * multiplexing intervals: a multiplexed event runs in some of them); an
- * event that advanced on no CPU is marked in lcpi_not_running (GET_INFO's
- * LCPI_EVENT_INFO_NOT_RUNNING) and said in the log. Its samples are not a
- * profile until it runs. Under cpus_read_lock() and lcpi_mutex.
+ * on every CPU is read here, then again by lcpi_probe_running_end()
+ * LCPI_RUNNING_PROBE_MS later (several multiplexing intervals: a
+ * multiplexed event runs in some of them). Returns the START's generation.
+ * Under cpus_read_lock() and lcpi_mutex.
  */
-static void lcpi_probe_running(void)
+static u64 lcpi_probe_running_begin(void)
 {
 	struct lcpi_cpu *c;
 	unsigned int cpu;
-	u32 i, ran = 0;
+	u32 i;
 
+	lcpi_start_gen++;
 	for_each_online_cpu(cpu) {
 		c = lcpi_cpus[cpu];
+		c->probe_gen = lcpi_start_gen;
 		for (i = 0; i < lcpi_cfg.nr_events; i++)
 			if (c->events[i])
 				c->probe_running[i] =
 					lcpi_event_running(c->events[i]);
 	}
-	msleep(LCPI_RUNNING_PROBE_MS);
+	return lcpi_start_gen;
+}
+
+/*
+ * The probe's second read, after the caller slept without the locks (a
+ * START must not block CPU hotplug for 50 ms). Nothing if sampling
+ * stopped or started again meanwhile (@gen is not the last START's); only
+ * the CPUs whose events have lived since the first read (a CPU taken off
+ * or put back on meanwhile has probe_gen 0 or older). An event that
+ * advanced on no such CPU is marked in lcpi_not_running (GET_INFO's
+ * LCPI_EVENT_INFO_NOT_RUNNING) and said in the log. Its samples are not a
+ * profile until it runs. Under cpus_read_lock() and lcpi_mutex.
+ */
+void lcpi_probe_running_end(u64 gen)
+{
+	struct lcpi_cpu *c;
+	unsigned int cpu;
+	u32 i, ran = 0;
+
+	if (!lcpi_running || gen != lcpi_start_gen)
+		return;
 	for_each_online_cpu(cpu) {
 		c = lcpi_cpus[cpu];
+		if (c->probe_gen != gen)
+			continue;
 		for (i = 0; i < lcpi_cfg.nr_events; i++)
 			if (c->events[i] &&
 			    lcpi_event_running(c->events[i]) >
@@ -409,8 +433,12 @@ static void lcpi_probe_running(void)
 	}
 }
 
-/* Under cpus_read_lock() and lcpi_mutex. */
-int lcpi_sample_start(void)
+/*
+ * Under cpus_read_lock() and lcpi_mutex. On success *@gen names it for
+ * lcpi_probe_running_end(), which the caller runs LCPI_RUNNING_PROBE_MS
+ * later, the locks dropped in between.
+ */
+int lcpi_sample_start(u64 *gen)
 {
 	unsigned int cpu;
 	int ret;
@@ -434,7 +462,7 @@ again:
 		}
 	}
 	lcpi_running = true;
-	lcpi_probe_running();
+	*gen = lcpi_probe_running_begin();
 	return 0;
 }
 

@@ -200,7 +200,8 @@ struct lcpi_cpu_stats {
 	 * since VER2: times perf's core throttled one of this CPU's events
 	 * (too many overflows in one tick, kernel.perf_event_max_sample_rate):
 	 * each stops that event until the next tick. Events, not samples:
-	 * the samples the stopped event would have taken are counted nowhere.
+	 * the samples the stopped event would have taken are only estimated,
+	 * in throttled_lost_estimate (VER4).
 	 */
 	__u64 throttle_events;
 	/*

@@ -24,10 +24,17 @@
  *    never sets one without the other).
  *  - exclude_guest: on a KVM host a PMU overflow while a vCPU runs would
  *    be filed as a host sample (perf record sets it by default too).
+ *    Except where a precise PMU refuses it: AMD's IBS PMUs declare
+ *    PERF_PMU_CAP_NO_EXCLUDE (6.1 amd/ibs.c:641,665), so
+ *    perf_try_init_event() returns -EINVAL (6.1 kernel/events/core.c:11640)
+ *    and cycles would never reach IBS. perf's tool drops exclude_guest for
+ *    precise events on AMD; lcpi asks once without it after -EINVAL at a
+ *    precise level, before lowering it (GET_INFO reports the flag).
  *  - The floors (lcpi_abi.h): a clock's mean period is at least
  *    LCPI_MIN_PERIOD_CLOCK_NS, a PMU event's LCPI_MIN_PERIOD_EVENTS.
- *  - The lowering order when creation fails: first precise_ip one level
- *    down on ANY error (as perf's tool does: AMD's IBS refuses with
+ *  - The lowering order when creation fails: at precise_ip above 0, after
+ *    -EINVAL with exclude_guest set, the same level once without it; then
+ *    precise_ip one level down (exclude_guest set again) on ANY error (as perf's tool does: AMD's IBS refuses with
  *    -ENOENT what its core PMU takes at precise 0), down to 0; only then,
  *    and only for hardware cycles with LCPI_EVENT_FALLBACK_CPU_CLOCK, the
  *    software cpu-clock, when the PMU lacks cycles (-ENOENT, -EOPNOTSUPP);
@@ -112,10 +119,13 @@ static inline __u8 lcpi_attr_precise_first(const struct lcpi_event_config *ev)
 	return 0;
 }
 
-/* The attributes lcpi.ko creates @ev with, at precise level @precise. */
+/*
+ * The attributes lcpi.ko creates @ev with, at precise level @precise,
+ * counting guest mode too if @guest (lcpi_attr_retry() says when).
+ */
 static inline void lcpi_attr_build(struct perf_event_attr *attr,
 				   const struct lcpi_event_config *ev,
-				   __u8 precise)
+				   __u8 precise, __u8 guest)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->type = ev->type;
@@ -125,7 +135,7 @@ static inline void lcpi_attr_build(struct perf_event_attr *attr,
 	/* one interrupt per sample: no AUTO_RELOAD, LARGE_PEBS, sched cb */
 	attr->wakeup_events = 1;
 	attr->precise_ip = precise;
-	attr->exclude_guest = 1;
+	attr->exclude_guest = !guest;
 }
 
 /* What the caller does after a creation error: lcpi_attr_retry(). */
@@ -133,20 +143,29 @@ enum lcpi_attr_step {
 	LCPI_ATTR_GIVE_UP = 0,		/* report the error */
 	LCPI_ATTR_LOWERED = 1,		/* *precise is one less: create again */
 	LCPI_ATTR_FELL_BACK = 2,	/* *ev is cpu-clock now: create again */
+	LCPI_ATTR_GUEST = 3,		/* *guest is 1: create again */
 };
 
 /*
- * Creating @ev at *@precise failed with @err (< 0): lowers *@precise on any
- * error while above 0; then, for hardware cycles that may fall back and
+ * Creating @ev at *@precise, with guest mode counted if *@guest, failed
+ * with @err (< 0): above precise 0, after -EINVAL sets *@guest and asks the
+ * same level again (IBS refuses exclude_guest); else lowers *@precise, with
+ * *@guest 0 again, on any error while above 0; then, for hardware cycles that may fall back and
  * that the PMU lacks, turns *@ev into cpu-clock at the same rate if a cycle
  * took 1/LCPI_ASSUMED_CYCLES_PER_NS ns (at least the clock's floor), with
  * precise 0.
  */
 static inline enum lcpi_attr_step
-lcpi_attr_retry(struct lcpi_event_config *ev, __u8 *precise, long err)
+lcpi_attr_retry(struct lcpi_event_config *ev, __u8 *precise, __u8 *guest,
+		long err)
 {
 	__u64 period;
 
+	if (*precise && err == -EINVAL && !*guest) {
+		*guest = 1;
+		return LCPI_ATTR_GUEST;
+	}
+	*guest = 0;
 	if (*precise) {
 		(*precise)--;
 		return LCPI_ATTR_LOWERED;

@@ -39,6 +39,23 @@ uint64_t MinPeriod(const EventSpec& spec) {
 
 }  // namespace
 
+int GetKmodCpuStats(const StatsIoctl& stats_ioctl, uint32_t cpu, lcpi_cpu_stats* st) {
+  // newest first; each number carries its size (lcpi_abi.h)
+  static constexpr unsigned long kRequests[] = {LCPI_IOC_GET_STATS, LCPI_IOC_GET_STATS_VER3,
+                                                LCPI_IOC_GET_STATS_VER2, LCPI_IOC_GET_STATS_VER1};
+  int err = ENOTTY;
+  for (unsigned long request : kRequests) {
+    *st = lcpi_cpu_stats{};
+    st->size = static_cast<uint32_t>(_IOC_SIZE(request));
+    st->cpu = cpu;
+    err = stats_ioctl(request, st);
+    if (err == 0) return static_cast<int>(st->size);
+    if (err != ENOTTY) break;  // the module knows this number: the answer is its own
+  }
+  *st = lcpi_cpu_stats{};
+  return -err;
+}
+
 Expected<RecordBuffer> ParseKmodBuffer(const uint8_t* data, size_t len, uint32_t nr_cpus) {
   RecordBuffer out;
   lcpi_buffer_header& h = out.header;
@@ -286,9 +303,24 @@ SourceStats KmodSource::ModuleStats() const {
   if (fd_ < 0) return out;
   for (uint32_t cpu = 0; cpu < info_.nr_cpus; cpu++) {
     lcpi_cpu_stats st{};
-    st.size = sizeof(st);
-    st.cpu = cpu;
-    if (ioctl(fd_, LCPI_IOC_GET_STATS, &st) != 0) continue;  // not a possible CPU
+    int fd = fd_;
+    int size =
+        GetKmodCpuStats([fd](unsigned long request,
+                             lcpi_cpu_stats* s) { return ioctl(fd, request, s) == 0 ? 0 : errno; },
+                        cpu, &st);
+    if (size == -ENOTTY && stats_size_.exchange(size) != -ENOTTY) {
+      spdlog::warn(
+          "kmod: the module answers no GET_STATS request this lcpid knows: its statistics read 0");
+    }
+    if (size < 0) continue;  // EINVAL: not a possible CPU
+    if (stats_size_.exchange(size) != size) {
+      if (size != static_cast<int>(sizeof(st)))
+        spdlog::info(
+            "kmod: an older lcpi.ko answers GET_STATS only as its {}-byte version (this lcpid "
+            "asks {}): the statistics it lacks (throttle_events, nmi_samples, "
+            "throttled_lost_estimate by age) read 0",
+            size, sizeof(st));
+    }
     AddTableStats(out.table, st.table);
     out.nested += st.nested;
     out.throttled += st.throttle_events;

@@ -6,8 +6,10 @@
 #ifndef LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H
 #define LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,17 @@ namespace lcpi {
 // t_first <= t_last, every record with a count, a valid event index and
 // known flags. Errc::kCorrupt names the first field that fails.
 Expected<RecordBuffer> ParseKmodBuffer(const uint8_t* data, size_t len, uint32_t nr_cpus);
+
+// One CPU's statistics by GET_STATS into *st, newest request first: a
+// module older than lcpi_abi.h refuses the newest number with ENOTTY, so
+// VER3, VER2 and VER1 are asked in turn (the fields they lack stay 0).
+// stats_ioctl is ioctl(2) on the device, returning 0 or an errno (a
+// parameter, so that this is tested without the module). Returns the
+// size the module answered (LCPI_CPU_STATS_SIZE_VERn), or the last
+// errno as a negative number: -ENOTTY if it knows none, -EINVAL for a CPU
+// that is not possible.
+using StatsIoctl = std::function<int(unsigned long request, lcpi_cpu_stats* st)>;
+int GetKmodCpuStats(const StatsIoctl& stats_ioctl, uint32_t cpu, lcpi_cpu_stats* st);
 
 class KmodSource : public Source {
  public:
@@ -72,6 +85,9 @@ class KmodSource : public Source {
   SourceStats ModuleStats() const;
   SourceStats baseline_;  // ModuleStats() at the first Start()
   bool started_once_ = false;
+  // GetKmodCpuStats()'s last answer (a size or -errno), logged when it
+  // changes: an older module's shorter version is said once.
+  mutable std::atomic<int> stats_size_{0};  // Stats() may be asked from another thread
 };
 
 }  // namespace lcpi

@@ -49,6 +49,12 @@ lcpi_kmod_test(fallback 120
 lcpi_kmod_test(stress 300 --no-load
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)
 
+# (c0) dmesg-check.sh, every guest script's last step, over fixture logs
+# on the host: each report it must catch, and "DEBUG" that is no BUG
+add_test(NAME kmod.harness.dmesg_check
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/kmod/dmesg_check_test.sh)
+set_tests_properties(kmod.harness.dmesg_check PROPERTIES LABELS "kmod;integration")
+
 # (c1) the harness: a guest kernel that dies while booting, before /init
 # ran, is booted once more (Debian 13's 6.12 sometimes does under TCG);
 # nothing later is retried. On the host; one guest kernel is enough.

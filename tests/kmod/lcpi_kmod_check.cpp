@@ -570,6 +570,14 @@ bool WriteParam(const char* name, int value) {
   return ok;
 }
 
+// time_enabled over every CPU and event.
+uint64_t EnabledSum(const std::vector<lcpi_cpu_stats>& stats) {
+  uint64_t sum = 0;
+  for (const lcpi_cpu_stats& st : stats)
+    for (uint64_t t : st.time_enabled) sum += t;
+  return sum;
+}
+
 int Fallback() {
   int fd = OpenDev();
   lcpi_info info = GetInfo(fd);
@@ -613,7 +621,17 @@ int Fallback() {
     cfg.events[0].config = k.config;
     cfg.events[0].flags = LCPI_EVENT_FALLBACK_CPU_CLOCK;
     cfg.events[0].period = 1000000;
+    // time_enabled/time_running only grow: lcpid subtracts them as u64
+    // from a baseline, so a SET_CONFIG that reset them wrapped its delta
+    uint64_t enabled_before = EnabledSum(AllStats(fd, info.nr_cpus));
     CHECK(ioctl(fd, LCPI_IOC_SET_CONFIG, &cfg) == 0);
+    uint64_t enabled_after = EnabledSum(AllStats(fd, info.nr_cpus));
+    if (enabled_after < enabled_before) {
+      std::printf("FAIL SET_CONFIG took time_enabled back from %llu to %llu ns\n",
+                  static_cast<unsigned long long>(enabled_before),
+                  static_cast<unsigned long long>(enabled_after));
+      ++g_failures;
+    }
     int rc = ioctl(fd, LCPI_IOC_START, 0);
     int err = rc == 0 ? 0 : errno;
     lcpi_info now = GetInfo(fd);

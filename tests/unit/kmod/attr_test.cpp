@@ -3,13 +3,15 @@
 // (kmod/include/lcpi_attr.h), where there is no PMU: one interrupt per
 // sample (no AUTO_RELOAD, LARGE_PEBS or sched callback on Intel PEBS),
 // precise_ip only for hardware cycles and instructions, exclude_guest,
-// the period floors, and the lowering order (precise_ip on any error
-// before the cpu-clock fallback, which only cycles take). The drivers'
+// the period floors, and the lowering order (exclude_guest dropped once
+// after EINVAL at a precise level, precise_ip on any error before the
+// cpu-clock fallback, which only cycles take). The drivers'
 // choices are modelled from the kernel lines docs/kmod.md cites.
 #include <catch2/catch.hpp>
 
 #include <cerrno>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "lcpi_attr.h"
@@ -53,13 +55,16 @@ bool IntelAutoReload(const perf_event_attr& a) {
 // the error it gives up with (0: created) and leaves the event and level.
 int Create(lcpi_event_config* ev, uint8_t* precise,
            const std::function<int(const perf_event_attr&)>& driver) {
+  uint8_t level = 0;
+  if (!precise) precise = &level;
   *precise = lcpi_attr_precise_first(ev);
+  uint8_t guest = 0;
   for (int tries = 0; tries < 16; ++tries) {
     perf_event_attr attr;
-    lcpi_attr_build(&attr, ev, *precise);
+    lcpi_attr_build(&attr, ev, *precise, guest);
     int err = driver(attr);
     if (!err) return 0;
-    if (lcpi_attr_retry(ev, precise, -err) == LCPI_ATTR_GIVE_UP) return err;
+    if (lcpi_attr_retry(ev, precise, &guest, -err) == LCPI_ATTR_GIVE_UP) return err;
   }
   FAIL("the lowering does not end");
   return -1;
@@ -68,12 +73,16 @@ int Create(lcpi_event_config* ev, uint8_t* precise,
 // AMD with IBS (6.1 and 6.12 arch/x86/events/amd/core.c amd_pmu_hw_config,
 // amd/ibs.c:236-248 forward_event_to_ibs, core_pmu_ibs_config): precise
 // above 2 is EOPNOTSUPP; at 1-2 cycles (or raw 0x76, 0xc1) go to the IBS op
-// PMU, everything else is ENOENT; at 0 the core PMU takes every event.
+// PMU, everything else is ENOENT; at 0 the core PMU takes every event. The
+// IBS PMUs declare PERF_PMU_CAP_NO_EXCLUDE (6.1 amd/ibs.c:641,665), so
+// perf_try_init_event() refuses exclude_guest with EINVAL (6.1
+// kernel/events/core.c:11640; mainline perf_ibs_init() checks it itself).
 int AmdIbs(const perf_event_attr& a) {
   if (a.type == PERF_TYPE_SOFTWARE) return 0;
   if (!a.precise_ip) return 0;
   if (a.precise_ip > 2) return EOPNOTSUPP;
-  if (a.type == PERF_TYPE_HARDWARE && a.config == PERF_COUNT_HW_CPU_CYCLES) return 0;
+  if (a.type == PERF_TYPE_HARDWARE && a.config == PERF_COUNT_HW_CPU_CYCLES)
+    return a.exclude_guest ? EINVAL : 0;
   return ENOENT;
 }
 
@@ -86,7 +95,7 @@ TEST_CASE("every event gets one overflow interrupt per sample: no AUTO_RELOAD or
   for (const lcpi_event_config& ev : AllKinds())
     for (uint8_t precise = 0; precise <= LCPI_PRECISE_MAX; ++precise) {
       perf_event_attr a;
-      lcpi_attr_build(&a, &ev, precise);
+      lcpi_attr_build(&a, &ev, precise, 0);
       INFO("type " << ev.type << " config " << ev.config << " precise " << int(precise));
       CHECK(a.freq == 0);
       CHECK(a.sample_period == ev.period);
@@ -103,7 +112,7 @@ TEST_CASE("every event gets one overflow interrupt per sample: no AUTO_RELOAD or
 TEST_CASE("every event excludes the guest, and nothing else") {
   for (const lcpi_event_config& ev : AllKinds()) {
     perf_event_attr a;
-    lcpi_attr_build(&a, &ev, lcpi_attr_precise_first(&ev));
+    lcpi_attr_build(&a, &ev, lcpi_attr_precise_first(&ev), 0);
     CHECK(a.exclude_guest == 1);
     CHECK(a.exclude_host == 0);
     CHECK(a.exclude_user == 0);
@@ -128,8 +137,10 @@ TEST_CASE("precise_ip is lowered one level on any creation error, before any fal
     lcpi_event_config ev =
         Event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 1000000, LCPI_EVENT_FALLBACK_CPU_CLOCK);
     uint8_t precise = 3;
-    CHECK(lcpi_attr_retry(&ev, &precise, -err) == LCPI_ATTR_LOWERED);
+    uint8_t guest = 1;  // EINVAL's retry with guest mode counted already asked
+    CHECK(lcpi_attr_retry(&ev, &precise, &guest, -err) == LCPI_ATTR_LOWERED);
     CHECK(precise == 2);
+    CHECK(guest == 0);                     // excluded again at the lower level
     CHECK(ev.type == PERF_TYPE_HARDWARE);  // still cycles
   }
 }
@@ -145,6 +156,44 @@ TEST_CASE("AMD IBS: cycles go to IBS at precise 2, every other PMU event to the 
     CHECK(ev.config == kind.config);
     bool cycles = kind.type == PERF_TYPE_HARDWARE && kind.config == PERF_COUNT_HW_CPU_CYCLES;
     CHECK(precise == (cycles ? 2 : 0));
+  }
+}
+
+TEST_CASE("AMD IBS: cycles reach IBS at precise 2 with exclude_guest cleared, only there") {
+  for (const lcpi_event_config& kind : AllKinds()) {
+    lcpi_event_config ev = kind;
+    ev.flags = LCPI_EVENT_FALLBACK_CPU_CLOCK;
+    uint8_t precise = 0;
+    perf_event_attr got{};
+    INFO("type " << kind.type << " config " << kind.config);
+    CHECK(Create(&ev, &precise, [&got](const perf_event_attr& a) {
+            int err = AmdIbs(a);
+            if (!err) got = a;
+            return err;
+          }) == 0);
+    bool cycles = kind.type == PERF_TYPE_HARDWARE && kind.config == PERF_COUNT_HW_CPU_CYCLES;
+    CHECK(got.precise_ip == (cycles ? 2 : 0));
+    CHECK(got.exclude_guest == (cycles ? 0 : 1));
+  }
+}
+
+TEST_CASE("exclude_guest is cleared once, after EINVAL at precise above 0, before lowering") {
+  lcpi_event_config ev = Event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+  std::vector<std::pair<int, int>> asked;  // precise_ip, exclude_guest
+  CHECK(Create(&ev, nullptr, [&asked](const perf_event_attr& a) {
+          asked.emplace_back(a.precise_ip, a.exclude_guest);
+          return a.precise_ip ? EINVAL : 0;
+        }) == 0);
+  std::vector<std::pair<int, int>> want = {{3, 1}, {3, 0}, {2, 1}, {2, 0}, {1, 1}, {1, 0}, {0, 1}};
+  CHECK(asked == want);
+  SECTION("any other error lowers precise with exclude_guest kept") {
+    asked.clear();
+    CHECK(Create(&ev, nullptr, [&asked](const perf_event_attr& a) {
+            asked.emplace_back(a.precise_ip, a.exclude_guest);
+            return a.precise_ip ? EOPNOTSUPP : 0;
+          }) == 0);
+    want = {{3, 1}, {2, 1}, {1, 1}, {0, 1}};
+    CHECK(asked == want);
   }
 }
 
@@ -164,7 +213,8 @@ TEST_CASE(
     lcpi_event_config ev = Event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
                                  LCPI_MIN_PERIOD_EVENTS, LCPI_EVENT_FALLBACK_CPU_CLOCK);
     uint8_t precise = 0;
-    CHECK(lcpi_attr_retry(&ev, &precise, -ENOENT) == LCPI_ATTR_FELL_BACK);
+    uint8_t guest = 0;
+    CHECK(lcpi_attr_retry(&ev, &precise, &guest, -ENOENT) == LCPI_ATTR_FELL_BACK);
     CHECK(ev.period == LCPI_MIN_PERIOD_CLOCK_NS);
     CHECK(lcpi_attr_check(&ev) == 0);
   }
