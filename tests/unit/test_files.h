@@ -9,7 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -60,15 +62,25 @@ inline void Run(const std::string& cmd) {
 
 // Runs `body` in a child process that SIGALRM kills after `seconds`, and
 // returns its exit status (body's return value), or 128 + the signal that
-// ended it: 128 + SIGALRM (142) means it hung. For calls that must never
-// wait on another process, whose failure would otherwise hang the test.
+// ended it: 128 + SIGALRM (142) means it hung. An exception out of body
+// (std::bad_alloc) is said on stderr and ends the child with 125, rather than
+// running the rest of the test case in it. For calls that must never wait on
+// another process, whose failure would otherwise hang the test.
 template <class Body>
 int ExitStatusWithin(unsigned seconds, Body body) {
   pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     alarm(seconds);
-    _exit(body());
+    int status = 125;
+    try {
+      status = body();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ExitStatusWithin: exception: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "ExitStatusWithin: exception\n");
+    }
+    _exit(status);
   }
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);

@@ -1,6 +1,7 @@
 // crafted_elf.h - builds small hostile ELF files byte by byte for the image
 // tests: a symbol table whose entries share one huge name, thousands of note
-// headers. Only the fields the readers look at are filled in.
+// headers, a function symbol gigabytes long. Only the fields the readers look
+// at are filled in.
 #ifndef LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H
 #define LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H
 
@@ -121,6 +122,69 @@ inline std::string NoteBombElf(size_t notes, uint64_t file_size) {
     note.p_align = 4;
     Put(&out, sizeof(Elf64_Ehdr) + (i + 1) * sizeof(Elf64_Phdr), note);
   }
+  return out;
+}
+
+// The head of an ET_DYN image with one function symbol, `name`, claiming
+// `code_size` bytes of .text at 0x1000, all inside one PT_LOAD over the whole
+// file. The caller makes the file 0x1000 + code_size bytes long, sparse
+// (truncate after writing these bytes), so that every byte the symbol claims
+// is there to read: only a bound of the reader's own stops it.
+inline std::string HugeFunctionElf(const std::string& name, uint64_t code_size) {
+  constexpr uint64_t kText = 0x1000;
+  const std::string shstr = std::string("\0.text\0.symtab\0.strtab\0.shstrtab\0", 33);
+  std::string out;
+  const size_t shstr_off = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr);
+  out.resize(shstr_off);
+  out += shstr;
+  const size_t strtab_off = out.size();
+  out += '\0';
+  out += name;
+  out += '\0';
+  const size_t strtab_size = out.size() - strtab_off;
+  out.resize((out.size() + 7) & ~size_t{7});
+  const size_t symtab_off = out.size();
+  Elf64_Sym sym{};
+  sym.st_name = 1;
+  sym.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+  sym.st_shndx = 1;
+  sym.st_value = kText;
+  sym.st_size = code_size;
+  Put(&out, symtab_off + sizeof(Elf64_Sym), sym);
+  const size_t shdr_off = out.size();
+  Elf64_Shdr sh[5]{};
+  sh[1] = {1, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, kText, kText, code_size, 0, 0, 16, 0};
+  sh[2] = {7, SHT_SYMTAB, 0, 0, symtab_off, 2 * sizeof(Elf64_Sym), 3, 1, 8, sizeof(Elf64_Sym)};
+  sh[3] = {15, SHT_STRTAB, 0, 0, strtab_off, strtab_size, 0, 0, 1, 0};
+  sh[4] = {23, SHT_STRTAB, 0, 0, shstr_off, shstr.size(), 0, 0, 1, 0};
+  for (int i = 0; i < 5; ++i) Put(&out, shdr_off + i * sizeof(Elf64_Shdr), sh[i]);
+
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_DYN;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_phoff = sizeof(Elf64_Ehdr);
+  eh.e_shoff = shdr_off;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_phnum = 1;
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  eh.e_shnum = 5;
+  eh.e_shstrndx = 4;
+  Put(&out, 0, eh);
+  Elf64_Phdr ph{};
+  ph.p_type = PT_LOAD;
+  ph.p_flags = PF_R | PF_X;
+  ph.p_offset = 0;
+  ph.p_vaddr = 0;
+  ph.p_filesz = kText + code_size;
+  ph.p_memsz = kText + code_size;
+  ph.p_align = 0x1000;
+  Put(&out, sizeof(Elf64_Ehdr), ph);
   return out;
 }
 
