@@ -542,8 +542,10 @@ Expected<void> ImageCacheWriter::State::Copy(Job& job, Copier& c) {
   // The copy must be the image it is filed under (the file may have changed
   // since it was identified): checked on the copy itself.
   if (ok) {
+    // (The copy is root's: its identity with the file's owner is the one
+    // offered, so a user's file never fills a root file's identity.)
     Expected<ImageIdentity> id = IdentifyElfFile(temp);
-    if (!id || id->identity != job.identity) {
+    if (!id || WithOwner(id->identity, owner) != job.identity) {
       unlink(temp.c_str());
       return Error(Errc::kBadElf, "the copy is " + (id ? id->identity : id.error().message()) +
                                       ", not the image offered (changed since identified?)");

@@ -136,6 +136,18 @@ bool IdentityMatches(const std::string& recorded, const ImageIdentity& found) {
          recorded == "build-id:" + found.build_id;
 }
 
+std::string WithoutOwner(const std::string& identity) {
+  const size_t at = identity.rfind(":u");
+  if (at == std::string::npos || at + 2 == identity.size()) return identity;
+  for (size_t i = at + 2; i < identity.size(); i++)
+    if (identity[i] < '0' || identity[i] > '9') return identity;
+  return identity.substr(0, at);
+}
+
+std::string WithOwner(const std::string& identity, uid_t owner) {
+  return owner == 0 ? identity : identity + ":u" + std::to_string(owner);
+}
+
 bool InitLibelf() {
   static std::once_flag once;
   static bool ok = false;
@@ -312,8 +324,8 @@ Expected<std::string> FileStatIdentity(int fd, uint64_t headers_hash) {
 // one identity across hosts.
 std::string OwnerSuffix(int fd) {
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid == 0) return "";
-  return ":u" + std::to_string(st.st_uid);
+  if (fd < 0 || fstat(fd, &st) != 0) return "";
+  return WithOwner("", st.st_uid);
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #ifndef LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
 #define LCPI_LIBPROFILE_IMAGE_IMAGE_ID_H
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -115,6 +117,13 @@ std::string BuildIdOfIdentity(const std::string& identity);
 // the same identity, or, for an identity recorded before layouts were part
 // of it, the same build-id.
 bool IdentityMatches(const std::string& recorded, const ImageIdentity& found);
+// `identity` without its owner (":u<uid>", a file root does not own): what
+// lcpid's own, root-owned copy of that file in the image cache identifies
+// as. The cache files a user's copy under the whole identity (owner
+// included), so a copy found there is checked against this.
+std::string WithoutOwner(const std::string& identity);
+// `identity` as a file of `owner` has it (":u<uid>" added unless root's).
+std::string WithOwner(const std::string& identity, uid_t owner);
 
 // Lower-case hex of `size` bytes.
 std::string HexBytes(const void* data, size_t size);

@@ -55,6 +55,8 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   // A copy this reader may not open is said to be one, whatever the path
   // gives instead (nothing, or another file).
   const std::string denied = elf ? "" : CachedImageDenied(cached);
+  // lcpid's copy is root's: a user's file's copy identifies without its owner.
+  const bool from_cache = elf && !cached.empty();
   if (!elf && !cached.empty()) elf = ElfImage::OpenRecorded(image.path);
   // Symbols missing from the file may have been looked for on a debuginfod
   // server; why that failed is said once per report.
@@ -76,7 +78,8 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   if (warnings && !s.elf_->symbol_warning().empty()) {
     warnings->push_back(image.path + ": " + s.elf_->symbol_warning());
   }
-  s.trusted_ = IdentityMatches(image.identity, s.elf_->identity());
+  s.trusted_ = IdentityMatches(from_cache ? WithoutOwner(image.identity) : image.identity,
+                               s.elf_->identity());
   if (!s.trusted_ && warnings) {
     // The found file's own identity is not printed: the path is a user's
     // choice, and its build-id would tell of a file only root may read.

@@ -275,36 +275,35 @@ TEST_CASE("a user's copies stay within their share and never evict root's") {
   CHECK(lcpi::FindCachedImage(db, Identity(dir / "user1")).empty());
 }
 
-TEST_CASE("a root-owned file's copy replaces a user's under its identity, never the reverse") {
+TEST_CASE("a user's file never fills a root file's identity, even with root's bytes") {
   lcpi::testing::TempDir dir;
   std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
   std::string db = dir.path().string() + "/profiles.db";
   ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0600, 0700, std::nullopt});
   REQUIRE(w.Start());
-  // The same identity claimed by nobody's file first, then by root's.
+  // Byte for byte the same program, nobody's and root's: two identities
+  // (a file's owner is part of it), each copy filed under its own.
   Program(dir / "users", kNobody, 0755);
   Program(dir / "system", 0, 0755);
-  std::string id = Identity(dir / "system");
-  REQUIRE(Identity(dir / "users") == id);
+  const std::string id = Identity(dir / "system");
+  const std::string users_id = Identity(dir / "users");
+  REQUIRE(users_id == id + ":u" + std::to_string(kNobody));
+  // nobody's file offered under root's identity: refused, nothing filed.
   w.Offer(id, GoneMapping(dir / "users"));
-  REQUIRE(Settle(w, 1).files == 1);
-  std::string copy = lcpi::FindCachedImage(db, id);
-  CHECK(CopyOwner(copy) == kNobody);
-  w.Offer(id, GoneMapping(dir / "system"));
   ImageCacheStats s;
-  for (int i = 0; i < 300 && (s = w.stats()).replaced == 0; i++)
+  for (int i = 0; i < 300 && (s = w.stats()).failed == 0; i++)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  CHECK(s.replaced == 1);
-  CHECK(s.files == 1);
-  CHECK(CopyOwner(copy) == 0);
-  // Another of nobody's files under it: root's copy stays (not even looked at).
-  Program(dir / "users2", kNobody, 0755);
-  w.Offer(id, GoneMapping(dir / "users2"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  s = w.stats();
-  CHECK(s.replaced == 1);
-  CHECK(s.failed == 0);
-  CHECK(CopyOwner(copy) == 0);
+  CHECK(s.failed == 1);
+  CHECK(s.files == 0);
+  CHECK(lcpi::FindCachedImage(db, id).empty());
+  // Each under its own identity: root's copy is root's, nobody's nobody's.
+  w.Offer(id, GoneMapping(dir / "system"));
+  w.Offer(users_id, GoneMapping(dir / "users"));
+  s = Settle(w, 3);  // the refusal and the two copies
+  CHECK(s.files == 2);
+  CHECK(CopyOwner(lcpi::FindCachedImage(db, id)) == 0);
+  CHECK(CopyOwner(lcpi::FindCachedImage(db, users_id)) == kNobody);
+  CHECK(lcpi::FindCachedImage(db, id) != lcpi::FindCachedImage(db, users_id));
 }
 
 TEST_CASE("only a file others could read gets a copy the readers' group may read") {
