@@ -16,7 +16,7 @@
 using lcpi::Errc;
 using lcpi::OpenPublicFile;
 
-TEST_CASE("a public file on disk opens; one on procfs or sysfs is withheld") {
+TEST_CASE("a public file on disk opens, one on procfs or sysfs is withheld") {
   struct stat st;
   auto passwd = OpenPublicFile("/etc/passwd", &st);  // 0644 on the root file system
   REQUIRE(passwd.has_value());
