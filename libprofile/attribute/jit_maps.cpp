@@ -124,9 +124,13 @@ void JitMaps::FinishOpen(uint32_t pid, Expected<ProcessRoot> root) {
 void JitMaps::Watch(uint32_t pid) {
   auto it = by_pid_.find(pid);
   if (it != by_pid_.end() && !it->second->exited) {
-    // (procfs: a read that does not block, once per executable mapping.)
-    if (StartTicks(proc_ + "/" + std::to_string(pid) + "/stat") == it->second->start_ticks) return;
-    Retire(*it->second);
+    // (procfs: a read that does not block, at most once a second a pid.)
+    Process& p = *it->second;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - p.start_checked < std::chrono::seconds(1)) return;
+    p.start_checked = now;
+    if (StartTicks(proc_ + "/" + std::to_string(pid) + "/stat") == p.start_ticks) return;
+    Retire(p);
   }
   StartOpen(pid, false, 0);
 }

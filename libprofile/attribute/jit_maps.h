@@ -26,6 +26,7 @@
 #ifndef LCPI_LIBPROFILE_ATTRIBUTE_JIT_MAPS_H
 #define LCPI_LIBPROFILE_ATTRIBUTE_JIT_MAPS_H
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -166,6 +167,10 @@ class JitMaps {
     int root_fd = -1;  // /proc/PID/root, while it lives
     std::string identity;
     std::string start_ticks;  // /proc/PID/stat's: another value, another process
+    // When Watch last compared it (at most once a second: a process that
+    // maps executable pages at 150,000 addresses must not cost the loop
+    // 150,000 reads of /proc).
+    std::chrono::steady_clock::time_point start_checked{};
     int32_t image = kNoImage;
     bool read = false;               // read at least once
     bool reading = false;            // a read is under way
