@@ -166,15 +166,19 @@ TEST_CASE("2 GB programs without build-id at four paths") { RunScenario({kHugeBi
 
 TEST_CASE("control clients that send a byte at a time") { RunScenario({kDribblers}); }
 
-TEST_CASE("a perf map line 0 8000000000000000") { RunScenario({kPoisonedPerfMap}); }
+// Hidden ([.]): with today's lcpid this workload's map is never read
+// (jit_map_reads stays 0: the attack does not reach the JIT reader here,
+// not yet diagnosed), so it tests nothing; the line itself is covered by
+// merge_quarantine_test, perf_map_test, jitdump_test and fuzz_jit_merge.
+TEST_CASE("a perf map line 0 8000000000000000", "[.]") { RunScenario({kPoisonedPerfMap}); }
 
 TEST_CASE("all attacks at once: the victim's shares, status, SIGTERM and lcpid's peak RSS") {
   // SIGTERM waits 2 s for the lookups under way (kLookupWait), then
   // writes the last batch while abandoned lookups and every attacker still
   // run: 8 s here, where one attack alone has 5.
-  Figures f = RunScenario({kHungAtStart, kLateMapOnHungMount, kFifo, kHugeBinaries, kDribblers,
-                           kPoisonedPerfMap, kMapFlood},
-                          std::chrono::seconds(8));
+  Figures f =
+      RunScenario({kHungAtStart, kLateMapOnHungMount, kFifo, kHugeBinaries, kDribblers, kMapFlood},
+                  std::chrono::seconds(8));
   // lcpid's peak RSS under every attack at once (VmHWM; ASan's shadow and
   // quarantine widen the bound in that tree).
   CHECK(f.peak_rss < lcpi::testing::PeakRssBound(kPeakRssBound));
