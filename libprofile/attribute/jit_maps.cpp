@@ -172,16 +172,13 @@ void JitMaps::StartRead(Process& p, bool last) {
     root.reset(fcntl(p.root_fd, F_DUPFD_CLOEXEC, 0));
   }
   auto shared_root = std::make_shared<UniqueFd>(std::move(root));
-  // Moved, not copied: the read has it, and gives it back (FinishRead).
-  auto cursor = std::make_shared<JitdumpCursor>(std::move(p.dump_cursor));
-  p.dump_cursor = JitdumpCursor();
   Process* process = &p;  // a list node, kept while it reads (Reap)
   RunLookup<NamesRead>(
       lookups_,
-      [shared_root, pid = p.pid, uid = p.uid, limits = limits_, dump = p.dump_path, cursor, last,
-       proc = proc_, ticks = p.start_ticks]() -> Expected<NamesRead> {
+      [shared_root, pid = p.pid, uid = p.uid, limits = limits_, dump = p.dump_path,
+       cursor = p.dump_cursor, last, proc = proc_, ticks = p.start_ticks]() -> Expected<NamesRead> {
         NamesRead read;
-        read.cursor = std::move(*cursor);
+        read.cursor = cursor;
         if (shared_root->get() < 0) {
           read.map = ErrnoError("dup of a process's root", EMFILE);
           return read;
@@ -200,7 +197,7 @@ void JitMaps::StartRead(Process& p, bool last) {
       [this, process](Expected<NamesRead> read) { FinishRead(*process, std::move(read)); });
 }
 
-void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) {
+bool JitMaps::Count(Process& p, const Expected<PerfMapParse>& parsed, const char* what) {
   if (!parsed) {
     if (parsed.error().code() == Errc::kNotFound) {
       stats_.missing++;
@@ -210,40 +207,90 @@ void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) 
         spdlog::warn("JIT {} of pid {}: {}", what, p.pid, Printable(parsed.error().message()));
       p.warned = true;
     }
-    return;
+    return false;
   }
   stats_.bad_lines += parsed->bad_lines;
   stats_.truncated += parsed->truncated;
+  return true;
+}
+
+uint64_t JitMaps::Share() const {
   // An equal share of the budget for each process watched now (and those
   // being opened): one user's many runtimes cannot take another's.
-  const uint64_t share = name_budget_ / std::max<uint64_t>(1, open_roots_ + opening_.size());
-  for (PerfMapSymbol& s : parsed->symbols) {
-    // The files only grow: what an earlier read took is skipped.
-    if (p.seen.count({s.start, s.size, std::string_view(s.name)})) continue;
-    if (p.symbols.size() >= limits_.max_lines) {
-      stats_.truncated++;
-      break;
+  return name_budget_ / std::max<uint64_t>(1, open_roots_ + opening_.size());
+}
+
+bool JitMaps::Spend(Process& p, uint64_t cost, uint64_t share) {
+  if (stats_.name_bytes + cost > name_budget_ || p.name_bytes + cost > share) {
+    stats_.over_budget++;
+    return false;
+  }
+  p.name_bytes += cost;
+  stats_.name_bytes += cost;
+  return true;
+}
+
+const PerfMapSymbol* JitMaps::Keep(Process& p, PerfMapSymbol s, uint64_t share, bool* full) {
+  // The files only grow: what an earlier read took is the name kept then.
+  if (auto seen = p.seen.find({s.start, s.size, std::string_view(s.name)}); seen != p.seen.end())
+    return seen->second;
+  if (p.symbols.size() >= limits_.max_lines) {
+    stats_.truncated++;
+    *full = true;
+    return nullptr;
+  }
+  if (!Spend(p, NameCost(s), share)) return nullptr;
+  const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
+  p.seen.emplace(std::make_tuple(kept.start, kept.size, std::string_view(kept.name)), &kept);
+  p.by_start[kept.start] = &kept;  // a later line for the same code wins
+  stats_.symbols++;
+  return &kept;
+}
+
+void JitMaps::Take(Process& p, Expected<PerfMapParse> parsed, const char* what) {
+  if (!Count(p, parsed, what)) return;
+  const uint64_t share = Share();
+  bool full = false;
+  for (PerfMapSymbol& s : parsed->symbols)
+    if (Keep(p, std::move(s), share, &full); full) break;
+}
+
+void JitMaps::TakeDump(Process& p, Expected<JitdumpParse> parsed) {
+  Expected<PerfMapParse> names = parsed ? Expected<PerfMapParse>(std::move(parsed->names))
+                                        : Expected<PerfMapParse>(parsed.error());
+  if (!Count(p, names, "dump")) return;
+  const uint64_t share = Share();
+  bool full = false;
+  size_t move = 0;
+  // Loads and moves in the file's order: a later record for the same code wins.
+  for (size_t i = 0; i <= names->symbols.size() && !full; i++) {
+    for (; move < parsed->moves.size() && parsed->moves[move].before == i && !full; move++) {
+      const JitdumpMove& m = parsed->moves[move];
+      auto it = p.by_index.find(m.index);
+      if (it == p.by_index.end()) {
+        stats_.bad_lines++;  // never loaded, or its name or index was not kept
+        continue;
+      }
+      if (const PerfMapSymbol* kept = Keep(p, {m.start, m.size, it->second->name}, share, &full))
+        it->second = kept;
     }
-    const uint64_t cost = NameCost(s);
-    if (stats_.name_bytes + cost > name_budget_ || p.name_bytes + cost > share) {
-      stats_.over_budget++;
-      continue;
-    }
-    p.name_bytes += cost;
-    stats_.name_bytes += cost;
-    const PerfMapSymbol& kept = p.symbols.emplace_back(std::move(s));
-    p.seen.emplace(kept.start, kept.size, std::string_view(kept.name));
-    p.by_start[kept.start] = &kept;  // a later line for the same code wins
-    stats_.symbols++;
+    if (i == names->symbols.size() || full) break;
+    const PerfMapSymbol* kept = Keep(p, std::move(names->symbols[i]), share, &full);
+    if (!kept) continue;
+    // Kept for moves as a reference to the name, itself within the share.
+    const uint64_t index = parsed->indexes[i];
+    if (auto it = p.by_index.find(index); it != p.by_index.end())
+      it->second = kept;
+    else if (p.by_index.size() < limits_.max_lines && Spend(p, kIndexCost, share))
+      p.by_index.emplace(index, kept);
   }
 }
 
 void JitMaps::FinishRead(Process& p, Expected<NamesRead> read) {
   p.reading = false;
-  // The cursor comes back, moved on by what was read (or not; a read that
-  // never ran lost it: the dump is read again from its start, its names
-  // already kept skipped).
-  if (read) p.dump_cursor = std::move(read->cursor);
+  // The cursor comes back, moved on by what was read (a read that never
+  // ran leaves it where it was: the next one reads from there).
+  if (read) p.dump_cursor = read->cursor;
   if (read && read->reused && !p.exited) {
     Retire(p);
     if (on_read_) on_read_(p.pid);
@@ -257,12 +304,8 @@ void JitMaps::FinishRead(Process& p, Expected<NamesRead> read) {
     if (read->dump) {
       Expected<JitdumpParse>& dump = *read->dump;
       if (dump && dump->bad_header) dump = Error(Errc::kBadElf, p.dump_path + ": not a jitdump");
-      if (dump) {
-        stats_.dump_reads++;
-        Take(p, std::move(dump->names), "dump");
-      } else {
-        Take(p, dump.error(), "dump");
-      }
+      if (dump) stats_.dump_reads++;
+      TakeDump(p, std::move(dump));
     }
   }
   if (p.final_read_wanted) {

@@ -33,7 +33,6 @@
 #include <list>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -86,6 +85,9 @@ class JitMaps {
   // What a kept name costs: its bytes and those of the structures that
   // index it (the symbol, its set and map nodes).
   static uint64_t NameCost(const PerfMapSymbol& s) { return s.name.size() + 160; }
+  // What a jitdump's code index kept for its moves costs (a map node
+  // pointing at a name kept, not a copy of it): counted as names are.
+  static constexpr uint64_t kIndexCost = 64;
 
   // proc: the /proc to read (a directory laid out like it, for tests).
   explicit JitMaps(ImageTable& images, std::string proc = "/proc", PerfMapLimits limits = {},
@@ -180,15 +182,18 @@ class JitMaps {
     uint64_t last_resolved = 0;  // perf clock of the last sample named from it
     bool exited = false;
     uint64_t exit_time = 0;
-    std::string dump_path;  // its jitdump, if it mapped one
-    // Where the last read of it stopped; moved to the read and back (its
-    // names for moves may be a million: never copied on the loop).
-    JitdumpCursor dump_cursor;
-    uint64_t name_bytes = 0;                            // NameCost of its names kept
-    std::deque<PerfMapSymbol> symbols;                  // distinct, in the order read; never moved
+    std::string dump_path;              // its jitdump, if it mapped one
+    JitdumpCursor dump_cursor;          // where the last read of its jitdump stopped
+    uint64_t name_bytes = 0;            // NameCost of its names kept, kIndexCost of its indexes
+    std::deque<PerfMapSymbol> symbols;  // distinct, in the order read; never moved
     std::unordered_set<const PerfMapSymbol*> stored;    // names in the store
     std::map<uint64_t, const PerfMapSymbol*> by_start;  // the newest at each start
-    std::set<std::tuple<uint64_t, uint64_t, std::string_view>> seen;
+    // Each name once: what a later read finds again is the name kept.
+    std::map<std::tuple<uint64_t, uint64_t, std::string_view>, const PerfMapSymbol*> seen;
+    // Its jitdump's code indexes, for moves: the name each names, kept
+    // (a move of code whose name or index was not kept is bad). At most
+    // PerfMapLimits::max_lines, within its share of the budget.
+    std::map<uint64_t, const PerfMapSymbol*> by_index;
   };
 
   static Expected<ProcessRoot> OpenRoot(const std::string& proc, uint32_t pid);
@@ -199,8 +204,20 @@ class JitMaps {
   // which the read takes and closes. FinishRead takes the result.
   void StartRead(Process& p, bool last);
   void FinishRead(Process& p, Expected<NamesRead> read);
-  // Counts a read's result and keeps its new names.
+  // Counts a read's result (its error, bad lines, truncation): whether it
+  // has names to take.
+  bool Count(Process& p, const Expected<PerfMapParse>& parsed, const char* what);
+  // Counts a read's result and keeps its new names; a jitdump's, with the
+  // code index of each (for moves), and names its moves from those kept.
   void Take(Process& p, Expected<PerfMapParse> parsed, const char* what);
+  void TakeDump(Process& p, Expected<JitdumpParse> parsed);
+  // What one process may take of the budget: an equal share.
+  uint64_t Share() const;
+  // Whether `cost` more bytes fit p's share and the budget; counted if so.
+  bool Spend(Process& p, uint64_t cost, uint64_t share);
+  // Keeps s unless seen (then the name kept before) or past a limit (then
+  // null, and *full once p may take no more names).
+  const PerfMapSymbol* Keep(Process& p, PerfMapSymbol s, uint64_t share, bool* full);
   static const PerfMapSymbol* Find(const Process& p, uint64_t pc);
   void Close(Process& p);
   void Exited(Process& p, uint64_t time);

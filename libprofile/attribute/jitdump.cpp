@@ -70,24 +70,24 @@ JitdumpParse ParseJitdump(std::string_view data, JitdumpCursor* cursor,
         out.names.truncated = true;
         break;
       } else {
-        std::string name(
-            rec.substr(kLoadFixed, std::min<size_t>(name_end - kLoadFixed, limits.max_name)));
-        // Kept for moves across reads: bounded as the names are, so a dump
-        // that only grows cannot grow lcpid with it.
-        const uint64_t index = At<uint64_t>(rec, kPrefix + 32);
-        if (cursor->by_index.size() < limits.max_lines || cursor->by_index.count(index))
-          cursor->by_index[index] = name;
-        out.names.symbols.push_back({addr, code_size, std::move(name)});
+        out.names.symbols.push_back(
+            {addr, code_size,
+             std::string(rec.substr(kLoadFixed,
+                                    std::min<size_t>(name_end - kLoadFixed, limits.max_name)))});
+        out.indexes.push_back(At<uint64_t>(rec, kPrefix + 32));
       }
     } else if (id == kCodeMove) {
-      auto it = rec.size() >= kMoveFixed ? cursor->by_index.find(At<uint64_t>(rec, kPrefix + 40))
-                                         : cursor->by_index.end();
       const uint64_t addr = rec.size() >= kMoveFixed ? At<uint64_t>(rec, kPrefix + 24) : 0;
       const uint64_t code_size = rec.size() >= kMoveFixed ? At<uint64_t>(rec, kPrefix + 32) : 0;
-      if (it == cursor->by_index.end() || !StorableRange(addr, code_size))
+      if (!StorableRange(addr, code_size)) {
         out.names.bad_lines++;
-      else
-        out.names.symbols.push_back({addr, code_size, it->second});
+      } else if (out.moves.size() >= limits.max_lines) {
+        out.names.truncated = true;
+        break;
+      } else {
+        out.moves.push_back(
+            {out.names.symbols.size(), At<uint64_t>(rec, kPrefix + 40), addr, code_size});
+      }
     }
     // Debug info, unwinding info, close and records of later versions:
     // nothing to name.

@@ -16,9 +16,9 @@
 #define LCPI_LIBPROFILE_ATTRIBUTE_JITDUMP_H
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "libprofile/attribute/perf_map.h"
 #include "libprofile/base/error.h"
@@ -29,17 +29,25 @@ namespace lcpi {
 // "jit-PID.dump", as perf and the runtimes name them.
 bool IsJitdumpPath(std::string_view path, uint32_t pid);
 
-// Where reading a jitdump stopped, and what a CODE_MOVE needs of the loads
-// before it: kept by the caller between reads.
+// Where reading a jitdump stopped: kept by the caller between reads.
 struct JitdumpCursor {
   uint64_t offset = 0;  // of the next record; 0: the header first
-  // code_index -> name, for moves; at most PerfMapLimits::max_lines (code
-  // loaded beyond them cannot be moved by name: a move of it is bad)
-  std::map<uint64_t, std::string> by_index;
+};
+
+// A CODE_MOVE: code loaded earlier (code_index) is now at [start, start +
+// size). Its name is the load's, which the parser does not keep: the caller
+// keeps the names it takes (within its budget), and names moves from them.
+struct JitdumpMove {
+  size_t before = 0;  // it came before names.symbols[before] (order matters: a later record wins)
+  uint64_t index = 0;
+  uint64_t start = 0;
+  uint64_t size = 0;
 };
 
 struct JitdumpParse {
-  PerfMapParse names;       // symbols, bad records (as bad_lines), truncated
+  PerfMapParse names;             // the loads; bad records (as bad_lines), truncated
+  std::vector<uint64_t> indexes;  // the code_index of each load, as names.symbols
+  std::vector<JitdumpMove> moves;
   bool bad_header = false;  // not a jitdump this reader knows (magic, version)
 };
 

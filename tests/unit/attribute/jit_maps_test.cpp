@@ -15,6 +15,7 @@
 #include <fstream>
 #include <vector>
 
+#include "attribute/jitdump_records.h"
 #include "test_files.h"
 
 using lcpi::ImageKind;
@@ -252,6 +253,71 @@ TEST_CASE("JIT names stay within a global budget, shared among the processes") {
   jit.OnExit(801, 2 * kSecond);
   jit.Reap(3 * kSecond);
   CHECK(jit.stats().name_bytes == 0);
+}
+
+// Issue 25: a jitdump's names kept for CODE_MOVE records were a second
+// copy of each name, bounded per process only (a million, of up to 4 KiB).
+// What is kept for moves is now counted against the same budget and share:
+// a dump loading the same code under ever new indexes stays within it, and
+// a move of code whose index was not kept is counted bad.
+TEST_CASE("a jitdump's names kept for moves stay within the process's share") {
+  FakeProc f;
+  f.AddProcess(900, 1);
+  f.AddProcess(901, 2);  // two processes watched: each may take half the budget
+  const std::string dump = f.Rootfs(900) + "/tmp/jit-900.dump";
+  const std::string name = "JS:" + std::string(40, 'x');
+  std::string loads = lcpi::testing::Header();
+  for (int i = 0; i < 100; i++)
+    loads += lcpi::testing::Load(0x1000 + 0x100 * i, 0x10, i, name + std::to_string(i));
+  // The same code under 10,000 new indexes: no new name, only more to move.
+  for (int i = 100; i < 10100; i++) loads += lcpi::testing::Load(0x1000, 0x10, i, name + "0");
+  WriteFile(dump, loads);
+  ImageTable images;
+  const uint64_t budget = 20 * 256;
+  JitMaps jit(images, f.proc(), {}, budget);
+  jit.Watch(900);
+  jit.Watch(901);
+  jit.SetJitdump(900, "/tmp/jit-900.dump");
+  REQUIRE(jit.Resolve(900, "node", 0x1000, kSecond));
+  CHECK(jit.stats().name_bytes <= budget / 2);
+  // The indexes past the share are not kept, and counted.
+  CHECK(jit.stats().over_budget > 10000);
+  CHECK(jit.stats().bad_lines == 0);
+  // A later read moves code of the last load, whose name was not kept:
+  // bad, as a move of code loaded beyond the names limit is.
+  {
+    std::ofstream out(dump, std::ios::app);
+    out << lcpi::testing::Move(0x1000 + 0x100 * 99, 0x9000, 0x10, 99);
+  }
+  CHECK_FALSE(jit.Resolve(900, "node", 0x9000, 3 * kSecond));
+  CHECK(jit.stats().bad_lines == 1);
+  CHECK(jit.stats().name_bytes <= budget / 2);
+  jit.OnExit(900, 4 * kSecond);
+  jit.OnExit(901, 4 * kSecond);
+  jit.Reap(5 * kSecond);
+  CHECK(jit.stats().name_bytes == 0);
+}
+
+TEST_CASE("a jitdump's move in a later read names the moved code") {
+  FakeProc f;
+  f.AddProcess(910, 1);
+  const std::string dump = f.Rootfs(910) + "/tmp/jit-910.dump";
+  WriteFile(dump, lcpi::testing::Header() + lcpi::testing::Load(0x1000, 0x10, 7, "JS:moved"));
+  ImageTable images;
+  JitMaps jit(images, f.proc());
+  jit.SetJitdump(910, "/tmp/jit-910.dump");
+  REQUIRE(jit.Resolve(910, "node", 0x1000, kSecond));
+  {
+    std::ofstream out(dump, std::ios::app);
+    out << lcpi::testing::Move(0x1000, 0x9000, 0x10, 7)
+        << lcpi::testing::Move(0x1000, 0xa000, 0x10, 8);
+  }
+  auto hit = jit.Resolve(910, "node", 0x9004, 3 * kSecond);
+  REQUIRE(hit);
+  auto names = jit.Unstored(hit->image, {0x9004});
+  REQUIRE(names.size() == 1);
+  CHECK(names[0]->name == "JS:moved");
+  CHECK(jit.stats().bad_lines == 1);  // index 8 was never loaded
 }
 
 TEST_CASE("with lookups, a miss answers at once and the read's end is told") {

@@ -13,70 +13,19 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "attribute/jitdump_records.h"
 #include "test_files.h"
 
 using lcpi::JitdumpCursor;
 using lcpi::ParseJitdump;
 using lcpi::testing::TempDir;
 
-namespace {
-
-template <typename T>
-void Put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-std::string Header(uint32_t magic = 0x4A695444, uint32_t version = 1) {
-  std::string h;
-  Put<uint32_t>(h, magic);
-  Put<uint32_t>(h, version);
-  Put<uint32_t>(h, 40);  // total_size of the header
-  Put<uint32_t>(h, 62);  // EM_X86_64
-  Put<uint32_t>(h, 0);
-  Put<uint32_t>(h, 4242);  // pid
-  Put<uint64_t>(h, 1);     // timestamp
-  Put<uint64_t>(h, 0);     // flags
-  return h;
-}
-
-// A record: id, total_size (`size_override` if set), timestamp, then `body`.
-std::string Record(uint32_t id, const std::string& body, uint32_t size_override = 0) {
-  std::string r;
-  Put<uint32_t>(r, id);
-  Put<uint32_t>(r, size_override ? size_override : static_cast<uint32_t>(16 + body.size()));
-  Put<uint64_t>(r, 7);
-  return r + body;
-}
-
-std::string Load(uint64_t addr, uint64_t size, uint64_t index, const std::string& name,
-                 bool nul = true) {
-  std::string b;
-  Put<uint32_t>(b, 4242);  // pid
-  Put<uint32_t>(b, 4243);  // tid
-  Put<uint64_t>(b, addr);  // vma
-  Put<uint64_t>(b, addr);  // code_addr
-  Put<uint64_t>(b, size);
-  Put<uint64_t>(b, index);
-  b += name;
-  if (nul) b += '\0';
-  b += std::string(size < 64 ? size : 64, '\xcc');  // the code bytes
-  return Record(0, b);
-}
-
-std::string Move(uint64_t from, uint64_t to, uint64_t size, uint64_t index) {
-  std::string b;
-  Put<uint32_t>(b, 4242);
-  Put<uint32_t>(b, 4243);
-  Put<uint64_t>(b, to);
-  Put<uint64_t>(b, from);
-  Put<uint64_t>(b, to);
-  Put<uint64_t>(b, size);
-  Put<uint64_t>(b, index);
-  return Record(1, b);
-}
-
-}  // namespace
+using lcpi::testing::Header;
+using lcpi::testing::Load;
+using lcpi::testing::Move;
+using lcpi::testing::Record;
 
 TEST_CASE("loads and moves name code, other records are skipped") {
   std::string file = Header() + Load(0x1000, 0x100, 1, "JS:*hot app.js:1") +
@@ -85,13 +34,19 @@ TEST_CASE("loads and moves name code, other records are skipped") {
   JitdumpCursor cursor;
   auto p = ParseJitdump(file, &cursor);
   CHECK_FALSE(p.bad_header);
-  REQUIRE(p.names.symbols.size() == 3);
+  REQUIRE(p.names.symbols.size() == 2);
   CHECK(p.names.symbols[0].start == 0x1000);
   CHECK(p.names.symbols[0].size == 0x100);
   CHECK(p.names.symbols[0].name == "JS:*hot app.js:1");
-  CHECK(p.names.symbols[1].start == 0x5000);  // moved: the same name
-  CHECK(p.names.symbols[1].name == "JS:*hot app.js:1");
-  CHECK(p.names.symbols[2].name == "Builtin:Add");
+  CHECK(p.names.symbols[1].name == "Builtin:Add");
+  CHECK(p.indexes == std::vector<uint64_t>{1, 2});
+  // The move is given as it came, between the loads: the caller names it
+  // from the names it kept (jit_maps_test).
+  REQUIRE(p.moves.size() == 1);
+  CHECK(p.moves[0].before == 1);
+  CHECK(p.moves[0].index == 1);
+  CHECK(p.moves[0].start == 0x5000);
+  CHECK(p.moves[0].size == 0x100);
   CHECK(p.names.bad_lines == 0);
   CHECK(cursor.offset == file.size());
 }
@@ -119,12 +74,13 @@ TEST_CASE("malformed records are counted and never read past") {
   std::string file = Header() + Load(0x1000, 0, 1, "empty") +  // no code
                      Load(1ull << 63, 0x10, 2, "kernel") +     // not user space
                      Load(0x3000, 0x10, 3, "", true) +         // no name
-                     Move(0x9000, 0xa000, 0x10, 99) +          // moves nothing loaded
+                     Move(0x9000, 0xa000, 0x10, 99) +          // named by the caller, or bad
                      Load(0x4000, 0x10, 4, "fine");
   auto p = ParseJitdump(file, &cursor);
   REQUIRE(p.names.symbols.size() == 1);
   CHECK(p.names.symbols[0].name == "fine");
-  CHECK(p.names.bad_lines == 4);
+  CHECK(p.names.bad_lines == 3);
+  CHECK(p.moves.size() == 1);
 
   // A name without its NUL inside the record.
   JitdumpCursor c2;
@@ -170,24 +126,15 @@ TEST_CASE("the names limit stops a dump, as it stops a map") {
   CHECK(p.names.truncated);
 }
 
-TEST_CASE("the names kept for moves stay within the names limit over many reads") {
+TEST_CASE("the limit on names stops a dump's moves too") {
+  std::string file = Header();
+  for (int i = 0; i < 10; i++) file += Move(0x1000, 0x2000 + 0x100 * i, 0x10, 1);
   lcpi::PerfMapLimits limits;
   limits.max_lines = 4;
   JitdumpCursor cursor;
-  ParseJitdump(Header(), &cursor, limits);
-  for (int read = 0; read < 3; read++) {
-    std::string more;
-    for (int i = 0; i < 4; i++) {
-      const int index = read * 4 + i;
-      more += Load(0x1000 + 0x100 * index, 0x10, index, "f" + std::to_string(index));
-    }
-    CHECK(ParseJitdump(more, &cursor, limits).names.symbols.size() == 4);
-  }
-  CHECK(cursor.by_index.size() == 4);
-  // Code loaded beyond the limit cannot be moved by name: counted as bad.
-  auto moved = ParseJitdump(Move(0x1000 + 0x100 * 11, 0x9000, 0x10, 11), &cursor, limits);
-  CHECK(moved.names.symbols.empty());
-  CHECK(moved.names.bad_lines == 1);
+  auto p = ParseJitdump(file, &cursor, limits);
+  CHECK(p.moves.size() == 4);
+  CHECK(p.names.truncated);
 }
 
 TEST_CASE("a jitdump is read inside the process's root, from where the last read stopped") {
