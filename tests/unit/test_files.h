@@ -4,6 +4,7 @@
 #define LCPI_TESTS_UNIT_TEST_FILES_H
 
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,27 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Caps this process's address space at `bytes` (for a child of
+// ExitStatusWithin: what runs away then aborts with bad_alloc instead of
+// taking the host's memory). Not under AddressSanitizer, whose shadow
+// already reserves terabytes of address space: there every later mmap
+// would fail, and ASan aborts on that instead of throwing.
+inline void LimitAddressSpace(unsigned long long bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  (void)bytes;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  (void)bytes;
+#else
+  rlimit limit{bytes, bytes};
+  setrlimit(RLIMIT_AS, &limit);
+#endif
+#else
+  rlimit limit{bytes, bytes};
+  setrlimit(RLIMIT_AS, &limit);
+#endif
+}
 
 inline void WriteFile(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -59,8 +59,7 @@ TEST_CASE("listing bounds: a 3 GiB function symbol is listed from its first MiB"
   // In a child, with 2 GiB of address space: the old listing allocated the
   // symbol's 3 GiB whole and aborted; the alarm ends one that reads them.
   int status = testing::ExitStatusWithin(60, [&] {
-    rlimit limit{2ull << 30, 2ull << 30};
-    setrlimit(RLIMIT_AS, &limit);
+    testing::LimitAddressSpace(2ull << 30);
     auto db = ProfileDb::Open(dir / "profiles.db", DbMode::kReadOnly);
     if (!db) return 2;
     ListOptions o;

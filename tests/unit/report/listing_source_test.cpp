@@ -149,8 +149,7 @@ TEST_CASE("listing source: /dev/zero named by DWARF does not grow memory", "[rep
     int status = testing::ExitStatusWithin(20, [&] {
       // 4 GiB of address space: /dev/zero read as one line takes it in a
       // few seconds and aborts with bad_alloc, instead of taking the host's.
-      rlimit limit{4ull << 30, 4ull << 30};
-      setrlimit(RLIMIT_AS, &limit);
+      testing::LimitAddressSpace(4ull << 30);
       auto l = h.List("from_zero", true, any);
       if (!l) return 3;
       return Warnings(*l).find("/dev/zero") != std::string::npos ? 0 : 4;
