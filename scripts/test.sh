@@ -21,9 +21,14 @@ esac
 
 scripts/build.sh
 main=0
-ctest --test-dir build --output-on-failure -j"$(nproc)" "$@" || main=$?
-[ "$SANITIZE" = 1 ] || exit $main
 san=0
-scripts/test-sanitize.sh "$@" || san=$?
+ctest --test-dir build --output-on-failure -j"$(nproc)" "$@" || main=$?
+if [ "$SANITIZE" = 1 ]; then
+  scripts/test-sanitize.sh "$@" || san=$?
+fi
+# Why each failed test failed, last, where a cut log still shows it.
+[ $main = 0 ] || scripts/failure-summary.sh build >&2
+[ $san = 0 ] || scripts/failure-summary.sh "${LCPI_SAN_BUILD_DIR:-build-san}" >&2
+[ "$SANITIZE" = 1 ] || exit $main
 echo "test.sh: build/ status $main, build-san/ (ASan + UBSan) status $san" >&2
 [ $main = 0 ] && [ $san = 0 ]

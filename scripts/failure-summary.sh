@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# failure-summary.sh - the end of each failed test's output, from a tree's
+# last ctest run (Testing/Temporary/LastTest.log), so that a long run's log
+# ends with why each test failed, not only which (CI keeps only part of a
+# long log). scripts/test.sh calls it for each tree that failed.
+#
+#   scripts/failure-summary.sh BUILD-DIR [LINES]     (default 30 lines a test)
+set -euo pipefail
+case "${1:-}" in -h | --help | "") sed -n '2,7s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+dir=$1/Testing/Temporary
+lines=${2:-30}
+[ -s "$dir/LastTestsFailed.log" ] || exit 0
+echo "=== why each test of $1 failed (the end of its output) ==="
+cut -d: -f2- "$dir/LastTestsFailed.log" | while IFS= read -r name; do
+  echo "--- $name"
+  # The output between this test's "Output:" and its "<end of output>",
+  # without the warning every lcpid on a host without a PMU prints.
+  awk -v t="$name" '
+    $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); cur = ($0 == t); next }
+    cur == 1 && /^Output:$/ { cur = 2; getline; next }
+    cur == 2 && /^<end of output>$/ { cur = 0 }
+    cur == 2 && !/sampling cpu-clock instead$/ { print }' "$dir/LastTest.log" | tail -n "$lines"
+done
