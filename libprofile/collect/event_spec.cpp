@@ -3,12 +3,14 @@
 
 #include <linux/perf_event.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "lcpi_abi.h"
+#include "lcpi_attr.h"
 
 namespace lcpi {
 namespace {
@@ -67,14 +69,25 @@ std::string RefusalReason(const EventSpec& event, const std::string& pmu,
          "); it is not sampled as anything else (only 'cycles' may fall back to cpu-clock)";
 }
 
-std::vector<int> PreciseLevels(uint32_t type, uint64_t config) {
-  if (type == PERF_TYPE_HARDWARE &&
-      (config == PERF_COUNT_HW_CPU_CYCLES || config == PERF_COUNT_HW_INSTRUCTIONS))
-    return {3, 2, 1, 0};
-  return {0};
+OpenLevel ChooseOpenLevel(uint32_t type, uint64_t config,
+                          const std::function<Expected<void>(const OpenLevel&)>& try_open) {
+  // lcpi_attr_retry() decides the next attempt, as in the module. It needs
+  // only whether the error was EINVAL, which ErrnoError alone maps to
+  // kInvalidArgument; the fallback it may take at precise 0 is never
+  // reached here (the perf source falls back itself).
+  lcpi_event_config ev{};
+  ev.type = type;
+  ev.config = config;
+  uint8_t precise = lcpi_attr_precise_first(&ev);
+  uint8_t guest = 0;
+  while (precise > 0) {
+    Expected<void> opened = try_open(OpenLevel{precise, guest == 0});
+    if (opened) break;
+    long err = opened.error().code() == Errc::kInvalidArgument ? -EINVAL : -EIO;
+    lcpi_attr_retry(&ev, &precise, &guest, err);
+  }
+  return OpenLevel{precise, guest == 0};
 }
-
-bool TryLowerPrecise(const Error&, int level) { return level > 0; }
 
 EventSpec CpuClockEvent() {
   return EventSpec{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, false};

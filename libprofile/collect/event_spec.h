@@ -11,6 +11,7 @@
 #define LCPI_LIBPROFILE_COLLECT_EVENT_SPEC_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,18 +60,26 @@ Expected<EventSpec> ParseEvent(const std::string& name);
 // Parses "cycles,imiss". At most LCPI_MAX_EVENTS, no duplicates.
 Expected<std::vector<EventSpec>> ParseEventList(const std::string& list);
 
-// The precise_ip values to try for an event, best first, as `perf record`
-// does for cycles:P: 3, 2, 1, 0 for hardware cycles and instructions (where
-// Intel PEBS or AMD IBS can tag the exact instruction), only 0 for every
-// other event: a raw or cache event PEBS cannot take may pass creation at 3
-// on Intel before Icelake and then never be scheduled. The same rule as
-// lcpi.ko's (kmod/include/lcpi_attr.h).
-std::vector<int> PreciseLevels(uint32_t type, uint64_t config);
+// How an event is opened: its perf_event_attr.precise_ip, and whether
+// guest mode is excluded (exclude_guest).
+struct OpenLevel {
+  int precise = 0;
+  bool exclude_guest = true;
+};
 
-// Whether perf_event_open's error e, for precise_ip `level` > 0, is a
-// reason to try the next lower level: any error is, as perf's tool does
-// (AMD's IBS refuses with ENOENT what its core PMU takes at precise 0).
-bool TryLowerPrecise(const Error& e, int level);
+// The best OpenLevel the PMU takes for (type, config), found by asking
+// try_open (a perf_event_open with those attributes; an error if refused)
+// with lcpi.ko's own rules (kmod/include/lcpi_attr.h, not a copy): precise
+// from 3 down for hardware cycles and instructions, where Intel PEBS or AMD
+// IBS can tag the exact instruction, only 0 for every other event (a raw or
+// cache event PEBS cannot take may pass creation at 3 on Intel before
+// Icelake and then never be scheduled); after EINVAL at a precise level with exclude_guest, the
+// same level once without it (AMD's IBS PMUs refuse exclude_guest); on any other error, or if that
+// fails too, one level lower with exclude_guest again. Never asks at precise 0: when every precise
+// level was refused it returns {0, exclude_guest}, for the caller to open (and report or fall
+// back).
+OpenLevel ChooseOpenLevel(uint32_t type, uint64_t config,
+                          const std::function<Expected<void>(const OpenLevel&)>& try_open);
 
 // The cpu-clock event every host has.
 EventSpec CpuClockEvent();

@@ -41,7 +41,8 @@ PerfSource::PerfSource(SourceOptions options, lcpi_ht_config table_config)
 
 PerfSource::~PerfSource() { Stop(); }
 
-Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, int cpu) {
+Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev,
+                                                          const OpenLevel& level, int cpu) {
   perf_event_attr attr{};
   attr.type = ev.type;
   attr.config = ev.config;
@@ -55,37 +56,43 @@ Expected<std::unique_ptr<PerfRing>> PerfSource::OpenEvent(const RealEvent& ev, i
   // the multiplexing scale (PerfRing::ReadTimes).
   attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
   // The choices lcpi.ko states in kmod/include/lcpi_attr.h, made here for a
-  // ring: precise_ip only for hardware cycles and instructions
-  // (PreciseLevels), lowered on any error; exclude_guest. Unlike the
+  // ring: precise_ip only for hardware cycles and instructions, and
+  // exclude_guest but where a precise PMU refuses it, in the module's
+  // lowering order (ChooseOpenLevel, with lcpi_attr.h's rule). Unlike the
   // module's, these events wake the reader by watermark and carry
   // sample_type IP|TID|TIME, so on Intel a precise event may take
   // AUTO_RELOAD and large PEBS (intel_pmu_hw_config, 6.1 core.c:3962):
   // fine here, every PEBS record reaches the ring (drained at the
   // threshold, at context switch and at disable), whereas a kernel
   // counter without a ring gets one handler call per buffer.
-  attr.precise_ip = static_cast<uint64_t>(ev.precise) & 3;
+  attr.precise_ip = static_cast<uint64_t>(level.precise) & 3;
   attr.disabled = 1;
-  attr.exclude_guest = 1;
+  attr.exclude_guest = level.exclude_guest ? 1 : 0;
   attr.watermark = 1;
   attr.wakeup_watermark = (4096u << kRingPageOrder) / 4;
   return PerfRing::Open(attr, cpu, kRingPageOrder);
 }
 
 Expected<PerfSource::Rings> PerfSource::OpenOnEveryCpu(RealEvent& ev) {
-  // The most precise level the PMU accepts, as perf does for cycles:P; the
-  // first CPU decides, the others must then take the same.
-  std::vector<int> levels = PreciseLevels(ev.type, ev.config);
-  for (size_t i = 0; i + 1 < levels.size() && !cpus_.empty(); ++i) {
-    ev.precise = levels[i];
-    Expected<std::unique_ptr<PerfRing>> probe = OpenEvent(ev, cpus_.front().cpu);
-    if (probe) break;
-    if (!TryLowerPrecise(probe.error(), ev.precise)) break;  // the loop below reports it
-    ev.precise = levels[i + 1];
-  }
-  if (levels.size() == 1) ev.precise = levels.front();
+  // The most precise level the PMU accepts, in lcpi.ko's order (as perf
+  // does for cycles:P); the first CPU decides, the others must then take
+  // the same.
+  OpenLevel level;
+  if (!cpus_.empty())
+    level = ChooseOpenLevel(ev.type, ev.config, [&](const OpenLevel& l) -> Expected<void> {
+      Expected<std::unique_ptr<PerfRing>> probe = OpenEvent(ev, l, cpus_.front().cpu);
+      if (!probe) return probe.error();
+      return {};
+    });
+  ev.precise = level.precise;
+  if (!level.exclude_guest)
+    spdlog::info(
+        "event '{}': the PMU refused exclude_guest at precise_ip {} (AMD IBS); asked again with "
+        "guest mode counted",
+        ev.used, level.precise);
   Rings rings;
   for (const Cpu& c : cpus_) {
-    Expected<std::unique_ptr<PerfRing>> ring = OpenEvent(ev, c.cpu);
+    Expected<std::unique_ptr<PerfRing>> ring = OpenEvent(ev, level, c.cpu);
     if (!ring) return ring.error();
     rings.push_back(std::move(*ring));
   }

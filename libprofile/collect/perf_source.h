@@ -57,9 +57,11 @@ class PerfSource : public Source {
   };
 
   using Rings = std::vector<std::unique_ptr<PerfRing>>;
-  Expected<std::unique_ptr<PerfRing>> OpenEvent(const RealEvent& ev, int cpu);
+  Expected<std::unique_ptr<PerfRing>> OpenEvent(const RealEvent& ev, const OpenLevel& level,
+                                                int cpu);
   // ev on every CPU of cpus_, in their order, at the highest precise_ip the
-  // PMU accepts (set in ev.precise); the first failure otherwise.
+  // PMU accepts (set in ev.precise; exclude_guest cleared only where a
+  // precise PMU refuses it); the first failure otherwise.
   Expected<Rings> OpenOnEveryCpu(RealEvent& ev);
   // Reads every ring of c into its table, in batches of kBatch samples.
   void ReadRings(Cpu& c, const BufferSink& sink);

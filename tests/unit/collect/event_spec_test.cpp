@@ -10,7 +10,11 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "libprofile/collect/event_spec.h"
 
@@ -71,30 +75,126 @@ TEST_CASE("the CPU's PMU is found by type or by its cpus list") {
   fs::remove_all(dir);
 }
 
+namespace {
+
+using Asked = std::vector<std::pair<int, bool>>;  // precise_ip, exclude_guest
+
+// A PMU modelled as perf_event_open's errno (0: created) for an event at a
+// level, as tests/unit/kmod/attr_test.cpp models them from the kernel's lines.
+using Pmu = std::function<int(uint32_t type, uint64_t config, const lcpi::OpenLevel&)>;
+
+// AMD with IBS (6.1 and 6.12 amd/core.c amd_pmu_hw_config, amd/ibs.c:236-248
+// forward_event_to_ibs): above 2 EOPNOTSUPP; at 1-2 cycles go to the IBS op
+// PMU, which refuses exclude_guest with EINVAL (PERF_PMU_CAP_NO_EXCLUDE, 6.1
+// amd/ibs.c:641,665, checked in kernel/events/core.c:11640; mainline's
+// perf_ibs_init() checks it itself), and every other event is ENOENT.
+int AmdIbs(uint32_t type, uint64_t config, const lcpi::OpenLevel& l) {
+  if (type == PERF_TYPE_SOFTWARE || l.precise == 0) return 0;
+  if (l.precise > 2) return EOPNOTSUPP;
+  if (type == PERF_TYPE_HARDWARE && config == PERF_COUNT_HW_CPU_CYCLES)
+    return l.exclude_guest ? EINVAL : 0;
+  return ENOENT;
+}
+
+// ChooseOpenLevel against pmu, recording every level it asked.
+lcpi::OpenLevel Choose(uint32_t type, uint64_t config, const Pmu& pmu, Asked* asked = nullptr) {
+  return lcpi::ChooseOpenLevel(type, config, [&](const lcpi::OpenLevel& l) -> lcpi::Expected<void> {
+    if (asked) asked->emplace_back(l.precise, l.exclude_guest);
+    int err = pmu(type, config, l);
+    if (err) return lcpi::ErrnoError("perf_event_open", err);
+    return {};
+  });
+}
+
+}  // namespace
+
 // As lcpi.ko's rules (kmod/include/lcpi_attr.h, tests/unit/kmod/attr_test):
 // precise only for hardware cycles and instructions, where PEBS or IBS can
 // help; a raw or cache event at precise 3 may pass creation on Intel before
 // Icelake and then never be scheduled (an empty PEBS constraint).
 TEST_CASE("precise_ip is tried from 3 down for hardware cycles and instructions, else only 0") {
-  CHECK(lcpi::PreciseLevels(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES) ==
-        std::vector<int>{3, 2, 1, 0});
-  CHECK(lcpi::PreciseLevels(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS) ==
-        std::vector<int>{3, 2, 1, 0});
-  CHECK(lcpi::PreciseLevels(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES) ==
-        std::vector<int>{0});
-  CHECK(lcpi::PreciseLevels(PERF_TYPE_RAW, 0x01c2) == std::vector<int>{0});
-  CHECK(lcpi::PreciseLevels(PERF_TYPE_HW_CACHE, 0x10000) == std::vector<int>{0});
-  CHECK(lcpi::PreciseLevels(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK) == std::vector<int>{0});
+  auto no_precise = [](uint32_t, uint64_t, const lcpi::OpenLevel& x) {
+    return x.precise ? EOPNOTSUPP : 0;
+  };
+  for (auto [type, config, want] :
+       {std::tuple<uint32_t, uint64_t, Asked>{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+                                              Asked{{3, true}, {2, true}, {1, true}}},
+        {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, Asked{{3, true}, {2, true}, {1, true}}},
+        {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, Asked{}},
+        {PERF_TYPE_RAW, 0x01c2, Asked{}},
+        {PERF_TYPE_HW_CACHE, 0x10000, Asked{}},
+        {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, Asked{}}}) {
+    INFO("type " << type << " config " << config);
+    Asked asked;
+    lcpi::OpenLevel l = Choose(type, config, no_precise, &asked);
+    CHECK(asked == want);
+    CHECK(l.precise == 0);
+    CHECK(l.exclude_guest);
+    // a PMU taking every level: the first asked
+    CHECK(Choose(type, config, [](uint32_t, uint64_t, const lcpi::OpenLevel&) {
+            return 0;
+          }).precise == (want.empty() ? 0 : 3));
+  }
+}
+
+// The module's AMD case (attr_test) for the perf source: before, it lowered
+// cycles past IBS to precise 0 on the core PMU, since IBS refused its
+// exclude_guest at every level.
+TEST_CASE("AMD IBS: the perf source's cycles reach IBS at precise 2 with exclude_guest cleared") {
+  lcpi::OpenLevel cycles = Choose(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, AmdIbs);
+  CHECK(cycles.precise == 2);
+  CHECK_FALSE(cycles.exclude_guest);
+  // every other event at 0 on the core PMU, guest mode excluded
+  for (auto [type, config] :
+       {std::pair<uint32_t, uint64_t>{PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+        {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+        {PERF_TYPE_RAW, 0x76},
+        {PERF_TYPE_HW_CACHE, 0x10000},
+        {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK}}) {
+    INFO("type " << type << " config " << config);
+    lcpi::OpenLevel l = Choose(type, config, AmdIbs);
+    CHECK(l.precise == 0);
+    CHECK(l.exclude_guest);
+  }
+}
+
+TEST_CASE("exclude_guest is cleared once, after EINVAL at a precise level, before lowering") {
+  Asked asked;
+  lcpi::OpenLevel l = Choose(
+      PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+      [](uint32_t, uint64_t, const lcpi::OpenLevel& x) { return x.precise ? EINVAL : 0; }, &asked);
+  CHECK(asked == Asked{{3, true}, {3, false}, {2, true}, {2, false}, {1, true}, {1, false}});
+  CHECK(l.precise == 0);  // level 0 is the caller's to open (and report)
+  CHECK(l.exclude_guest);
 }
 
 // perf's tool lowers precise_ip on any error; AMD's IBS refuses with ENOENT
 // (forward_event_to_ibs, amd/ibs.c:236-248) what the core PMU takes at 0.
-TEST_CASE("any error at a precise level > 0 tries the next level") {
-  for (int err : {EINVAL, EOPNOTSUPP, ENOENT, EACCES, EBUSY}) {
-    lcpi::Error e = lcpi::ErrnoError("perf_event_open", err);
+TEST_CASE("any other error at a precise level > 0 tries the next level, guest mode excluded") {
+  for (int err : {EOPNOTSUPP, ENOENT, EACCES, EBUSY}) {
     INFO("errno " << err);
-    CHECK(lcpi::TryLowerPrecise(e, 3));
-    CHECK(lcpi::TryLowerPrecise(e, 1));
-    CHECK_FALSE(lcpi::TryLowerPrecise(e, 0));  // nothing lower: the error stands
+    Asked asked;
+    lcpi::OpenLevel l = Choose(
+        PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
+        [err](uint32_t, uint64_t, const lcpi::OpenLevel& x) { return x.precise ? err : 0; },
+        &asked);
+    CHECK(asked == Asked{{3, true}, {2, true}, {1, true}});
+    CHECK(l.precise == 0);
+    CHECK(l.exclude_guest);
+  }
+  SECTION("the first level taken is kept") {
+    Asked asked;
+    lcpi::OpenLevel l = Choose(
+        PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+        [](uint32_t, uint64_t, const lcpi::OpenLevel& x) { return x.precise > 2 ? EOPNOTSUPP : 0; },
+        &asked);
+    CHECK(asked == Asked{{3, true}, {2, true}});
+    CHECK(l.precise == 2);
+    CHECK(l.exclude_guest);
+    asked.clear();
+    Choose(
+        PERF_TYPE_RAW, 0x01c2, [](uint32_t, uint64_t, const lcpi::OpenLevel&) { return 0; },
+        &asked);
+    CHECK(asked.empty());
   }
 }
