@@ -2,7 +2,7 @@
 # test-sanitize.sh - the test suite in the sanitizer configuration
 # (scripts/sanitize-env.sh: clang, ASan + UBSan, libFuzzer): builds
 # build-san/ and runs every test there, the bounded fuzzing runs
-# (fuzz.<target>.run, 60 s each) included, but two kinds that run once, in
+# (fuzz.<target>.run, 30 s each) included, but two kinds that run once, in
 # build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
 # tests (label scale: the million-entry merge, the 240 s load, the
 # 10,000-process churn and the soak, whose point is behaviour at size and
