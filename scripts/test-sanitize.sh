@@ -4,7 +4,7 @@
 # build-san/ and runs every test there, the bounded fuzzing runs
 # (fuzz.<target>.run, 30 s each) included, but two kinds that run once, in
 # build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
-# tests (label scale: the million-entry merge, the 240 s load, the
+# tests (label scale: the million-entry merge, the 120 s load, the
 # 10,000-process churn and the soak, whose point is behaviour at size and
 # over time, and which take minutes each). LCPI_SAN_GUESTS=1 runs the
 # guests here too (lcpid, KmodSource and the checkers then run sanitized
