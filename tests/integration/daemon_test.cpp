@@ -6,10 +6,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "daemon_fixture.h"
 #include "libprofile/image/elf_symbols.h"
@@ -464,9 +466,14 @@ TEST_CASE("lcpid --rollup-after merges old windows and keeps every sample") {
   REQUIRE(d.running());
   CHECK(d.Status()["rollup_after"] == "1s");
   REQUIRE(Run({kWorkloads + "/shares", "4"}) == 0);
-  // A window rolls up once it ended more than 1 s ago: one a second or so,
-  // after lcpid's start-up.
+  // A window rolls up once it ended more than 1 s ago: one a second or so
+  // after lcpid's start-up, which takes seconds under ASan on a loaded host
+  // (CI's sanitizer tree once saw none within the 4 s run), so wait for it.
   auto st = d.Status();
+  for (int i = 0; i < 300 && std::stoull(st["rolled_up_epochs"]) == 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    st = d.Status();
+  }
   const uint64_t rolled = std::stoull(st["rolled_up_epochs"]);
   INFO("rolled up " << rolled);
   CHECK(rolled >= 1);
