@@ -25,9 +25,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "libprofile/base/public_file.h"
 #include "libprofile/base/quiet_thread.h"
 #include "libprofile/base/stuck_watch.h"
 #include "libprofile/base/text.h"
+#include "libprofile/base/unique_fd.h"
 #include "libprofile/image/image_cache.h"
 #include "libprofile/image/image_id.h"
 
@@ -93,20 +95,21 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop,
   return true;
 }
 
-// Whether others could reach the file m maps: every directory above it
-// (as its process sees them, through /proc/PID/root while it lives, else
-// the host's) lets others pass (o+x). Any doubt is a no.
+// Whether others could reach the file m maps: every directory above it, as
+// its process sees them (from /proc/PID/root while it lives, else from the
+// host's "/"), lets others pass (o+x), with no symbolic link or ".." on the
+// way (OpenPublicParent: the tools' rule for source files, from another
+// root). The file's own o+r is the caller's, on the file copied (not on
+// whatever the path names now); OpenPublicFile's allowlist of file systems
+// stays its own (procfs and the like answer each reader differently; an
+// image copied here is the mapped file's bytes). Any doubt is a no.
 bool OthersCanReach(const FileMapping& m) {
-  if (m.path.empty() || m.path[0] != '/') return false;
-  std::string root = "/proc/" + std::to_string(m.pid) + "/root";
-  struct stat st;
-  if (stat(root.c_str(), &st) != 0) root.clear();
-  for (size_t slash = 0; slash != std::string::npos; slash = m.path.find('/', slash + 1)) {
-    std::string dir = root + (slash == 0 ? "/" : m.path.substr(0, slash));
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH))
-      return false;
-  }
-  return true;
+  const std::string proc_root = "/proc/" + std::to_string(m.pid) + "/root";
+  UniqueFd root(open(proc_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (root.get() < 0) root = UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (root.get() < 0) return false;
+  std::string name;
+  return OpenPublicParent(root.get(), m.path, &name).has_value();
 }
 
 uid_t CopyOwner(int dir, const char* name) {

@@ -1,4 +1,4 @@
-// public_file.cpp - OpenPublicFile.
+// public_file.cpp - OpenPublicParent and OpenPublicFile.
 #include "libprofile/base/public_file.h"
 
 #include <fcntl.h>
@@ -56,7 +56,7 @@ bool OnDiskFileSystem(int fd) {
 
 }  // namespace
 
-Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
+Expected<UniqueFd> OpenPublicParent(int root, const std::string& path, std::string* name) {
   if (path.empty() || path[0] != '/') {
     return Error(Errc::kInvalidArgument, path + ": not an absolute path");
   }
@@ -72,8 +72,9 @@ Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
   }
   if (parts.empty()) return Error(Errc::kBadElf, path + ": not a regular file");
 
-  UniqueFd dir(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0) return ErrnoError("/", errno);
+  // `root` itself is the first directory checked; the caller keeps its own.
+  UniqueFd dir(fcntl(root, F_DUPFD_CLOEXEC, 0));
+  if (dir.get() < 0) return ErrnoError(path, errno);
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     struct stat ds;
     if (fstat(dir.get(), &ds) != 0) return ErrnoError(path, errno);
@@ -94,8 +95,18 @@ Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
   struct stat ds;
   if (fstat(dir.get(), &ds) != 0) return ErrnoError(path, errno);
   if ((ds.st_mode & S_IXOTH) == 0) return NotPublic(path, "a directory others cannot search");
-  int fd = openat(dir.get(), parts.back().c_str(),
-                  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+  *name = parts.back();
+  return dir;
+}
+
+Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
+  UniqueFd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (root.get() < 0) return ErrnoError("/", errno);
+  std::string name;
+  Expected<UniqueFd> dir = OpenPublicParent(root.get(), path, &name);
+  if (!dir) return dir.error();
+  int fd =
+      openat(dir->get(), name.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ELOOP) return NotPublic(path, "a symbolic link");
   if (fd < 0) return ErrnoError(path, errno);
   Expected<int> kept = KeepRegularFile(fd, path, st);

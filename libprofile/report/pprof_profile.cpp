@@ -69,6 +69,9 @@ std::vector<std::string> Comments(const Header& h) {
   std::snprintf(shares, sizeof shares, "unknown %.2f%%, lost %.2f%%", h.unknown_percent,
                 h.lost_percent);
   c.push_back(shares);
+  // The notes lcpiprof -p warns of (multiplexed events scaled, epochs of
+  // different precise_ip summed): the file outlives the run's stderr.
+  for (std::string& w : EventWarnings(h)) c.push_back(std::move(w));
   return c;
 }
 
@@ -243,6 +246,8 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
     m.has_filenames = m.has_line_numbers = all_lines;
     p.mappings.push_back(std::move(m));
   }
+  // Last, as in lcpiprof -p's warnings (report.cpp, BuildProfile).
+  for (std::string& w : EventWarnings(h)) result.warnings.push_back(std::move(w));
   return result;
 }
 

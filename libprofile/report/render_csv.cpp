@@ -1,6 +1,14 @@
 // render_csv.cpp - a Document as CSV: the shown table's CSV columns, one
 // heading row, then a row per table row. No header lines and no omitted
 // summary: CSV is for programs that want the rows.
+//
+// Nor the notes the other formats carry (a multiplexed event's scale,
+// epochs of different precise_ip): CSV has no comment or metadata
+// convention to put them in, and a leading "#" line or a trailing section
+// would appear only when the PMU multiplexed, breaking a reader (Python's
+// csv, pprof_check.py) on exactly the data it was not tested on. The counts
+// are scaled as everywhere; the tool's warning on stderr says so
+// (docs/tools.md, "Multiplexed events are scaled").
 #include "libprofile/report/cell_format.h"
 #include "libprofile/report/table.h"
 

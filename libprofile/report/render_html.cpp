@@ -62,6 +62,25 @@ std::string EpochTitle(const EpochInfo& e) {
   return std::to_string(e.id) + (e.tag ? " (" + *e.tag + ")" : "");
 }
 
+// What the text header's event line says of how event e was sampled, beyond
+// its period: "precise_ip 2" (above 0 only) and "multiplexed: scaled by
+// 1.60, running 62.5 % of enabled" (when scaled); "" when neither. The
+// events table gains a notes column only when some event has one, so a
+// page of plain events keeps its four columns.
+std::string EventNote(const Header& h, size_t e) {
+  std::string note;
+  if (e < h.precise.size() && h.precise[e] > 0) note = "precise_ip " + std::to_string(h.precise[e]);
+  if (e < h.scale.size() && h.scale[e] != 1.0) {
+    note += std::string(note.empty() ? "" : "; ") + "multiplexed: scaled by " +
+            Fixed(h.scale[e], 2) + ", running " +
+            Fixed(100.0 * static_cast<double>(h.time_running[e]) /
+                      static_cast<double>(h.time_enabled[e]),
+                  1) +
+            " % of enabled";
+  }
+  return note;
+}
+
 // The epochs, events and shares of one source.
 std::string SourceBody(const Header& h) {
   std::string out = "<dl class=\"facts\">\n";
@@ -91,18 +110,24 @@ std::string SourceBody(const Header& h) {
   out += "<dt>Lost</dt><dd>" + Fixed(h.lost_percent, 2) +
          " % of the daemon's samples (lost or dropped before they were counted)</dd>\n";
   out += "</dl>\n";
+  std::vector<std::string> notes;
+  for (size_t e = 0; e < h.events.size(); ++e) notes.push_back(EventNote(h, e));
+  const bool any_note =
+      std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return !n.empty(); });
   out +=
       "<table class=\"events\">\n<caption>Events</caption>\n<thead><tr>"
       "<th scope=\"col\">event</th><th scope=\"col\">sampled as</th>"
       "<th scope=\"col\" class=\"n\">mean period</th>"
-      "<th scope=\"col\" class=\"n\">samples</th></tr></thead>\n<tbody>\n";
+      "<th scope=\"col\" class=\"n\">samples</th>" +
+      std::string(any_note ? "<th scope=\"col\">notes</th>" : "") + "</tr></thead>\n<tbody>\n";
   for (size_t e = 0; e < h.events.size(); ++e) {
     const EventInfo& ev = h.events[e];
     std::string used = HtmlEscape(ev.used);
     if (ev.used != ev.name) used = "<strong>" + used + "</strong> (a fallback)";
     out += "<tr><th scope=\"row\">" + HtmlEscape(ev.name) + "</th><td>" + used +
            "</td><td class=\"n\">" + std::to_string(ev.period) + "</td><td class=\"n\">" +
-           std::to_string(e < h.totals.size() ? h.totals[e] : 0) + "</td></tr>\n";
+           std::to_string(e < h.totals.size() ? h.totals[e] : 0) + "</td>" +
+           (any_note ? "<td>" + HtmlEscape(notes[e]) + "</td>" : "") + "</tr>\n";
   }
   out += "</tbody>\n</table>\n";
   if (!h.epochs.empty()) {

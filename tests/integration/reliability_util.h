@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "daemon_fixture.h"
+#include "tests/unit/sanitizer.h"
 
 namespace lcpi::testing {
 
@@ -104,14 +105,6 @@ inline DbFigures ReadDb(const std::string& path) {
   f.ok = true;
   return f;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-inline constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
 
 // A bound on lcpid's peak RSS, given for a plain build and widened in an ASan
 // build (lcpid is built in the same tree as the test): there ASan's shadow

@@ -18,6 +18,8 @@
 #include <sstream>
 #include <string>
 
+#include "sanitizer.h"
+
 namespace lcpi::testing {
 
 // A fresh directory under $TMPDIR (default /tmp), removed with everything in it.
@@ -48,19 +50,9 @@ class TempDir {
 // already reserves terabytes of address space: there every later mmap
 // would fail, and ASan aborts on that instead of throwing.
 inline void LimitAddressSpace(unsigned long long bytes) {
-#if defined(__SANITIZE_ADDRESS__)
-  (void)bytes;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  (void)bytes;
-#else
+  if (kAddressSanitizer) return;
   rlimit limit{bytes, bytes};
   setrlimit(RLIMIT_AS, &limit);
-#endif
-#else
-  rlimit limit{bytes, bytes};
-  setrlimit(RLIMIT_AS, &limit);
-#endif
 }
 
 inline void WriteFile(const std::string& path, const std::string& content) {

@@ -31,7 +31,9 @@ using lcpi::ImageCacheWriter;
 
 namespace {
 
-// The mapping of a program by a process that has gone: found by path, checked by inode.
+// The mapping of a program by a process that has gone: found by path, checked
+// by inode. The path is canonical, as the kernel names a mapped file in
+// /proc/PID/maps (/bin/true, /bin a link to usr/bin, is /usr/bin/true).
 FileMapping GoneMapping(const std::string& path) {
   struct stat st;
   REQUIRE(stat(path.c_str(), &st) == 0);
@@ -42,7 +44,7 @@ FileMapping GoneMapping(const std::string& path) {
   m.pid = static_cast<uint32_t>(child);
   m.start = 0x1000;
   m.end = 0x2000;
-  m.path = path;
+  m.path = std::filesystem::canonical(path).string();
   m.dev = st.st_dev;
   m.ino = st.st_ino;
   return m;
@@ -330,4 +332,27 @@ TEST_CASE("only a file others could read gets a copy the readers' group may read
   CHECK(Mode(lcpi::FindCachedImage(db, secret)) == 0600);
   CHECK(Mode(lcpi::FindCachedImage(db, hidden)) == 0600);
   CHECK(s.private_files == 2);
+}
+
+TEST_CASE("a file reached through a symbolic link gets a private copy") {
+  // A mapping's path (/proc/PID/maps) has none; one on the way now means the
+  // tree changed since, or resolves against lcpid's root instead of the
+  // process's: any doubt is a no (public_file.h, OpenPublicParent).
+  lcpi::testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  std::string db = dir.path().string() + "/profiles.db";
+  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
+  REQUIRE(w.Start());
+  std::filesystem::create_directory(dir / "real");
+  std::filesystem::permissions(dir / "real", std::filesystem::perms(0755));
+  std::filesystem::create_directory_symlink("real", dir / "link");
+  Program(dir / "real/prog", kNobody, 0755, 4);
+  std::string id = Identity(dir / "real/prog");
+  FileMapping through_link = GoneMapping(dir / "link/prog");
+  through_link.path = dir / "link/prog";
+  w.Offer(id, through_link);
+  ImageCacheStats s = Settle(w, 1);
+  REQUIRE(s.files == 1);
+  CHECK(Mode(lcpi::FindCachedImage(db, id)) == 0600);
+  CHECK(s.private_files == 1);
 }

@@ -2,16 +2,21 @@
 // mode bits decide only on disk file systems. On procfs and sysfs a file
 // marked 0444 or 0644 shows root a privileged view (a PCI device's whole
 // config space, another process's details), so a source path there is
-// withheld whatever its mode says.
+// withheld whatever its mode says. OpenPublicParent (the image cache's rule
+// too) walks from the root it is given, as a process sees its files.
 #include "libprofile/base/public_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+
+#include "test_files.h"
 
 using lcpi::Errc;
 using lcpi::OpenPublicFile;
@@ -39,4 +44,47 @@ TEST_CASE("a public file on disk opens, one on procfs or sysfs is withheld") {
   }
   auto kernel = OpenPublicFile("/sys/kernel/notes", &st);
   CHECK_FALSE(kernel.has_value());
+}
+
+TEST_CASE("OpenPublicParent walks from the root it is given, never out of it") {
+  // A process's root (/proc/PID/root for the image cache): "/a/b" there is
+  // root/a/b, and an absolute link would lead to lcpid's own tree instead.
+  namespace fs = std::filesystem;
+  lcpi::testing::TempDir dir;
+  fs::permissions(dir.path(), fs::perms(0755));
+  fs::create_directories(dir / "usr/lib");
+  fs::permissions(dir / "usr", fs::perms(0755));
+  fs::permissions(dir / "usr/lib", fs::perms(0755));
+  lcpi::testing::WriteFile(dir / "usr/lib/x.so", "x");
+  fs::create_directory(dir / "private");
+  fs::permissions(dir / "private", fs::perms(0700));
+  fs::create_directory_symlink("/usr", dir / "host");
+  lcpi::UniqueFd root(open(dir.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(root.get() >= 0);
+  std::string name;
+
+  auto lib = lcpi::OpenPublicParent(root.get(), "/usr/lib/x.so", &name);
+  REQUIRE(lib.has_value());
+  CHECK(name == "x.so");
+  struct stat want, got;
+  REQUIRE(stat((dir / "usr/lib").c_str(), &want) == 0);
+  REQUIRE(fstat(lib->get(), &got) == 0);
+  CHECK((got.st_dev == want.st_dev && got.st_ino == want.st_ino));
+
+  auto hidden = lcpi::OpenPublicParent(root.get(), "/private/x.so", &name);
+  REQUIRE_FALSE(hidden.has_value());
+  CHECK(hidden.error().message().find("a directory others cannot search") != std::string::npos);
+  auto out = lcpi::OpenPublicParent(root.get(), "/host/lib/x.so", &name);
+  REQUIRE_FALSE(out.has_value());
+  CHECK(out.error().message().find("a symbolic link on the way") != std::string::npos);
+  auto up = lcpi::OpenPublicParent(root.get(), "/usr/../../etc/passwd", &name);
+  REQUIRE_FALSE(up.has_value());
+  CHECK(up.error().code() == Errc::kInvalidArgument);
+
+  // The root itself must let others pass.
+  fs::permissions(dir.path(), fs::perms(0750));
+  auto closed = lcpi::OpenPublicParent(root.get(), "/usr/lib/x.so", &name);
+  REQUIRE_FALSE(closed.has_value());
+  CHECK(closed.error().code() == Errc::kPermission);
+  fs::permissions(dir.path(), fs::perms(0755));
 }

@@ -4,15 +4,20 @@
 // says so (a warning, the text header, JSON's events); an event that ran all
 // the time, or whose times are not known, is shown as stored. An event
 // sampled with precise_ip > 0 says so; epochs of different precision summed
-// into one report are warned about (their skid differs).
+// into one report are warned about (their skid differs). HTML states the
+// scale in its events table, pprof in its comments; CSV is rows only (the
+// warning on stderr says it).
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 
+#include "libprofile/report/html_page.h"
+#include "libprofile/report/pprof_profile.h"
 #include "libprofile/report/report.h"
 #include "libprofile/store/profile_db.h"
 
@@ -73,6 +78,21 @@ Profile Build(ProfileDb& db, View view = View::kImages, const std::string& epoch
   return std::move(*p);
 }
 
+// The <table class="events"> of an HTML page, without its caption and head.
+std::string EventsTable(const std::string& html) {
+  const size_t body = html.find("<tbody>", html.find("<table class=\"events\">"));
+  if (body == std::string::npos) return "";
+  return html.substr(body, html.find("</tbody>", body) - body);
+}
+
+const std::string kMultiplexedEvents =
+    "<tbody>\n"
+    "<tr><th scope=\"row\">cycles</th><td>cycles</td><td class=\"n\">100000</td>"
+    "<td class=\"n\">2400</td><td>multiplexed: scaled by 1.60, running 62.5 % of enabled</td>"
+    "</tr>\n"
+    "<tr><th scope=\"row\">imiss</th><td>imiss</td><td class=\"n\">5000</td>"
+    "<td class=\"n\">300</td><td></td></tr>\n";
+
 }  // namespace
 
 TEST_CASE("a multiplexed event's counts are scaled by enabled/running, and said so", "[report]") {
@@ -102,6 +122,34 @@ TEST_CASE("a multiplexed event's counts are scaled by enabled/running, and said 
   CHECK(json.find("\"samples\": 2400, \"scale\": 1.6000, \"running_percent\": 62.5000") !=
         std::string::npos);
   CHECK(json.find("event cycles multiplexed") != std::string::npos);  // the warnings
+
+  // HTML: the events table says it, per event, as the text header does (the
+  // warnings section says it too, but a reader of the numbers reads that table).
+  ro.format = Format::kHtml;
+  CHECK(EventsTable(RenderProfile(p, ro)) == kMultiplexedEvents);
+  HtmlOptions page_options;
+  auto page = BuildHtmlReport(*d.db, page_options);
+  REQUIRE(page);
+  CHECK(EventsTable(RenderHtmlReport(*page, ro)) == kMultiplexedEvents);
+
+  // CSV: rows only, scaled; no note among them (programs read the rows).
+  ro.format = Format::kCsv;
+  const std::string csv = RenderProfile(p, ro);
+  CHECK(csv.find("/bin/prog,build-id:aa,user,1600,") != std::string::npos);
+  CHECK(csv.find("multiplexed") == std::string::npos);
+
+  // pprof: the values are scaled, the comments say so, and so does the
+  // warning on stderr (as lcpiprof -p's).
+  auto pprof = BuildPprof(*d.db, PprofOptions{});
+  REQUIRE(pprof);
+  int64_t cycles_samples = 0;
+  for (const pprof::Sample& s : pprof->profile.samples) cycles_samples += s.values[0];
+  CHECK(cycles_samples == 2400);
+  const std::string note =
+      "event cycles multiplexed: counts scaled by 1.60 (running 62.5% of enabled)";
+  const std::vector<std::string>& comments = pprof->profile.comments;
+  CHECK(std::count(comments.begin(), comments.end(), note) == 1);
+  CHECK(std::count(pprof->warnings.begin(), pprof->warnings.end(), note) == 1);
 
   // The processes and procedures views read other tables: scaled too.
   Profile procs = Build(*d.db, View::kProcesses);
@@ -163,6 +211,10 @@ TEST_CASE("an event sampled with precise_ip says so in the header", "[report]") 
   const std::string json = RenderProfile(p, ro);
   CHECK(json.find("\"period\": 100000, \"precise\": 2, \"samples\": 1500") != std::string::npos);
   CHECK(json.find("\"period\": 5000, \"samples\": 300") != std::string::npos);
+  ro.format = Format::kHtml;
+  const std::string html = EventsTable(RenderProfile(p, ro));
+  CHECK(html.find("<td class=\"n\">1500</td><td>precise_ip 2</td></tr>") != std::string::npos);
+  CHECK(html.find("<td class=\"n\">300</td><td></td></tr>") != std::string::npos);
 }
 
 TEST_CASE("epochs sampled at different precise_ip, summed, are warned about", "[report]") {
