@@ -6,6 +6,7 @@
 
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -180,6 +181,17 @@ int CancelPastBound(debuginfod_client* client, long received, long total) {
   return 0;
 }
 
+// libdebuginfod 0.188 writes "using max size" to its verbose fd without
+// checking that one is set (-1 unless DEBUGINFOD_VERBOSE is), and glibc's
+// dprintf() on -1 loses the 8 KiB buffer it allocated: LeakSanitizer failed
+// every sanitized tool run that asked a server once DEBUGINFOD_MAXSIZE had a
+// default. Its verbose lines go to /dev/null instead, unless asked for.
+void GiveVerboseFd(debuginfod_client* client) {
+  if (std::getenv(DEBUGINFOD_VERBOSE_ENV_VAR) != nullptr) return;
+  int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);  // kept for the client's life
+  if (fd >= 0) debuginfod_set_verbose_fd(client, fd);
+}
+
 const char* Urls() {
   const char* urls = std::getenv(DEBUGINFOD_URLS_ENV_VAR);
   return urls != nullptr && urls[0] != '\0' ? urls : nullptr;
@@ -266,7 +278,10 @@ std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,
   }
   if (s.client == nullptr) {
     s.client = debuginfod_begin();
-    if (s.client != nullptr) debuginfod_set_progressfn(s.client, CancelPastBound);
+    if (s.client != nullptr) {
+      debuginfod_set_progressfn(s.client, CancelPastBound);
+      GiveVerboseFd(s.client);
+    }
   }
   if (s.client == nullptr) {
     s.failed = true;
