@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "daemon_fixture.h"
+#include "libprofile/attribute/process_tracker.h"
 #include "reliability_util.h"
 
 using lcpi::testing::DaemonFixture;
@@ -78,6 +79,7 @@ TEST_CASE("a user mapping pages at 150,000 addresses and forking grows lcpid by 
   std::map<std::string, std::string> st = d.Status();
   const uint64_t before = Num(st, "rss_bytes");
   const uint64_t records_before = Num(st, "sideband_records");
+  const uint64_t mappings_before = Num(st, "mappings");
   REQUIRE(before > 0);
   const Clock::time_point t0 = Clock::now();
   Flood flood;
@@ -104,7 +106,13 @@ TEST_CASE("a user mapping pages at 150,000 addresses and forking grows lcpid by 
                          << Num(st, "mappings_refused"));
   // The flood reached lcpid (else the bound proves nothing).
   REQUIRE(Num(st, "sideband_records") - records_before > kMappings / 2);
-  CHECK(peak - before < kGrowthBound);
+  // Under ASan lcpid's RSS also holds the allocator's quarantine of freed
+  // memory (256 MiB by default: 109 MiB grew to 219 MiB in CI's sanitizer
+  // tree), which measures the sanitizer, not the tracker; build/ checks it.
+  // The count of mappings kept is checked in both: one space's bound, plus
+  // what the host's other processes map meanwhile.
+  if (!lcpi::testing::kAddressSanitizer) CHECK(peak - before < kGrowthBound);
+  CHECK(Num(st, "mappings") < mappings_before + lcpi::TrackerLimits{}.max_space_mappings + 4096);
   CHECK(Num(st, "mappings_refused") > 0);
   CHECK(d.Stop() == 0);
 }
