@@ -25,10 +25,12 @@ std::string RenderCsv(const Document& doc) {
   for (const TableRow& row : table.rows) {
     for (size_t i = 0; i < order.size(); ++i) {
       const size_t c = order[i];
-      const CellType type = table.columns[c].type;
-      const bool text = type == CellType::kText || type == CellType::kPath;
-      out +=
-          (i ? "," : "") + CsvField(CellText(table.columns[c], row.cells[c], Format::kCsv), text);
+      const Cell& cell = row.cells[c];
+      // A text cell's own bytes: CsvField escapes them (Printable) and
+      // quotes; CellText's display string would be escaped twice.
+      const bool text = std::holds_alternative<std::string>(cell);
+      out += (i ? "," : "") + (text ? CsvField(std::get<std::string>(cell), true)
+                                    : CellText(table.columns[c], cell, Format::kCsv));
     }
     out += "\n";
   }

@@ -246,7 +246,11 @@ std::string HtmlTable(const Document& doc, size_t index, const std::string& capt
     for (size_t i = 0; i < order.size(); ++i) {
       const Column& col = t.columns[order[i]];
       const Cell& cell = row.cells[order[i]];
-      const std::string value = HtmlEscape(CellText(col, cell, Format::kText));
+      // A text cell's own bytes, escaped once (HtmlEscape is Printable and
+      // HTML's five; CellText's display string would be escaped twice).
+      const std::string value = HtmlEscape(std::holds_alternative<std::string>(cell)
+                                               ? std::get<std::string>(cell)
+                                               : CellText(col, cell, Format::kText));
       const bool head = i == 0;
       if (IsShare(col) && std::holds_alternative<double>(cell)) {
         out += ShareCell(value, std::get<double>(cell), shares, head);

@@ -81,6 +81,14 @@ TEST_CASE("HTML page: every text from the database is escaped") {
   CHECK(page.find("evil.c:1:  " + kEscaped) != std::string::npos);
 }
 
+TEST_CASE("HTML page: a cell's control bytes are escaped once, as in the text report") {
+  Document doc = Procedures();
+  doc.tables[0].rows[0].cells[0] = std::string("\x1b[2J\rpwn\a");
+  const std::string page = RenderHtml(doc);
+  CHECK(page.find("<th scope=\"row\">\\x1b[2J\\x0dpwn\\x07</th>") != std::string::npos);
+  CHECK(page.find("x5c") == std::string::npos);
+}
+
 TEST_CASE("HTML page: real tables, self-contained, shares as text") {
   const std::string page = Render(Procedures(), RenderOptions{Format::kHtml, 100, true});
   CHECK(page.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0) == 0);

@@ -150,6 +150,16 @@ TEST_CASE("CSV: the CSV columns in their order, quoted where needed") {
         "b,0x20,50,25.0000,0,0.0000\n");
 }
 
+TEST_CASE("CSV: a name's bytes are escaped once, as in the text report") {
+  // A command of escape sequences (reliability_test's evil_name) printed
+  // \x5cx1b in CSV: the cell escaped, then the field escaped the backslash.
+  Document doc = Sample();
+  doc.tables[0].rows[1].cells[0] = std::string("\x1b[2J\rpwn\a");
+  const std::string csv = RenderCsv(doc);
+  CHECK(csv.find("\n\\x1b[2J\\x0dpwn\\x07,0x20,") != std::string::npos);
+  CHECK(csv.find("x5c") == std::string::npos);
+}
+
 TEST_CASE("JSON: facts, header, per-event objects, absent cells left out") {
   CHECK(RenderJson(Sample()) ==
         "{\n"
