@@ -113,6 +113,15 @@ mode_t Mode(const std::string& p) {
   return st.st_mode & 07777;
 }
 
+// A cache whose copies the readers' group may read (0640), beside a
+// database in a directory others may pass: the cases on who may read a copy.
+struct PublicCache {
+  lcpi::testing::TempDir dir;
+  std::string db = dir.path().string() + "/profiles.db";
+  ImageCacheWriter w{{lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt}};
+  PublicCache() { std::filesystem::permissions(dir.path(), std::filesystem::perms(0755)); }
+};
+
 }  // namespace
 
 TEST_CASE("an image is copied once by identity, private, then a hit") {
@@ -309,10 +318,10 @@ TEST_CASE("a user's file never fills a root file's identity, even with root's by
 }
 
 TEST_CASE("only a file others could read gets a copy the readers' group may read") {
-  lcpi::testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-  std::string db = dir.path().string() + "/profiles.db";
-  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
+  PublicCache cache;
+  const std::filesystem::path& dir = cache.dir.path();
+  const std::string& db = cache.db;
+  ImageCacheWriter& w = cache.w;
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "private");
   std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
@@ -338,10 +347,10 @@ TEST_CASE("a public path to another file than the one copied gets a private copy
   // The mapping's pid, reused by a user's process in a namespace of its own,
   // can make the mapped path lead to a public file of theirs: the walk must
   // end at the file whose bytes are copied (the hostile review's finding).
-  lcpi::testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-  std::string db = dir.path().string() + "/profiles.db";
-  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
+  PublicCache cache;
+  const std::filesystem::path& dir = cache.dir.path();
+  const std::string& db = cache.db;
+  ImageCacheWriter& w = cache.w;
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "private");
   std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
@@ -363,10 +372,10 @@ TEST_CASE("a file reached through a symbolic link gets a private copy") {
   // A mapping's path (/proc/PID/maps) has none; one on the way now means the
   // tree changed since, or resolves against lcpid's root instead of the
   // process's: any doubt is a no (public_file.h, OpenPublicParent).
-  lcpi::testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-  std::string db = dir.path().string() + "/profiles.db";
-  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
+  PublicCache cache;
+  const std::filesystem::path& dir = cache.dir.path();
+  const std::string& db = cache.db;
+  ImageCacheWriter& w = cache.w;
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "real");
   std::filesystem::permissions(dir / "real", std::filesystem::perms(0755));
