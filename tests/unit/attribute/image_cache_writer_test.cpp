@@ -317,11 +317,8 @@ TEST_CASE("a user's file never fills a root file's identity, even with root's by
   CHECK(lcpi::FindCachedImage(db, id) != lcpi::FindCachedImage(db, users_id));
 }
 
-TEST_CASE("only a file others could read gets a copy the readers' group may read") {
-  PublicCache cache;
-  const std::filesystem::path& dir = cache.dir.path();
-  const std::string& db = cache.db;
-  ImageCacheWriter& w = cache.w;
+TEST_CASE_METHOD(PublicCache,
+                 "only a file others could read gets a copy the readers' group may read") {
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "private");
   std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
@@ -343,14 +340,11 @@ TEST_CASE("only a file others could read gets a copy the readers' group may read
   CHECK(s.private_files == 2);
 }
 
-TEST_CASE("a public path to another file than the one copied gets a private copy") {
+TEST_CASE_METHOD(PublicCache,
+                 "a public path to another file than the one copied gets a private copy") {
   // The mapping's pid, reused by a user's process in a namespace of its own,
   // can make the mapped path lead to a public file of theirs: the walk must
   // end at the file whose bytes are copied (the hostile review's finding).
-  PublicCache cache;
-  const std::filesystem::path& dir = cache.dir.path();
-  const std::string& db = cache.db;
-  ImageCacheWriter& w = cache.w;
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "private");
   std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
@@ -368,14 +362,10 @@ TEST_CASE("a public path to another file than the one copied gets a private copy
   CHECK(s.private_files == 1);
 }
 
-TEST_CASE("a file reached through a symbolic link gets a private copy") {
+TEST_CASE_METHOD(PublicCache, "a file reached through a symbolic link gets a private copy") {
   // A mapping's path (/proc/PID/maps) has none; one on the way now means the
   // tree changed since, or resolves against lcpid's root instead of the
   // process's: any doubt is a no (public_file.h, OpenPublicParent).
-  PublicCache cache;
-  const std::filesystem::path& dir = cache.dir.path();
-  const std::string& db = cache.db;
-  ImageCacheWriter& w = cache.w;
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "real");
   std::filesystem::permissions(dir / "real", std::filesystem::perms(0755));
