@@ -704,6 +704,7 @@ int Daemon::Run() {
     {
       SlowestStep::Timer t(slowest_step_, "lookup-results");
       lookups_->RunCompletions();
+      if (image_cache_) image_cache_->Pump();  // what was offered while its lock was taken
     }
     // From the last look at the socket to this one: a request that came
     // meanwhile waited that long (a flush's own wait, which its client
