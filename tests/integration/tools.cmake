@@ -64,7 +64,7 @@ lcpi_tools_test(lcpiprof-help-pprof TOOL lcpiprof ARGS "--help" STDOUT "--format
 # --format html to stdout (the page in a browser: html.cmake), and -o to a
 # file that cannot be made: an error naming it.
 lcpi_tools_test(lcpiprof-html TOOL lcpiprof ARGS "${_db}|--epoch|base|--format|html"
-  STDOUT "<caption>Samples per procedure, by cycles</caption>.*<th scope=\"row\">hot_loop</th>.*Instructions of hot_loop"
+  STDOUT "<caption>Samples per procedure, by cycles</caption>.*<th scope=\"row\" class=\"name\">hot_loop</th>.*Instructions of hot_loop"
   STDERR "cannot read /usr/lib/fake/libfake.so")
 lcpi_tools_test(lcpiprof-output-error TOOL lcpiprof
   ARGS "${_db}|--format|csv|-o|@DIR@/no/such/dir/out.csv" RC 1
