@@ -83,7 +83,11 @@ std::string PerEpoch(const HtmlReport& r) {
            std::to_string(left - 6) + "\" y=\"" + yy + "\" dy=\"4\" text-anchor=\"end\">" +
            Fixed(p, 0) + " %</text>\n";
   }
+  // At most 12 labels on the axis, the newest always among them; the table
+  // names every column.
+  const size_t every = (n + 11) / 12;
   for (size_t i = 0; i < n; ++i) {
+    if ((n - 1 - i) % every != 0) continue;
     svg += "<text x=\"" + Fixed(x(i), 1) + "\" y=\"" + std::to_string(above + plot_h + 18) +
            "\" text-anchor=\"middle\">" + HtmlEscape(EpochLabel(plotted[i])) + "</text>\n";
   }
@@ -130,7 +134,8 @@ std::string PerEpoch(const HtmlReport& r) {
     newest = "<p class=\"note\">The newest " + std::to_string(plotted.size()) + " of the " +
              std::to_string(h.epochs.size()) + " epochs and windows selected.</p>\n";
   }
-  return newest + svg + table + "</tbody>\n</table>\n";
+  // A column per epoch: the table scrolls on its own rather than widen the page.
+  return newest + svg + "<div class=\"scroll\">" + table + "</tbody>\n</table>\n</div>\n";
 }
 
 std::string ListingSection(const Listing& l, size_t i) {

@@ -168,6 +168,7 @@ tbody th { font-weight: normal; }
 .n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.path, th.path, td.name, th.name { overflow-wrap: anywhere; max-width: 34rem; }
 h3 code, caption { overflow-wrap: anywhere; }
+div.scroll { overflow-x: auto; }
 .bar { display: inline-block; width: 6rem; height: .75rem; margin-left: .5rem;
   background: #e8ebef; border: 1px solid #8c959f; vertical-align: -.05rem; }
 .bar > span { display: block; height: 100%; background: #1f5fa8; }

@@ -11,8 +11,9 @@ cold memfd. lcpiprof -p must show:
          middle, its head and its end (the function) both in view;
   CSV, JSON, pprof: the whole demangled name, the same in each;
   pprof  `go tool pprof -top` names the hottest image ([kernel]) as File:;
-  HTML   in headless chromium at 1280 pixels, the page is no wider than
-         the window: names wrap. The check measures a copy of the page with
+  HTML   with --epoch all (an epoch and 29 windows, so the per-window plot
+         and its table of 24 columns), in headless chromium at 1280 pixels,
+         the page is no wider than the window: names wrap, the table scrolls. The check measures a copy of the page with
          a script added (the report itself has none and forbids them).
 """
 import csv
@@ -96,7 +97,7 @@ if file_line != "File: [kernel]":
 
 # HTML: the page fits a 1280-pixel window.
 page = os.path.join(work, "long.html")
-prof("--format", "html", "-o", page)
+prof("--epoch", "all", "--format", "html", "-o", page)
 html = open(page, encoding="utf-8").read()
 probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
 probe = probe.replace("</body>", "<script>document.body.setAttribute('data-fit', "
@@ -118,6 +119,8 @@ else:
     print(f"HTML: {m.group(1)} pixels wide in a {m.group(2)}-pixel window")
 if long_name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") not in html:
     fail("HTML: the whole name is missing")
+if "The newest 24 of the 30 epochs and windows selected." not in html:
+    fail("HTML: the per-window plot does not say it shows the newest 24 of 30")
 
 if failures:
     sys.exit(1)

@@ -114,13 +114,14 @@ void MakeHostile(const std::string& path) {
 // long_names.py. The kernel's hottest symbol is a real 583-byte Rust v0 name
 // from a rustc 1.95 program's own std (1103 bytes demangled), beside a
 // legacy Rust name and a short C one; the first image stored is a cold
-// memfd, as on a host whose first mapping seen was a sealed memfd.
+// memfd, as on a host whose first mapping seen was a sealed memfd. The
+// same counts again in 29 windows after the epoch.
 void MakeLongNames(const std::string& path) {
   std::filesystem::remove(path);
   auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
   FixtureCheck(opened.has_value(), "open " + path);
   ProfileDb& db = **opened;
-  auto id = db.NewEpoch(std::string("long"));
+  auto id = db.NewEpoch(std::string("long"), EpochKind::kEpoch, kEight);
   FixtureCheck(id.has_value(), "new epoch");
   MergeBatch b;
   b.epoch = *id;
@@ -143,6 +144,15 @@ void MakeLongNames(const std::string& path) {
   b.processes = {{100, "hot", 1, 0, 1300}, {101, "sealed", 0, 0, 50}};
   auto merged = db.Merge(b);
   FixtureCheck(merged.has_value(), "merge long: " + (merged ? "" : merged.error().ToString()));
+  // 29 windows after it, the same counts in each: more than the HTML page
+  // plots (24), and a column each in its table.
+  for (int w = 1; w < 30; ++w) {
+    auto window = db.NewEpoch(std::nullopt, EpochKind::kWindow, kEight + 600 * w);
+    FixtureCheck(window.has_value(), "new window");
+    b.epoch = *window;
+    merged = db.Merge(b);
+    FixtureCheck(merged.has_value(), "merge window");
+  }
 }
 
 }  // namespace
