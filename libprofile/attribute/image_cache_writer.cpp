@@ -374,6 +374,7 @@ Expected<void> ImageCacheWriter::Start() {
   }
   State::Unlink(s.Evict(std::nullopt, ""));  // the bounds may have shrunk since
   s.started = true;
+  last_stats_ = s.stats;  // what status shows until a look finds the lock free
   s.StartCopierLocked();
   if (s.live == 0) return Error(Errc::kBusy, "no thread for the image cache");
   return {};
@@ -646,6 +647,7 @@ bool ImageCacheWriter::Stop(std::chrono::milliseconds wait) {
     if (job.fd >= 0) close(job.fd);
   for (Backlogged& b : backlog_)
     if (b.fd >= 0) close(b.fd);
+  backlog_dropped_ += backlog_.size();  // offered, never handed over: counted
   backlog_.clear();
   return all_ended;
 }

@@ -327,20 +327,19 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   auto stats = db.Stats(QueryEpoch(h));
   if (!stats) return stats.error();
   h.stats = *stats;
-  const int64_t attributed = Stat(h.stats, "attributed"), unknown = Stat(h.stats, "unknown");
-  const int64_t lost = Stat(h.stats, "lost") + Stat(h.stats, "dropped");
-  if (attributed + unknown > 0) {
-    h.unknown_percent =
-        100.0 * static_cast<double>(unknown) / static_cast<double>(attributed + unknown);
-  }
-  if (attributed + unknown + lost > 0) {
-    h.lost_percent =
-        100.0 * static_cast<double>(lost) / static_cast<double>(attributed + unknown + lost);
-  }
-  if (const int64_t throttled = Stat(h.stats, "throttled_lost_estimate"); throttled > 0) {
-    h.throttled_percent = 100.0 * static_cast<double>(throttled) /
-                          static_cast<double>(attributed + unknown + lost + throttled);
-  }
+  // As doubles, each at least 0: a crafted database's negative or huge
+  // figures give a share in [0, 100], never an overflowed sum.
+  auto figure = [&](const char* name) {
+    return std::max(0.0, static_cast<double>(Stat(h.stats, name)));
+  };
+  const double attributed = figure("attributed"), unknown = figure("unknown");
+  const double lost = figure("lost") + figure("dropped");
+  const double throttled = figure("throttled_lost_estimate");
+  if (attributed + unknown > 0) h.unknown_percent = 100.0 * unknown / (attributed + unknown);
+  if (attributed + unknown + lost > 0)
+    h.lost_percent = 100.0 * lost / (attributed + unknown + lost);
+  if (throttled > 0)
+    h.throttled_percent = 100.0 * throttled / (attributed + unknown + lost + throttled);
   return h;
 }
 

@@ -295,12 +295,16 @@ TEST_CASE("kmod: the samples throttling cost are estimated within 25 % of the un
   REQUIRE(d.running());
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   // Every CPU busy for 3 s; returns the samples taken and estimated lost.
+  // Each status after a flush: the samples still in the module's buffers
+  // are counted, as the estimate (read from its statistics) already is.
   auto busy = [&](uint64_t& taken, uint64_t& estimated) {
+    REQUIRE(!d.Ctl("flush").empty());
     auto before = d.Status();
     std::vector<std::thread> spinners;
     for (unsigned i = 0; i < cpus; i++)
       spinners.emplace_back([] { Run({kWorkloads + "/shares", "3"}); });
     for (std::thread& t : spinners) t.join();
+    REQUIRE(!d.Ctl("flush").empty());
     auto after = d.Status();
     auto delta = [&](const char* k) { return std::stoull(after[k]) - std::stoull(before[k]); };
     taken = delta("samples");

@@ -265,6 +265,21 @@ TEST_CASE("samples lost to perf's throttling are estimated in every report", "[r
         1);
   CHECK(std::count(comments.begin(), comments.end(), note) == 1);
 
+  // A crafted database's figures (negative, or summing past int64) give a
+  // share in [0, 100], not an overflowed one.
+  Db crafted;
+  crafted.Merge(Ok(crafted.db->CurrentEpoch()), 1000, 1000);
+  MergeBatch forged;
+  forged.epoch = Ok(crafted.db->CurrentEpoch());
+  forged.stats = {{"attributed", -1000},
+                  {"lost", INT64_MAX},
+                  {"throttle_events", 1},
+                  {"throttled_lost_estimate", INT64_MAX}};
+  REQUIRE(crafted.db->Merge(forged));
+  Profile c = Build(*crafted.db);
+  CHECK(c.header.throttled_percent == Approx(50.0));
+  CHECK(c.header.lost_percent == Approx(100.0));
+
   // The perf source counts throttles but estimates nothing: said so.
   Db perf;
   perf.Merge(Ok(perf.db->CurrentEpoch()), 1000, 1000);
