@@ -26,6 +26,9 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
+    // The cgroup paths no row names any more (a host that runs pods all
+    // day makes new ones all day). ?1 unused.
+    "DELETE FROM cgroups WHERE id NOT IN (SELECT cgroup_id FROM process_counts) AND ?1 IS NOT NULL",
 };
 constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
 // What a drop takes away stays counted: the dropped epochs' statistics are
@@ -110,11 +113,11 @@ constexpr const char* kSqlRollup[] = {
      "GROUP BY image_id, event_id, image_offset "
      "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
      "DO UPDATE SET count = count + excluded.count"),
-    ("INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
-     "SELECT ?1, pid, comm, image_id, event_id, sum(count) FROM process_counts "
+    ("INSERT INTO process_counts (epoch_id, pid, comm, cgroup_id, image_id, event_id, count) "
+     "SELECT ?1, pid, comm, cgroup_id, image_id, event_id, sum(count) FROM process_counts "
      "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
-     "GROUP BY pid, comm, image_id, event_id "
-     "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+     "GROUP BY pid, comm, cgroup_id, image_id, event_id "
+     "ON CONFLICT (epoch_id, pid, comm, cgroup_id, image_id, event_id) "
      "DO UPDATE SET count = count + excluded.count"),
     ("INSERT INTO stats (epoch_id, name, value) "
      "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
@@ -143,10 +146,11 @@ constexpr const char* kSqlCapProcesses[] = {
     ("INSERT INTO stats (epoch_id, name, value) SELECT ?1, 'processes_rolled_up', count(*) "
      "FROM " LCPI_PIDS_OVER_CAP " WHERE true HAVING count(*) > 0 "
      "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
-    ("INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
-     "SELECT ?1, -1, comm, image_id, event_id, sum(count) FROM process_counts "
-     "WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP " GROUP BY comm, image_id, event_id "
-     "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+    ("INSERT INTO process_counts (epoch_id, pid, comm, cgroup_id, image_id, event_id, count) "
+     "SELECT ?1, -1, comm, cgroup_id, image_id, event_id, sum(count) FROM process_counts "
+     "WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP
+     " GROUP BY comm, cgroup_id, image_id, event_id "
+     "ON CONFLICT (epoch_id, pid, comm, cgroup_id, image_id, event_id) "
      "DO UPDATE SET count = count + excluded.count"),
     "DELETE FROM process_counts WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP,
 };

@@ -52,6 +52,7 @@ TEST_CASE("a schema 3 database migrates: its epochs' times are not known", "[sto
     REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 0, 0)));
   }
   // Back to schema 3: epoch_events as 003 left it, with a row in it.
+  RawExec(path, lcpi::testing::kUndoSchema5);
   RawExec(path,
           "ALTER TABLE epoch_events DROP COLUMN precise; "
           "ALTER TABLE epoch_events DROP COLUMN time_running; "

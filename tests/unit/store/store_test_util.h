@@ -37,6 +37,20 @@ inline std::unique_ptr<ProfileDb> OpenOk(const std::string& path,
   return std::move(*db);
 }
 
+// SQL that takes a database of schema 5 back to schema 4 (process_counts as
+// 001 made it, no cgroups), for the tests of migrations from older schemas.
+inline constexpr const char kUndoSchema5[] =
+    "CREATE TABLE pc4 (epoch_id INTEGER NOT NULL REFERENCES epochs (id), "
+    "pid INTEGER NOT NULL, comm TEXT NOT NULL, "
+    "image_id INTEGER NOT NULL REFERENCES images (id), "
+    "event_id INTEGER NOT NULL REFERENCES events (id), "
+    "count INTEGER NOT NULL CHECK (count >= 0), "
+    "PRIMARY KEY (epoch_id, pid, comm, image_id, event_id)) WITHOUT ROWID; "
+    "INSERT INTO pc4 SELECT epoch_id, pid, comm, image_id, event_id, count "
+    "FROM process_counts; DROP TABLE process_counts; "
+    "ALTER TABLE pc4 RENAME TO process_counts; DROP TABLE cgroups; "
+    "PRAGMA user_version = 4;";
+
 template <class T>
 T Ok(Expected<T> e) {
   INFO((e ? std::string("ok") : e.error().ToString()));
