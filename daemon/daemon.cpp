@@ -203,8 +203,9 @@ Expected<void> Daemon::Start() {
   // seen by both, never by neither.
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
   sideband_->set_jit(&jit_);
+  sideband_->set_cgroups(&cgroups_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
-  size_t procs = ScanProc(tracker_, images_, &jit_);
+  size_t procs = ScanProc(tracker_, images_, &jit_, "/proc", &cgroups_);
   ReturnFreedMemory();
 
   Expected<std::unique_ptr<Source>> source = MakeSource();
@@ -582,6 +583,12 @@ std::string Daemon::Status() {
   o << "mappings " << ts.mappings << "\n";
   o << "mappings_refused " << ts.refused << "\n";
   o << "mappings_retired_forgotten " << ts.retired_forgotten << "\n";
+  const CgroupReadStats cg = cgroups_.stats();
+  o << "cgroups " << cg.paths << "\n";
+  o << "cgroups_read " << cg.read << "\n";
+  o << "cgroups_gone " << cg.gone << "\n";
+  o << "cgroups_refused " << cg.refused << "\n";
+  o << "cgroups_over_bound " << cg.over_bound << "\n";
   o << "images " << images_.live() << "\n";
   o << "images_pending " << images_.pending_count() << "\n";
   const LookupStats lk = lookups_->stats();

@@ -61,11 +61,13 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
   // matters for samples between fork and exec.
   std::string comm;
   std::shared_ptr<MappingArray> shared;
+  CgroupRef cgroup;
   auto parent = history_.find(ppid);
   if (parent != history_.end() && !parent->second.empty()) {
     const AddressSpace& p = LiveOrCreate(ppid, time);
     comm = p.comm;
-    shared = p.array;  // copied only when one of them maps something
+    shared = p.array;   // copied only when one of them maps something
+    cgroup = p.cgroup;  // the kernel puts a child where its parent is
   }
   // Only now: an insertion into the flat table moves every pid's history.
   const std::vector<AddressSpace>& h = history_[pid];
@@ -74,12 +76,22 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
   if (exists) return;
   AddressSpace& as = Insert(pid, time, std::move(comm));
   as.array = std::move(shared);
+  as.cgroup = std::move(cgroup);
   as.Refresh();
 }
 
 void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time) {
   if (exec) {
-    Insert(pid, time, comm);
+    // An exec stays in its cgroup: the new space starts in the one before
+    // it, until the cgroup is read again (SetCgroup).
+    CgroupRef cgroup;
+    if (auto h = history_.find(pid); h != history_.end())
+      for (auto it = h->second.rbegin(); it != h->second.rend(); ++it)
+        if (it->start_time <= time) {
+          cgroup = it->cgroup;
+          break;
+        }
+    Insert(pid, time, comm).cgroup = std::move(cgroup);
     return;
   }
   LiveOrCreate(pid, time).comm = comm;
@@ -192,6 +204,7 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     r.image = m->image;
     r.offset = pc - m->start + m->pgoff;
     r.comm = as.comm;
+    if (as.cgroup) r.cgroup = *as.cgroup;
     return true;
   };
   // Newest first among the spaces live in the window; then any that maps pc.
@@ -199,17 +212,35 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     if (it->start_time <= t_last && it->end_time >= t_first && lookup(*it)) return r;
   for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
     if (lookup(*it)) return r;
-  r.comm = Comm(pid, t_last);
+  if (const AddressSpace* as = Named(pid, t_last)) {
+    r.comm = as->comm;
+    if (as->cgroup) r.cgroup = *as->cgroup;
+  }
   return r;
 }
 
 std::string_view ProcessTracker::Comm(uint32_t pid, uint64_t t_last) const {
+  const AddressSpace* as = Named(pid, t_last);
+  return as ? std::string_view(as->comm) : std::string_view();
+}
+
+void ProcessTracker::SetCgroup(uint32_t pid, uint64_t time, CgroupRef cgroup) {
+  if (!cgroup) return;  // not read: what it inherited stands
+  LiveOrCreate(pid, time).cgroup = std::move(cgroup);
+}
+
+const AddressSpace* ProcessTracker::Named(uint32_t pid, uint64_t t_last) const {
   auto h = history_.find(pid);
-  if (h == history_.end() || h->second.empty()) return {};
+  if (h == history_.end() || h->second.empty()) return nullptr;
   const std::vector<AddressSpace>& spaces = h->second;
   for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
-    if (it->start_time <= t_last) return it->comm;
-  return spaces.back().comm;
+    if (it->start_time <= t_last) return &*it;
+  return &spaces.back();
+}
+
+std::string_view ProcessTracker::Cgroup(uint32_t pid, uint64_t t_last) const {
+  const AddressSpace* as = Named(pid, t_last);
+  return as && as->cgroup ? std::string_view(*as->cgroup) : std::string_view();
 }
 
 void ProcessTracker::Reap(uint64_t time) {

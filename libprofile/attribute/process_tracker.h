@@ -35,6 +35,8 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "libprofile/attribute/cgroup_reader.h"
+
 namespace lcpi {
 
 constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
@@ -88,6 +90,9 @@ struct AddressSpace {
   uint64_t start_time = 0;
   uint64_t end_time = kForever;  // exit, or the next exec
   std::string comm;
+  // The process's cgroup (cgroup_reader.h): inherited at fork and exec, read
+  // again at exec; null: not known.
+  CgroupRef cgroup;
   // Shared with forks until one of them maps something; null: none.
   std::shared_ptr<MappingArray> array;
   // array's mappings, [first, last): one load less on the resolution path.
@@ -112,6 +117,8 @@ struct Resolution {
   // The process name ("" if the pid is unknown): it points into the
   // tracker, valid until the tracker next changes (copy it to keep it).
   std::string_view comm;
+  // The space's cgroup path ("" if not known), valid as comm is.
+  std::string_view cgroup;
 };
 
 class ProcessTracker {
@@ -127,6 +134,9 @@ class ProcessTracker {
   void OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time);
   void OnMmap(uint32_t pid, const Mapping& m, uint64_t time);
   void OnExit(uint32_t pid, uint64_t time);
+  // pid's cgroup as read at `time` (its exec's): the space live then is in
+  // it. A fork or an exec inherits the cgroup of the space it comes from.
+  void SetCgroup(uint32_t pid, uint64_t time, CgroupRef cgroup);
 
   // Resolves pc of pid for a record sampled within [t_first, t_last].
   Resolution Resolve(uint32_t pid, uint64_t pc, uint64_t t_first, uint64_t t_last) const;
@@ -134,6 +144,8 @@ class ProcessTracker {
   // their process, not a mapping): the newest space started by t_last, ""
   // for an unknown pid. Valid until the tracker next changes.
   std::string_view Comm(uint32_t pid, uint64_t t_last) const;
+  // The cgroup path of that same space ("" if not known).
+  std::string_view Cgroup(uint32_t pid, uint64_t t_last) const;
 
   // Forgets address spaces that ended before time: call only once every
   // buffer holding samples older than time has been resolved.
@@ -152,6 +164,8 @@ class ProcessTracker {
   // The address space of pid live at time; when none is, a new empty one
   // starting then (a record older than anything known, e.g. the /proc scan).
   AddressSpace& LiveOrCreate(uint32_t pid, uint64_t time);
+  // The space that names pid's records of a window ending at t_last (Comm).
+  const AddressSpace* Named(uint32_t pid, uint64_t t_last) const;
   AddressSpace& Insert(uint32_t pid, uint64_t time, std::string comm);
   // Keeps m, retired at `until`, for older samples (within max_retired).
   void Retire(AddressSpace& as, const Mapping& m, uint64_t until);

@@ -160,6 +160,9 @@ void Sideband::ApplyOne(SidebandEvent& e) {
     }
     case PERF_RECORD_COMM:
       tracker_.OnComm(e.pid, e.text, e.exec, e.time);
+      // Read now, a little after the exec: a process already gone keeps
+      // the cgroup it inherited.
+      if (e.exec && cgroups_) tracker_.SetCgroup(e.pid, e.time, cgroups_->Read(e.pid));
       break;
     case PERF_RECORD_FORK:
       tracker_.OnFork(e.pid, e.ppid, e.time);
@@ -197,8 +200,8 @@ size_t Sideband::Drain() {
   return events.size();
 }
 
-size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit,
-                const std::string& proc) {
+size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit, const std::string& proc,
+                CgroupReader* cgroups) {
   DIR* dir = opendir(proc.c_str());
   if (!dir) return 0;
   size_t n = 0;
@@ -213,6 +216,7 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit,
     std::ifstream maps(base + "/maps");
     if (!maps) continue;
     tracker.OnComm(static_cast<uint32_t>(pid), comm, true, 0);
+    if (cgroups) tracker.SetCgroup(static_cast<uint32_t>(pid), 0, cgroups->Read(pid));
     std::string line;
     while (std::getline(maps, line)) {
       // start-end perms offset dev inode path

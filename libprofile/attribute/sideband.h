@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libprofile/attribute/cgroup_reader.h"
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
@@ -45,6 +46,9 @@ class Sideband {
   // Processes that map anonymous executable memory are watched for JIT
   // maps, and read a last time at their exit; null (the default): none.
   void set_jit(JitMaps* jit) { jit_ = jit; }
+  // Each exec's process has its cgroup read (on the thread that applies,
+  // never the one that reads the rings); null (the default): none.
+  void set_cgroups(CgroupReader* cgroups) { cgroups_ = cgroups; }
 
   // Opens the dummy event on every online CPU.
   Expected<void> Start();
@@ -79,6 +83,7 @@ class Sideband {
   ProcessTracker& tracker_;
   ImageTable& images_;
   JitMaps* jit_ = nullptr;
+  CgroupReader* cgroups_ = nullptr;
   std::vector<std::unique_ptr<PerfRing>> rings_;
   uint64_t lost_ = 0;         // the reading thread's
   uint64_t read_newest_ = 0;  // the reading thread's
@@ -87,9 +92,10 @@ class Sideband {
 
 // Adds every running process's executable mappings (from /proc/PID/maps)
 // to the tracker, as live since time 0; a mapped jitdump goes to `jit`, if
-// set. Returns the number of processes.
+// set, and each process's cgroup is read through `cgroups`, if set.
+// Returns the number of processes.
 size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit = nullptr,
-                const std::string& proc = "/proc");
+                const std::string& proc = "/proc", CgroupReader* cgroups = nullptr);
 
 }  // namespace lcpi
 

@@ -111,7 +111,7 @@ Expected<std::string> CgroupPathFromProc(std::string_view text) {
     std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
     std::string_view path = line.substr(c2 + 1);
     if (path.empty() || path[0] != '/') return Refused("a path that is not absolute");
-    if (!first) first = path;
+    if (!first && path != "/") first = path;
     if (*id == 0 && controllers.empty()) v2 = path;
     if (controllers == "name=systemd") systemd = path;
     for (size_t at = 0; at <= controllers.size();) {
@@ -122,7 +122,15 @@ Expected<std::string> CgroupPathFromProc(std::string_view text) {
     if (eol == std::string_view::npos) break;
     text.remove_prefix(eol + 1);
   }
-  std::string_view path = v2 ? *v2 : systemd ? *systemd : cpu ? *cpu : *first;
+  // The first of them that is not the root: a v1 host with the v2
+  // hierarchy mounted but unused prints "0::/" for every process.
+  std::string_view path = "/";
+  for (const auto& candidate : {v2, systemd, cpu, first}) {
+    if (candidate && *candidate != "/") {
+      path = *candidate;
+      break;
+    }
+  }
   constexpr std::string_view kDeleted = " (deleted)";
   if (EndsWith(path, kDeleted)) path.remove_suffix(kDeleted.size());
   if (path.size() > kMaxCgroupPath)

@@ -36,10 +36,12 @@ inline constexpr size_t kMaxCgroupPath = 512;
 // line); a longer file is refused.
 inline constexpr size_t kMaxProcCgroupBytes = 8192;
 
-// The path to keep from the text of /proc/PID/cgroup: the cgroup v2 line
-// ("0::PATH"), else cgroup v1's systemd hierarchy ("N:name=systemd:PATH"),
-// else the v1 hierarchy of the cpu controller, else the first line. A
-// trailing " (deleted)" (a cgroup removed under a zombie) is dropped.
+// The path to keep from the text of /proc/PID/cgroup: the first that is
+// not the root "/" of the cgroup v2 line ("0::PATH"), cgroup v1's systemd
+// hierarchy ("N:name=systemd:PATH"), the v1 hierarchy of the cpu controller
+// and the first line (a v1 host with the v2 hierarchy mounted but unused
+// says "0::/" of every process); "/" when all are. A trailing " (deleted)"
+// (a cgroup removed under a zombie) is dropped.
 // kInvalidArgument: empty, longer than kMaxProcCgroupBytes, a line not of
 // the form "ID:CONTROLLERS:/PATH", a hierarchy id given twice (so no path
 // can forge a line of its own), or the path longer than kMaxCgroupPath or

@@ -59,6 +59,12 @@ TEST_CASE("/proc/PID/cgroup: hybrid and v1 hosts") {
   CHECK(PathOf("4:memory:/a\n3:cpu,cpuacct:/b\n2:pids:/c\n") == "/b");
   // Nothing known: the first line.
   CHECK(PathOf("4:memory:/a\n2:pids:/c\n") == "/a");
+  // A v1 host whose v2 hierarchy is mounted but unused prints "0::/" for
+  // every process: the v1 paths say more.
+  CHECK(PathOf("9:name=systemd:/system.slice/nginx.service\n1:cpu:/x\n0::/\n") ==
+        "/system.slice/nginx.service");
+  CHECK(PathOf("9:name=systemd:/\n4:memory:/m\n1:cpu:/\n0::/\n") == "/m");
+  CHECK(PathOf("9:name=systemd:/\n1:cpu:/\n0::/\n") == "/");
 }
 
 TEST_CASE("/proc/PID/cgroup: malformed, forged and overlong text is refused") {
