@@ -213,28 +213,40 @@ class LabelOf {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
-// Per process (pid and command; with `by`, and that label's value).
-Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h, const ProfOptions& o) {
-  auto totals = MatchingProcessTotals(db, h, o.labels);
-  if (!totals) return totals.error();
-  LabelOf label_of(o.by);
-  std::map<std::tuple<uint32_t, std::string, std::string>, Row> procs;
-  for (const ProcessTotal& t : *totals) {
+// The process rows summed into one Row per key_of(total), with a count
+// column per event (scaled); name(row, total) names a row from its totals.
+template <class Key, class KeyOf, class Name>
+std::vector<Row> SumProcessTotals(const Header& h, const std::vector<ProcessTotal>& totals,
+                                  KeyOf key_of, Name name) {
+  std::map<Key, Row> sums;
+  for (const ProcessTotal& t : totals) {
     for (size_t e = 0; e < h.events.size(); ++e) {
       if (h.events[e].id != t.event_id || t.count == 0) continue;
-      const std::string& label = o.by.empty() ? std::string() : label_of(t.cgroup);
-      Row& r = procs[{t.pid, t.comm, label}];
-      // The pids lcpid did not keep apart (--max-processes), summed by command.
-      r.name = t.pid == kRolledUpPid ? t.comm + " [rolled up]" : t.comm;
-      r.pid = t.pid;
-      r.label = label;
+      Row& r = sums[key_of(t)];
+      name(r, t);
       r.counts.resize(h.events.size(), 0);
       r.counts[e] += ScaleCount(h, e, t.count);
     }
   }
   std::vector<Row> rows;
-  for (auto& [key, r] : procs) rows.push_back(std::move(r));
+  for (auto& [key, r] : sums) rows.push_back(std::move(r));
   return rows;
+}
+
+// Per process (pid and command; with `by`, and that label's value).
+Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h, const ProfOptions& o) {
+  auto totals = MatchingProcessTotals(db, h, o.labels);
+  if (!totals) return totals.error();
+  LabelOf label_of(o.by);
+  auto label = [&](const ProcessTotal& t) { return o.by.empty() ? "" : label_of(t.cgroup); };
+  return SumProcessTotals<std::tuple<uint32_t, std::string, std::string>>(
+      h, *totals, [&](const ProcessTotal& t) { return std::tuple(t.pid, t.comm, label(t)); },
+      [&](Row& r, const ProcessTotal& t) {
+        // The pids lcpid did not keep apart (--max-processes), summed by command.
+        r.name = t.pid == kRolledUpPid ? t.comm + " [rolled up]" : t.comm;
+        r.pid = t.pid;
+        r.label = label(t);
+      });
 }
 
 // Per value of label `by` (lcpiprof --by): the process rows summed.
@@ -242,21 +254,12 @@ Expected<std::vector<Row>> LabelRows(ProfileDb& db, const Header& h, const ProfO
   auto totals = MatchingProcessTotals(db, h, o.labels);
   if (!totals) return totals.error();
   LabelOf label_of(o.by);
-  std::map<std::string, Row> groups;
-  for (const ProcessTotal& t : *totals) {
-    for (size_t e = 0; e < h.events.size(); ++e) {
-      if (h.events[e].id != t.event_id || t.count == 0) continue;
-      const std::string& label = label_of(t.cgroup);
-      Row& r = groups[label];
-      r.name = label.empty() ? "[no " + o.by + "]" : label;
-      r.label = label;
-      r.counts.resize(h.events.size(), 0);
-      r.counts[e] += ScaleCount(h, e, t.count);
-    }
-  }
-  std::vector<Row> rows;
-  for (auto& [key, r] : groups) rows.push_back(std::move(r));
-  return rows;
+  return SumProcessTotals<std::string>(
+      h, *totals, [&](const ProcessTotal& t) { return label_of(t.cgroup); },
+      [&](Row& r, const ProcessTotal& t) {
+        r.label = label_of(t.cgroup);
+        r.name = r.label.empty() ? "[no " + o.by + "]" : r.label;
+      });
 }
 
 // Per image, of the processes whose cgroup matches o.labels: their process
@@ -266,23 +269,15 @@ Expected<std::vector<Row>> LabelledImageRows(ProfileDb& db, const Header& h, con
   if (!images) return images.error();
   auto totals = MatchingProcessTotals(db, h, o.labels);
   if (!totals) return totals.error();
-  std::map<int64_t, Row> by_image;
-  for (const ProcessTotal& t : *totals) {
-    for (size_t e = 0; e < h.events.size(); ++e) {
-      if (h.events[e].id != t.event_id || t.count == 0) continue;
-      Row& r = by_image[t.image_id];
-      const ImageInfo& info = (*images)[t.image_id];
-      r.name = info.path;
-      r.identity = info.identity;
-      r.kind = info.kind;
-      r.image_id = t.image_id;
-      r.counts.resize(h.events.size(), 0);
-      r.counts[e] += ScaleCount(h, e, t.count);
-    }
-  }
-  std::vector<Row> rows;
-  for (auto& [id, r] : by_image) rows.push_back(std::move(r));
-  return rows;
+  return SumProcessTotals<int64_t>(
+      h, *totals, [](const ProcessTotal& t) { return t.image_id; },
+      [&](Row& r, const ProcessTotal& t) {
+        const ImageInfo& info = (*images)[t.image_id];
+        r.name = info.path;
+        r.identity = info.identity;
+        r.kind = info.kind;
+        r.image_id = t.image_id;
+      });
 }
 
 // What the labels of `o` ask is answerable: known keys, a view that can.

@@ -16,6 +16,8 @@ namespace {
 
 using lcpi::testing::Ok;
 using lcpi::testing::OpenOk;
+using lcpi::testing::RawExec;
+using lcpi::testing::RawInt;
 
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-event-times-test") {}
@@ -28,18 +30,6 @@ MergeBatch Batch(int64_t epoch, uint64_t enabled, uint64_t running, int precise 
   b.events.push_back({"cycles", "cycles", 1000, enabled, running, precise});
   b.counts.push_back({0, 0, 16, 10});
   return b;
-}
-
-void RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* msg = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-  std::string why = msg ? msg : "";
-  sqlite3_free(msg);
-  sqlite3_close(db);
-  INFO(why);
-  REQUIRE(rc == SQLITE_OK);
 }
 
 }  // namespace

@@ -20,6 +20,8 @@ namespace {
 
 using lcpi::testing::Ok;
 using lcpi::testing::OpenOk;
+using lcpi::testing::RawExec;
+using lcpi::testing::RawInt;
 
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-process-cgroups-test") {}
@@ -52,30 +54,6 @@ void OkVoid(Expected<void> e) {
   REQUIRE(e.has_value());
 }
 
-int64_t RawCount(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(s) == SQLITE_ROW);
-  int64_t n = sqlite3_column_int64(s, 0);
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return n;
-}
-
-void RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* msg = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-  std::string why = msg ? msg : "";
-  sqlite3_free(msg);
-  sqlite3_close(db);
-  INFO(why);
-  REQUIRE(rc == SQLITE_OK);
-}
-
 // (pid, comm, cgroup) -> count, summed over images and events.
 std::map<std::tuple<uint32_t, std::string, std::string>, uint64_t> Totals(ProfileDb& db,
                                                                           int64_t epoch) {
@@ -103,7 +81,7 @@ TEST_CASE("process rows keep their cgroup, each path stored once", "[store]") {
   CHECK(totals[{11, "nginx", kNginx}] == 7);
   CHECK(totals[{12, "sh", kDocker}] == 3);
   CHECK(totals[{13, "x", ""}] == 1);
-  CHECK(RawCount(path, "SELECT count(*) FROM cgroups") == 2);
+  CHECK(RawInt(path, "SELECT count(*) FROM cgroups") == 2);
   // and the other epochs' forms read it too
   CHECK(Ok(db->ProcessTotals(kAllEpochs)).size() == 5);
   CHECK(Ok(db->ProcessTotals(EpochSet::Of({e}))).size() == 5);
@@ -150,9 +128,9 @@ TEST_CASE("a drop deletes the cgroup paths no row uses", "[store]") {
   OkVoid(db->Merge(Batch(a, {Row(1, "w", 1, kNginx), Row(2, "w", 1, kDocker)})));
   const int64_t b = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
   OkVoid(db->Merge(Batch(b, {Row(1, "w", 1, kNginx)})));
-  REQUIRE(RawCount(path, "SELECT count(*) FROM cgroups") == 2);
+  REQUIRE(RawInt(path, "SELECT count(*) FROM cgroups") == 2);
   OkVoid(db->DropEpochs({a}));
-  CHECK(RawCount(path, "SELECT count(*) FROM cgroups") == 1);
+  CHECK(RawInt(path, "SELECT count(*) FROM cgroups") == 1);
   CHECK(Totals(*db, b).size() == 1);
   // A path seen again after it was deleted gets a row again.
   OkVoid(db->Merge(Batch(b, {Row(2, "w", 1, kDocker)})));
