@@ -82,12 +82,12 @@ void Aggregator::Add(const RecordBuffer& buffer) {
 }
 
 bool Aggregator::Wait(std::vector<Waiting>& list, const lcpi_record& rec, uint64_t t_first,
-                      uint64_t t_last, std::string_view comm, std::string_view cgroup) {
+                      uint64_t t_last, std::string_view comm, const CgroupRef* cgroup) {
   if (waiting_records_ >= kMaxWaiting) {
     waits_overflowed_++;
     return false;
   }
-  list.push_back({rec, t_first, t_last, std::string(comm), std::string(cgroup)});
+  list.push_back({rec, t_first, t_last, std::string(comm), cgroup ? *cgroup : nullptr});
   waiting_records_++;
   waiting_samples_ += rec.count;
   return true;
@@ -136,11 +136,13 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   uint64_t offset = rec.pc;
   // Point into the tracker (or *waited), which nothing below changes.
   std::string_view comm, cgroup;
+  const CgroupRef* cgroup_ref = waited ? &waited->cgroup : nullptr;
   bool kernel = rec.flags & LCPI_RECORD_KERNEL;
   bool unresolved_kernel = false;
   if (kernel) {
     comm = waited ? std::string_view(waited->comm) : tracker_.Comm(rec.pid, t_last);
-    cgroup = waited ? std::string_view(waited->cgroup) : tracker_.Cgroup(rec.pid, t_last);
+    if (!waited) cgroup_ref = tracker_.CgroupRefOf(rec.pid, t_last);
+    if (cgroup_ref && *cgroup_ref) cgroup = **cgroup_ref;
     std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
     if (!r && kernel_ && reload_) {
       if (!lookups_) {
@@ -152,7 +154,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         }
       } else if (may_wait && (kernel_reloading_ || reload_->Due(t_last))) {
         if (!kernel_reloading_) StartKernelReload();
-        if (Wait(kernel_waiting_, rec, t_first, t_last, comm, cgroup)) return Added::kWaiting;
+        if (Wait(kernel_waiting_, rec, t_first, t_last, comm, cgroup_ref)) return Added::kWaiting;
       }
     }
     if (r) {
@@ -169,7 +171,9 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   } else {
     Resolution r = tracker_.Resolve(rec.pid, rec.pc, t_first, t_last);
     comm = waited ? std::string_view(waited->comm) : r.comm;
-    cgroup = waited ? std::string_view(waited->cgroup) : r.cgroup;
+    if (!waited) cgroup_ref = r.cgroup_ref;
+    cgroup = waited ? (waited->cgroup ? std::string_view(*waited->cgroup) : std::string_view())
+                    : r.cgroup;
     if (r.mapped && r.image != kNoImage) {
       image = r.image;
       offset = r.offset;
@@ -179,7 +183,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         image = j->image;
         offset = j->offset;
       } else if (may_wait && jit_->Reading(rec.pid) &&
-                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm, cgroup)) {
+                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm, cgroup_ref)) {
         return Added::kWaiting;
       }
     }

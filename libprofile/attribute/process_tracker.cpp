@@ -204,7 +204,10 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     r.image = m->image;
     r.offset = pc - m->start + m->pgoff;
     r.comm = as.comm;
-    if (as.cgroup) r.cgroup = *as.cgroup;
+    if (as.cgroup) {
+      r.cgroup = *as.cgroup;
+      r.cgroup_ref = &as.cgroup;
+    }
     return true;
   };
   // Newest first among the spaces live in the window; then any that maps pc.
@@ -214,7 +217,10 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     if (lookup(*it)) return r;
   if (const AddressSpace* as = Named(pid, t_last)) {
     r.comm = as->comm;
-    if (as->cgroup) r.cgroup = *as->cgroup;
+    if (as->cgroup) {
+      r.cgroup = *as->cgroup;
+      r.cgroup_ref = &as->cgroup;
+    }
   }
   return r;
 }
@@ -239,8 +245,13 @@ const AddressSpace* ProcessTracker::Named(uint32_t pid, uint64_t t_last) const {
 }
 
 std::string_view ProcessTracker::Cgroup(uint32_t pid, uint64_t t_last) const {
+  const CgroupRef* ref = CgroupRefOf(pid, t_last);
+  return ref ? std::string_view(**ref) : std::string_view();
+}
+
+const CgroupRef* ProcessTracker::CgroupRefOf(uint32_t pid, uint64_t t_last) const {
   const AddressSpace* as = Named(pid, t_last);
-  return as && as->cgroup ? std::string_view(*as->cgroup) : std::string_view();
+  return as && as->cgroup ? &as->cgroup : nullptr;
 }
 
 void ProcessTracker::Reap(uint64_t time) {

@@ -117,8 +117,10 @@ struct Resolution {
   // The process name ("" if the pid is unknown): it points into the
   // tracker, valid until the tracker next changes (copy it to keep it).
   std::string_view comm;
-  // The space's cgroup path ("" if not known), valid as comm is.
+  // The space's cgroup path ("" if not known), valid as comm is, and the
+  // shared path itself (null if not known), to keep it past that.
   std::string_view cgroup;
+  const CgroupRef* cgroup_ref = nullptr;
 };
 
 class ProcessTracker {
@@ -144,8 +146,10 @@ class ProcessTracker {
   // their process, not a mapping): the newest space started by t_last, ""
   // for an unknown pid. Valid until the tracker next changes.
   std::string_view Comm(uint32_t pid, uint64_t t_last) const;
-  // The cgroup path of that same space ("" if not known).
+  // The cgroup path of that same space ("" if not known), and the shared
+  // path (null if not known; valid until the tracker next changes).
   std::string_view Cgroup(uint32_t pid, uint64_t t_last) const;
+  const CgroupRef* CgroupRefOf(uint32_t pid, uint64_t t_last) const;
 
   // Forgets address spaces that ended before time: call only once every
   // buffer holding samples older than time has been resolved.
