@@ -135,14 +135,13 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   int32_t image = kNoImage;
   uint64_t offset = rec.pc;
   // Point into the tracker (or *waited), which nothing below changes.
-  std::string_view comm, cgroup;
-  const CgroupRef* cgroup_ref = waited ? &waited->cgroup : nullptr;
+  std::string_view comm;
+  const CgroupRef* cgroup = waited ? &waited->cgroup : nullptr;
   bool kernel = rec.flags & LCPI_RECORD_KERNEL;
   bool unresolved_kernel = false;
   if (kernel) {
     comm = waited ? std::string_view(waited->comm) : tracker_.Comm(rec.pid, t_last);
-    if (!waited) cgroup_ref = tracker_.CgroupRefOf(rec.pid, t_last);
-    if (cgroup_ref && *cgroup_ref) cgroup = **cgroup_ref;
+    if (!waited) cgroup = tracker_.CgroupRefOf(rec.pid, t_last);
     std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
     if (!r && kernel_ && reload_) {
       if (!lookups_) {
@@ -154,7 +153,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         }
       } else if (may_wait && (kernel_reloading_ || reload_->Due(t_last))) {
         if (!kernel_reloading_) StartKernelReload();
-        if (Wait(kernel_waiting_, rec, t_first, t_last, comm, cgroup_ref)) return Added::kWaiting;
+        if (Wait(kernel_waiting_, rec, t_first, t_last, comm, cgroup)) return Added::kWaiting;
       }
     }
     if (r) {
@@ -171,9 +170,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   } else {
     Resolution r = tracker_.Resolve(rec.pid, rec.pc, t_first, t_last);
     comm = waited ? std::string_view(waited->comm) : r.comm;
-    if (!waited) cgroup_ref = r.cgroup_ref;
-    cgroup = waited ? (waited->cgroup ? std::string_view(*waited->cgroup) : std::string_view())
-                    : r.cgroup;
+    if (!waited) cgroup = r.cgroup_ref;
     if (r.mapped && r.image != kNoImage) {
       image = r.image;
       offset = r.offset;
@@ -183,7 +180,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         image = j->image;
         offset = j->offset;
       } else if (may_wait && jit_->Reading(rec.pid) &&
-                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm, cgroup_ref)) {
+                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm, cgroup)) {
         return Added::kWaiting;
       }
     }
@@ -225,10 +222,10 @@ void Aggregator::AddCounts() {
   adds_.clear();
 }
 
-void Aggregator::AddProcess(uint32_t pid, std::string_view comm, std::string_view cgroup,
+void Aggregator::AddProcess(uint32_t pid, std::string_view comm, const CgroupRef* cgroup,
                             uint32_t image, uint32_t event, uint64_t count) {
   if (pid == kRolledUpPid) {  // no task: not a pid to admit or count
-    rolled_up_[{std::string(comm), std::string(cgroup), image, event}] += count;
+    rolled_up_[{std::string(comm), cgroup ? *cgroup : nullptr, image, event}] += count;
     return;
   }
   bool own = max_processes_ == 0 || admitted_.count(pid) != 0;
@@ -237,7 +234,7 @@ void Aggregator::AddProcess(uint32_t pid, std::string_view comm, std::string_vie
     own = true;
   }
   if (!own) {
-    rolled_up_[{std::string(comm), std::string(cgroup), image, event}] += count;
+    rolled_up_[{std::string(comm), cgroup ? *cgroup : nullptr, image, event}] += count;
     if (FirstRolledUp(pid)) {
       processes_rolled_up_++;
       stats_["processes_rolled_up"]++;
@@ -246,9 +243,17 @@ void Aggregator::AddProcess(uint32_t pid, std::string_view comm, std::string_vie
   }
   ProcessCount& p = processes_[{pid, image, event}];
   if (p.comm != comm) p.comm.assign(comm);
-  if (p.cgroup != cgroup) p.cgroup.assign(cgroup);
+  if (cgroup && p.cgroup != *cgroup) p.cgroup = *cgroup;
+  if (!cgroup && p.cgroup) p.cgroup.reset();
   p.count += count;
 }
+
+namespace {
+
+// A shared cgroup path as a process row stores it ("": not known).
+std::string PathOf(const CgroupRef& cgroup) { return cgroup ? *cgroup : std::string(); }
+
+}  // namespace
 
 Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<RealEvent>& events) {
   TakenBatch taken;
@@ -291,7 +296,7 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
       continue;
     }
     b.processes.push_back(
-        {pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count, p.cgroup});
+        {pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count, PathOf(p.cgroup)});
   }
   for (const auto& [key, count] : rolled_up_) {
     const auto& [comm, cgroup, image, event] = key;
@@ -299,8 +304,8 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
       held_rolled_up.emplace(key, count);
       continue;
     }
-    b.processes.push_back(
-        {kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event, count, cgroup});
+    b.processes.push_back({kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event,
+                           count, PathOf(cgroup)});
   }
   // Held counts' samples go with their counts into a later batch, and so do
   // the samples of records still waiting for a lookup (not counted yet).

@@ -160,7 +160,7 @@ class Aggregator {
   int32_t UnknownImage(std::string_view comm);
   // Adds a sample count to the process rows: pid's own, or its command's
   // (and cgroup's) rolled-up row once the window has max_processes_ other pids.
-  void AddProcess(uint32_t pid, std::string_view comm, std::string_view cgroup, uint32_t image,
+  void AddProcess(uint32_t pid, std::string_view comm, const CgroupRef* cgroup, uint32_t image,
                   uint32_t event, uint64_t count);
   // Adds the counts AddRecord gathered in adds_ to counts_, and empties it.
   void AddCounts();
@@ -211,16 +211,17 @@ class Aggregator {
   std::vector<std::pair<CountKey, uint64_t>> adds_;
   // (pid, image, event) -> count and the newest name and cgroup: a record
   // costs one probe; a name is copied only when a row starts or its process
-  // renames (or moves).
+  // renames; a cgroup is shared (interned: compared by pointer).
   struct ProcessCount {
     std::string comm;
-    std::string cgroup;
+    CgroupRef cgroup;
     uint64_t count = 0;
   };
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, ProcessCount> processes_;
-  // (comm, cgroup, image, event) -> count of the pids beyond the cap
-  absl::flat_hash_map<std::tuple<std::string, std::string, uint32_t, uint32_t>, uint64_t>
-      rolled_up_;
+  // (comm, cgroup, image, event) -> count of the pids beyond the cap; the
+  // cgroup by its shared path (no copy per record: one path let go and read
+  // again is two keys, whose rows the store adds up)
+  absl::flat_hash_map<std::tuple<std::string, CgroupRef, uint32_t, uint32_t>, uint64_t> rolled_up_;
   // comm -> its unknown image, until the next TakeBatch; MarkImages marks
   // them, so the table does not forget one and give its index away.
   absl::flat_hash_map<std::string, int32_t> unknown_images_;
