@@ -95,21 +95,29 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop,
   return true;
 }
 
-// Whether others could reach the file m maps: every directory above it, as
-// its process sees them (from /proc/PID/root while it lives, else from the
-// host's "/"), lets others pass (o+x), with no symbolic link or ".." on the
-// way (OpenPublicParent: the tools' rule for source files, from another
-// root). The file's own o+r is the caller's, on the file copied (not on
-// whatever the path names now); OpenPublicFile's allowlist of file systems
-// stays its own (procfs and the like answer each reader differently; an
-// image copied here is the mapped file's bytes). Any doubt is a no.
-bool OthersCanReach(const FileMapping& m) {
+// Whether others could reach the file copied (`copied`, fstat of the
+// descriptor read): every directory above m's path, as its process sees
+// them (from /proc/PID/root while it lives, else from the host's "/"),
+// lets others pass (o+x), with no symbolic link or ".." on the way
+// (OpenPublicParent: the tools' rule for source files, from another root),
+// and that path ends at the very file copied. The pid may be another
+// process's by now, in a namespace of its own whose path leads elsewhere:
+// a public path to some other file proves nothing of this one. The file's
+// own o+r is the caller's, on the file copied; OpenPublicFile's allowlist of
+// file systems stays its own (procfs and the like answer each reader
+// differently; an image copied here is the mapped file's bytes). Any doubt
+// is a no (an overlay whose inodes differ gets a private copy).
+bool OthersCanReach(const FileMapping& m, const struct stat& copied) {
   const std::string proc_root = "/proc/" + std::to_string(m.pid) + "/root";
   UniqueFd root(open(proc_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (root.get() < 0) root = UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (root.get() < 0) return false;
   std::string name;
-  return OpenPublicParent(root.get(), m.path, &name).has_value();
+  Expected<UniqueFd> dir = OpenPublicParent(root.get(), m.path, &name);
+  if (!dir) return false;
+  struct stat st;
+  return fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+         st.st_dev == copied.st_dev && st.st_ino == copied.st_ino;
 }
 
 uid_t CopyOwner(int dir, const char* name) {
@@ -525,7 +533,7 @@ Expected<void> ImageCacheWriter::State::Copy(Job& job, Copier& c) {
   }
   // Readable by the readers' group only when others could read the file:
   // else root-only, and the tools say why a reader cannot open it.
-  const bool readable = (st.st_mode & S_IROTH) && OthersCanReach(job.mapping);
+  const bool readable = (st.st_mode & S_IROTH) && OthersCanReach(job.mapping, st);
   const mode_t mode = readable ? config.file_mode : (config.file_mode & 0600);
   std::string temp = config.dir + "/" + kTempPrefix + job.name + "." + std::to_string(c.id);
   int out = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);

@@ -17,15 +17,16 @@
 namespace lcpi {
 namespace {
 
-// O_NONBLOCK: a FIFO opens at once (and is refused) instead of waiting for a
-// writer; O_NOCTTY: a terminal never becomes ours.
-constexpr int kFlags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+// O_PATH: what `where` names is looked at first, and opened for reading
+// only if it is a regular file (ReopenRegularFile): a device or FIFO there
+// is never opened.
+constexpr int kFlags = O_PATH | O_CLOEXEC;
 
 // `where` opened with open(2) `flags`, kept only if it is a regular file.
 Expected<int> OpenChecked(const std::string& where, int flags, struct stat* st) {
-  int fd = open(where.c_str(), flags);
-  if (fd < 0) return ErrnoError(where, errno);
-  return KeepRegularFile(fd, where, st);
+  int path_fd = open(where.c_str(), flags);
+  if (path_fd < 0) return ErrnoError(where, errno);
+  return ReopenRegularFile(path_fd, where, st);
 }
 
 // PATH inside the process's root (OpenRegularFileInRoot: resolved as if

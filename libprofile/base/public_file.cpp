@@ -105,11 +105,16 @@ Expected<int> OpenPublicFile(const std::string& path, struct stat* st) {
   std::string name;
   Expected<UniqueFd> dir = OpenPublicParent(root.get(), path, &name);
   if (!dir) return dir.error();
-  int fd =
-      openat(dir->get(), name.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == ELOOP) return NotPublic(path, "a symbolic link");
-  if (fd < 0) return ErrnoError(path, errno);
-  Expected<int> kept = KeepRegularFile(fd, path, st);
+  // O_PATH: a device or FIFO named here (a binary's DWARF can name
+  // /dev/watchdog as a source file) is looked at, never opened.
+  int path_fd = openat(dir->get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (path_fd < 0) return ErrnoError(path, errno);
+  struct stat link;
+  if (fstat(path_fd, &link) == 0 && S_ISLNK(link.st_mode)) {
+    close(path_fd);
+    return NotPublic(path, "a symbolic link");
+  }
+  Expected<int> kept = ReopenRegularFile(path_fd, path, st);
   if (!kept) return kept;
   if (!OnDiskFileSystem(*kept)) {
     close(*kept);

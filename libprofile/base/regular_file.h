@@ -1,8 +1,9 @@
 // regular_file.h - opening files that someone else named: images mapped by
 // other users' processes, debug files, /sys notes. Such a path may lead to a
-// FIFO (open would wait for a writer for ever), a device or a terminal, so
-// every such open goes through here: non-blocking, no controlling terminal,
-// close-on-exec, and refused unless it is a regular file.
+// FIFO (open would wait for a writer for ever), a device (opening it is an
+// act: a watchdog starts, a tape rewinds) or a terminal, so every such open
+// goes through here: the name is opened O_PATH, which does nothing to what
+// it names, and reopened for reading only if it is a regular file.
 #ifndef LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 #define LCPI_LIBPROFILE_BASE_REGULAR_FILE_H
 
@@ -39,6 +40,13 @@ Expected<int> OpenRegularFileInRoot(int root_fd, const std::string& path,
 // back if it is a regular file, with its fstat in *st; else fd is closed and
 // the error names `name`.
 Expected<int> KeepRegularFile(int fd, const std::string& name, struct stat* st);
+
+// The regular file an O_PATH descriptor holds, opened read-only through
+// /proc/self/fd (the same inode, whatever its path names by now), with its
+// fstat in *st; anything else (a symbolic link held with O_NOFOLLOW, a FIFO,
+// a device) is never opened. path_fd is closed in every case; errors name
+// `name`.
+Expected<int> ReopenRegularFile(int path_fd, const std::string& name, struct stat* st);
 
 // The largest file OpenRecordedFile opens by default: no image is near it.
 inline constexpr uint64_t kMaxRecordedFileSize = uint64_t{8} << 30;

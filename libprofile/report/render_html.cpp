@@ -63,21 +63,15 @@ std::string EpochTitle(const EpochInfo& e) {
 }
 
 // What the text header's event line says of how event e was sampled, beyond
-// its period: "precise_ip 2" (above 0 only) and "multiplexed: scaled by
-// 1.60, running 62.5 % of enabled" (when scaled); "" when neither. The
-// events table gains a notes column only when some event has one, so a
-// page of plain events keeps its four columns.
+// its period: "precise_ip 2" (above 0 only) and MultiplexNote's "multiplexed:
+// scaled by 1.60, running 62.5% of enabled"; "" when neither. The events
+// table gains a notes column only when some event has one, so a page of
+// plain events keeps its four columns.
 std::string EventNote(const Header& h, size_t e) {
   std::string note;
   if (e < h.precise.size() && h.precise[e] > 0) note = "precise_ip " + std::to_string(h.precise[e]);
-  if (e < h.scale.size() && h.scale[e] != 1.0) {
-    note += std::string(note.empty() ? "" : "; ") + "multiplexed: scaled by " +
-            Fixed(h.scale[e], 2) + ", running " +
-            Fixed(100.0 * static_cast<double>(h.time_running[e]) /
-                      static_cast<double>(h.time_enabled[e]),
-                  1) +
-            " % of enabled";
-  }
+  if (const std::string scaled = MultiplexNote(h, e); !scaled.empty())
+    note += std::string(note.empty() ? "" : "; ") + scaled;
   return note;
 }
 

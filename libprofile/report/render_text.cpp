@@ -160,12 +160,7 @@ std::string SourceLines(const Header& h) {
       out += " (the newest epoch's; these epochs used " + all + ")";
     }
     out += ": " + std::to_string(h.totals[e]) + " samples";
-    if (e < h.scale.size() && h.scale[e] != 1.0)
-      out += " (multiplexed: scaled by " + Fixed(h.scale[e], 2) + ", running " +
-             Fixed(100.0 * static_cast<double>(h.time_running[e]) /
-                       static_cast<double>(h.time_enabled[e]),
-                   1) +
-             "% of enabled)";
+    if (const std::string note = MultiplexNote(h, e); !note.empty()) out += " (" + note + ")";
   }
   out += "\n# unknown:  " + Fixed(h.unknown_percent, 2) + "%, lost: " + Fixed(h.lost_percent, 2) +
          "% (of the daemon's samples)\n";

@@ -478,6 +478,16 @@ uint64_t ScaleCount(const Header& header, size_t e, uint64_t count) {
   return static_cast<uint64_t>(std::llround(static_cast<double>(count) * header.scale[e]));
 }
 
+std::string MultiplexNote(const Header& header, size_t e) {
+  if (e >= header.scale.size() || header.scale[e] == 1.0) return "";
+  char note[128];
+  std::snprintf(note, sizeof note, "multiplexed: scaled by %.2f, running %.1f%% of enabled",
+                header.scale[e],
+                100.0 * static_cast<double>(header.time_running[e]) /
+                    static_cast<double>(header.time_enabled[e]));
+  return note;
+}
+
 std::vector<std::string> EventWarnings(const Header& header) {
   std::vector<std::string> out;
   for (size_t e = 0; e < header.precise_levels.size() && e < header.events.size(); ++e) {

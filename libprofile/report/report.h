@@ -103,6 +103,10 @@ double MultiplexScale(uint64_t time_enabled, uint64_t time_running);
 // count * header.scale[e], rounded to the nearest integer (a row's count is
 // rounded on its own: rows may not add up to the scaled total exactly).
 uint64_t ScaleCount(const Header& header, size_t e, uint64_t count);
+// How event column e was scaled, as the text header and the HTML events
+// table say it: "multiplexed: scaled by 1.60, running 62.5% of enabled";
+// "" when it was not.
+std::string MultiplexNote(const Header& header, size_t e);
 // What a reader must know about how the events were sampled, one line each:
 // per event column the PMU multiplexed, "event cycles multiplexed: counts
 // scaled by 1.60 (running 62.5% of enabled)"; per event whose epochs read

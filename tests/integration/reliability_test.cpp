@@ -118,9 +118,6 @@ TEST_CASE("SIGKILL during a flush, ten times: intact, nothing doubled, restart c
     if (!d.running()) d.Start();
     REQUIRE(d.running());
     REQUIRE(Run({kShares, "0.4"}) == 0);
-    auto st = d.Status();
-    uint64_t sampled = Num(st, "samples");
-    Clock::time_point asked = Clock::now();
     // The flush request in the background; lcpid is killed while it merges
     // (or just before, or just after).
     pid_t flusher;
@@ -137,8 +134,12 @@ TEST_CASE("SIGKILL during a flush, ten times: intact, nothing doubled, restart c
     posix_spawn_file_actions_destroy(&quiet);
     int delay = delay_ms(rng);
     SleepMs(delay);
+    // What lcpid had sampled just before the kill (the loop answers while
+    // the merge runs): a merge done twice would add about that again.
+    const uint64_t sampled = Num(d.Status(), "samples");
+    const Clock::time_point asked = Clock::now();
     CHECK(d.Kill(SIGKILL) == -SIGKILL);
-    double window = Seconds(asked);
+    const double window = Seconds(asked);
     waitpid(flusher, nullptr, 0);
 
     DbFigures after = ReadDb(d.db_path());
@@ -147,8 +148,9 @@ TEST_CASE("SIGKILL during a flush, ten times: intact, nothing doubled, restart c
     CHECK(after.intact);
     CheckAddsUp(after);
     CHECK(after.on_disk >= before.on_disk);  // a committed flush never goes away
-    // This life's merge holds at most what it sampled (status, plus what
-    // every online CPU at 5,000/s can add between the status and the kill).
+    // This life's merge holds at most what it sampled (the status just
+    // before the kill, plus what every online CPU at 5,000/s can add between
+    // it and the kill).
     int64_t added = after.Stat("samples") - before.Stat("samples");
     CHECK(added >= 0);
     const double cpus = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));

@@ -82,7 +82,9 @@ struct Storm {
 
 // The workload's busiest functions, by the sized symbols of its nm file
 // (one name per address: libc has aliases).
-void PrintTop(const std::map<std::string, NmSymbol>& nm, const Storm& s, size_t n) {
+// The workload's functions with samples, busiest first.
+std::vector<std::pair<uint64_t, std::string>> Busiest(const std::map<std::string, NmSymbol>& nm,
+                                                      const Storm& s) {
   std::map<uint64_t, std::pair<std::string, NmSymbol>> at;
   for (const auto& [name, sym] : nm)
     if (sym.size) at.emplace(sym.start, std::make_pair(name, sym));
@@ -96,6 +98,10 @@ void PrintTop(const std::map<std::string, NmSymbol>& nm, const Storm& s, size_t 
     if (c) by.emplace_back(c, name);
   }
   std::sort(by.rbegin(), by.rend());
+  return by;
+}
+
+void PrintTop(const std::vector<std::pair<uint64_t, std::string>>& by, size_t n) {
   std::printf("the workload's busiest functions:");
   for (size_t i = 0; i < by.size() && i < n; ++i)
     std::printf(" %s %" PRIu64 "%s", by[i].second.c_str(), by[i].first, i + 1 < n ? "," : "");
@@ -193,16 +199,21 @@ int Run(const char* workload, const std::map<std::string, NmSymbol>& nm, const R
               " dropped; %" PRIu64 " in NMI context\n",
               samples, counted, dropped,
               static_cast<uint64_t>(after.nmi_samples - before.nmi_samples));
-  PrintTop(nm, s, 6);
+  const std::vector<std::pair<uint64_t, std::string>> busiest = Busiest(nm, s);
+  PrintTop(busiest, 6);
   // every sample accounted
   CHECK(samples == counted + dropped);
   // as lcpid's storm test: its image has them, nothing is unknown, and its
-  // spin loop most of them; here more than half, not 3/4: this workload is
-  // static, so its start-up and exit (libc's, ~35 % under TCG) run in its
-  // own image, where the x86 test's dynamic one runs them in ld.so
+  // spin loop is where they land. Not a share of the image: this workload is
+  // static, so its start-up and exit (libc's) run in its own image, and each
+  // spins 4 ms of wall time, so a loaded host leaves it less CPU against the
+  // same start-up work: about 65 % of the image in tiny_spin on a quiet
+  // host, 42 % (2,854 of 6,817) in a run beside two nice'd builds.
+  // Misplaced pcs would crown another function, or none by this margin.
   CHECK(s.image > 500);
   CHECK(user > 0 && static_cast<double>(s.image + s.checker) / user >= 0.99);
-  CHECK(s.spin > s.image / 2);
+  CHECK(!busiest.empty() && busiest[0].second == "tiny_spin");
+  CHECK(busiest.size() < 2 || busiest[0].first >= 2 * busiest[1].first);
   return g_failures ? 1 : 0;
 }
 

@@ -113,6 +113,15 @@ mode_t Mode(const std::string& p) {
   return st.st_mode & 07777;
 }
 
+// A cache whose copies the readers' group may read (0640), beside a
+// database in a directory others may pass: the cases on who may read a copy.
+struct PublicCache {
+  lcpi::testing::TempDir dir;
+  std::string db = dir.path().string() + "/profiles.db";
+  ImageCacheWriter w{{lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt}};
+  PublicCache() { std::filesystem::permissions(dir.path(), std::filesystem::perms(0755)); }
+};
+
 }  // namespace
 
 TEST_CASE("an image is copied once by identity, private, then a hit") {
@@ -308,11 +317,8 @@ TEST_CASE("a user's file never fills a root file's identity, even with root's by
   CHECK(lcpi::FindCachedImage(db, id) != lcpi::FindCachedImage(db, users_id));
 }
 
-TEST_CASE("only a file others could read gets a copy the readers' group may read") {
-  lcpi::testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-  std::string db = dir.path().string() + "/profiles.db";
-  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
+TEST_CASE_METHOD(PublicCache,
+                 "only a file others could read gets a copy the readers' group may read") {
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "private");
   std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
@@ -334,14 +340,32 @@ TEST_CASE("only a file others could read gets a copy the readers' group may read
   CHECK(s.private_files == 2);
 }
 
-TEST_CASE("a file reached through a symbolic link gets a private copy") {
+TEST_CASE_METHOD(PublicCache,
+                 "a public path to another file than the one copied gets a private copy") {
+  // The mapping's pid, reused by a user's process in a namespace of its own,
+  // can make the mapped path lead to a public file of theirs: the walk must
+  // end at the file whose bytes are copied (the hostile review's finding).
+  REQUIRE(w.Start());
+  std::filesystem::create_directory(dir / "private");
+  std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
+  Program(dir / "private/hidden", kNobody, 0755, 5);  // readable, in a directory others cannot pass
+  Program(dir / "decoy", kNobody, 0755, 6);
+  const std::string id = Identity(dir / "private/hidden");
+  FileMapping m = GoneMapping(dir / "private/hidden");
+  m.path = dir / "decoy";  // what the path leads to now
+  int fd = open((dir / "private/hidden").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  w.Offer(id, m, fd);
+  ImageCacheStats s = Settle(w, 1);
+  REQUIRE(s.files == 1);
+  CHECK(Mode(lcpi::FindCachedImage(db, id)) == 0600);
+  CHECK(s.private_files == 1);
+}
+
+TEST_CASE_METHOD(PublicCache, "a file reached through a symbolic link gets a private copy") {
   // A mapping's path (/proc/PID/maps) has none; one on the way now means the
   // tree changed since, or resolves against lcpid's root instead of the
   // process's: any doubt is a no (public_file.h, OpenPublicParent).
-  lcpi::testing::TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-  std::string db = dir.path().string() + "/profiles.db";
-  ImageCacheWriter w({lcpi::ImageCacheDir(db), 1 << 30, 0640, 0750, std::nullopt});
   REQUIRE(w.Start());
   std::filesystem::create_directory(dir / "real");
   std::filesystem::permissions(dir / "real", std::filesystem::perms(0755));

@@ -7,14 +7,18 @@
 #include "libprofile/base/public_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "test_files.h"
 
@@ -44,6 +48,31 @@ TEST_CASE("a public file on disk opens, one on procfs or sysfs is withheld") {
   }
   auto kernel = OpenPublicFile("/sys/kernel/notes", &st);
   CHECK_FALSE(kernel.has_value());
+}
+
+TEST_CASE("a name that is no regular file is never opened for reading") {
+  // Opening is an act for a device (a watchdog starts, a tape rewinds), and
+  // a binary's DWARF can name /dev/watchdog as a source file for root's
+  // tools to list. A FIFO shows it here: its writer's open returns once a
+  // reader opens it, and only then.
+  lcpi::testing::TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
+  const std::string fifo = dir.path().string() + "/fifo.c";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  std::atomic<bool> writer_open{false};
+  std::thread writer([&] {
+    int fd = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // blocks until a reader
+    writer_open = true;
+    if (fd >= 0) close(fd);
+  });
+  struct stat st;
+  auto opened = OpenPublicFile(fifo, &st);
+  CHECK_FALSE(opened.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK_FALSE(writer_open.load());
+  int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // lets the writer go
+  writer.join();
+  close(reader);
 }
 
 TEST_CASE("OpenPublicParent walks from the root it is given, never out of it") {

@@ -88,7 +88,7 @@ std::string EventsTable(const std::string& html) {
 const std::string kMultiplexedEvents =
     "<tbody>\n"
     "<tr><th scope=\"row\">cycles</th><td>cycles</td><td class=\"n\">100000</td>"
-    "<td class=\"n\">2400</td><td>multiplexed: scaled by 1.60, running 62.5 % of enabled</td>"
+    "<td class=\"n\">2400</td><td>multiplexed: scaled by 1.60, running 62.5% of enabled</td>"
     "</tr>\n"
     "<tr><th scope=\"row\">imiss</th><td>imiss</td><td class=\"n\">5000</td>"
     "<td class=\"n\">300</td><td></td></tr>\n";
