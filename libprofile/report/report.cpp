@@ -478,13 +478,19 @@ uint64_t ScaleCount(const Header& header, size_t e, uint64_t count) {
   return static_cast<uint64_t>(std::llround(static_cast<double>(count) * header.scale[e]));
 }
 
+namespace {
+// The share of its enabled time event column e had the PMU (scaled only).
+double RunningPercent(const Header& header, size_t e) {
+  return 100.0 * static_cast<double>(header.time_running[e]) /
+         static_cast<double>(header.time_enabled[e]);
+}
+}  // namespace
+
 std::string MultiplexNote(const Header& header, size_t e) {
   if (e >= header.scale.size() || header.scale[e] == 1.0) return "";
   char note[128];
   std::snprintf(note, sizeof note, "multiplexed: scaled by %.2f, running %.1f%% of enabled",
-                header.scale[e],
-                100.0 * static_cast<double>(header.time_running[e]) /
-                    static_cast<double>(header.time_enabled[e]));
+                header.scale[e], RunningPercent(header, e));
   return note;
 }
 
@@ -501,12 +507,10 @@ std::vector<std::string> EventWarnings(const Header& header) {
   }
   for (size_t e = 0; e < header.scale.size() && e < header.events.size(); ++e) {
     if (header.scale[e] == 1.0) continue;
-    const double running_pct = 100.0 * static_cast<double>(header.time_running[e]) /
-                               static_cast<double>(header.time_enabled[e]);
     char text[160];
     std::snprintf(text, sizeof(text),
                   "event %s multiplexed: counts scaled by %.2f (running %.1f%% of enabled)",
-                  header.events[e].name.c_str(), header.scale[e], running_pct);
+                  header.events[e].name.c_str(), header.scale[e], RunningPercent(header, e));
     out.push_back(text);
   }
   return out;

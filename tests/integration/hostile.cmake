@@ -3,8 +3,10 @@
 # at once, beside a victim of known shares: a program on a file system that
 # stops answering (hang_fs, FUSE), one that leaves a FIFO at its own path
 # (fifo_swap), 2 GB programs without build-id, control clients that dribble
-# bytes. lcpid keeps sampling, answers status, ends on SIGTERM with
-# everything flushed, and the victim's shares land within 3 points.
+# bytes (and alone only, a JIT whose perf map names a range the store
+# cannot hold: perf_map_spin; docs/reliability.md says why). lcpid keeps
+# sampling, answers status, ends on SIGTERM with everything flushed, and
+# the victim's shares land within 3 points.
 
 lcpi_workload(late_map ${CMAKE_CURRENT_SOURCE_DIR}/workloads/late_map.c)
 lcpi_workload(perf_map_spin ${CMAKE_CURRENT_SOURCE_DIR}/workloads/perf_map_spin.c)

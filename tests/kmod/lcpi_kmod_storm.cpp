@@ -80,9 +80,8 @@ struct Storm {
   uint64_t all_counts = 0;                 // every record read, any pid
 };
 
-// The workload's busiest functions, by the sized symbols of its nm file
-// (one name per address: libc has aliases).
-// The workload's functions with samples, busiest first.
+// The workload's functions with samples, busiest first, by the sized
+// symbols of its nm file (one name per address: libc has aliases).
 std::vector<std::pair<uint64_t, std::string>> Busiest(const std::map<std::string, NmSymbol>& nm,
                                                       const Storm& s) {
   std::map<uint64_t, std::pair<std::string, NmSymbol>> at;
