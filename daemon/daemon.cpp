@@ -203,6 +203,7 @@ Expected<void> Daemon::Start() {
   // seen by both, never by neither.
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
   sideband_->set_jit(&jit_);
+  cgroups_.set_lookups(lookups_.get());
   sideband_->set_cgroups(&cgroups_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
   size_t procs = ScanProc(tracker_, images_, &jit_, "/proc", &cgroups_);
@@ -587,8 +588,11 @@ std::string Daemon::Status() {
   o << "cgroups " << cg.paths << "\n";
   o << "cgroups_read " << cg.read << "\n";
   o << "cgroups_gone " << cg.gone << "\n";
+  o << "cgroups_reused " << cg.reused << "\n";
   o << "cgroups_refused " << cg.refused << "\n";
   o << "cgroups_over_bound " << cg.over_bound << "\n";
+  o << "cgroups_overflow " << cg.overflow << "\n";
+  o << "cgroups_pending " << cg.pending << "\n";
   o << "images " << images_.live() << "\n";
   o << "images_pending " << images_.pending_count() << "\n";
   const LookupStats lk = lookups_->stats();

@@ -115,7 +115,7 @@ class Daemon {
   int64_t epoch_ = 0;
   std::unique_ptr<Source> source_;
   ProcessTracker tracker_;
-  CgroupReader cgroups_;  // each process's cgroup, read at exec and at the /proc scan
+  CgroupReader cgroups_;  // each process's cgroup, read at exec (on lookups_) and at the /proc scan
   ImageTable images_;
   std::unique_ptr<ImageCacheWriter> image_cache_;  // null with --image-cache-size 0
   std::optional<KernelSymbols> kernel_;

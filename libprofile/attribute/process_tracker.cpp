@@ -82,16 +82,9 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
 
 void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time) {
   if (exec) {
-    // An exec stays in its cgroup: the new space starts in the one before
-    // it, until the cgroup is read again (SetCgroup).
-    CgroupRef cgroup;
-    if (auto h = history_.find(pid); h != history_.end())
-      for (auto it = h->second.rbegin(); it != h->second.rend(); ++it)
-        if (it->start_time <= time) {
-          cgroup = it->cgroup;
-          break;
-        }
-    Insert(pid, time, comm).cgroup = std::move(cgroup);
+    // In no known cgroup until its own is read (SetCgroup): a service
+    // manager moves its child between fork and exec.
+    Insert(pid, time, comm);
     return;
   }
   LiveOrCreate(pid, time).comm = comm;
@@ -231,8 +224,12 @@ std::string_view ProcessTracker::Comm(uint32_t pid, uint64_t t_last) const {
 }
 
 void ProcessTracker::SetCgroup(uint32_t pid, uint64_t time, CgroupRef cgroup) {
-  if (!cgroup) return;  // not read: what it inherited stands
-  LiveOrCreate(pid, time).cgroup = std::move(cgroup);
+  // Only the space that started then: a read that comes back after a later
+  // exec, or after the space was reaped, names nothing else.
+  auto h = history_.find(pid);
+  if (h == history_.end()) return;
+  for (AddressSpace& as : h->second)
+    if (as.start_time == time) as.cgroup = cgroup;
 }
 
 const AddressSpace* ProcessTracker::Named(uint32_t pid, uint64_t t_last) const {

@@ -90,8 +90,8 @@ struct AddressSpace {
   uint64_t start_time = 0;
   uint64_t end_time = kForever;  // exit, or the next exec
   std::string comm;
-  // The process's cgroup (cgroup_reader.h): inherited at fork and exec, read
-  // again at exec; null: not known.
+  // The process's cgroup (cgroup_reader.h): inherited at fork, read at
+  // exec; null: not known (not read yet, or could not be).
   CgroupRef cgroup;
   // Shared with forks until one of them maps something; null: none.
   std::shared_ptr<MappingArray> array;
@@ -136,8 +136,9 @@ class ProcessTracker {
   void OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time);
   void OnMmap(uint32_t pid, const Mapping& m, uint64_t time);
   void OnExit(uint32_t pid, uint64_t time);
-  // pid's cgroup as read at `time` (its exec's): the space live then is in
-  // it. A fork or an exec inherits the cgroup of the space it comes from.
+  // pid's cgroup as read for the space that started at `time` (its exec or
+  // fork, 0 for the /proc scan's); no other space's changes. A fork
+  // inherits its parent's; an exec has none until this.
   void SetCgroup(uint32_t pid, uint64_t time, CgroupRef cgroup);
 
   // Resolves pc of pid for a record sampled within [t_first, t_last].

@@ -4,11 +4,15 @@
 // process gone), and the bound on distinct paths held, each refusal counted.
 #include "libprofile/attribute/cgroup_reader.h"
 
+#include <linux/perf_event.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -16,6 +20,7 @@
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/base/cgroup_label.h"
+#include "libprofile/base/lookup_worker.h"
 
 using lcpi::CgroupReader;
 using lcpi::CgroupRef;
@@ -37,8 +42,46 @@ struct FakeProc {
     std::filesystem::create_directories(path / std::to_string(pid));
     std::ofstream(path / std::to_string(pid) / "cgroup") << text;
   }
+  // /proc/PID/stat with the start time (field 22, clock ticks since boot).
+  void WriteStart(uint32_t pid, uint64_t ticks) const {
+    std::filesystem::create_directories(path / std::to_string(pid));
+    std::ofstream(path / std::to_string(pid) / "stat")
+        << pid << " (a b) c) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << ticks << " 0 0\n";
+  }
   std::filesystem::path path;
 };
+
+// The perf clock (CLOCK_MONOTONIC) now, and the start ticks of a process
+// started `ahead` seconds from now (boottime, as /proc/PID/stat counts).
+uint64_t PerfNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+uint64_t TicksAhead(int ahead) {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>((ts.tv_sec + ahead) * sysconf(_SC_CLK_TCK));
+}
+
+lcpi::SidebandEvent Exec(uint32_t pid, uint64_t time) {
+  lcpi::SidebandEvent e;
+  e.type = PERF_RECORD_COMM;
+  e.exec = true;
+  e.pid = pid;
+  e.time = time;
+  e.text = "x";
+  return e;
+}
+
+lcpi::SidebandEvent Fork(uint32_t pid, uint32_t ppid, uint64_t time) {
+  lcpi::SidebandEvent e;
+  e.type = PERF_RECORD_FORK;
+  e.pid = pid;
+  e.ppid = ppid;
+  e.time = time;
+  return e;
+}
 
 }  // namespace
 
@@ -109,4 +152,71 @@ TEST_CASE("the /proc scan reads each process's cgroup") {
   REQUIRE(mine);
   CHECK(tracker.Cgroup(self, 1) == *mine);
   CHECK(reader.stats().read >= 2);
+}
+
+TEST_CASE("an exec whose cgroup is not read has none, never its parent's") {
+  FakeProc proc;
+  proc.Write(1, "0::/system.slice/sshd.service\n");
+  proc.WriteStart(1, 1);
+  CgroupReader reader(proc.path.string());
+  lcpi::ProcessTracker tracker;
+  lcpi::ImageTable images;
+  lcpi::Sideband sideband(tracker, images);
+  sideband.set_cgroups(&reader);
+  const uint64_t now = PerfNow();
+  // sshd, its fork (moved to a session scope), whose exec ended before its
+  // file was read: the shell is in no known cgroup, not in sshd.service.
+  std::vector<lcpi::SidebandEvent> events{Exec(1, now - 3), Fork(2, 1, now - 2), Exec(2, now - 1)};
+  sideband.Apply(events);
+  CHECK(tracker.Cgroup(1, now) == "/system.slice/sshd.service");
+  CHECK(tracker.Cgroup(2, now - 2) == "/system.slice/sshd.service");  // the fork is where sshd is
+  CHECK(tracker.Cgroup(2, now) == "");
+  CHECK(reader.stats().gone == 1);
+}
+
+TEST_CASE("a pid reused before its exec's cgroup is read is not taken for it") {
+  FakeProc proc;
+  proc.Write(7, "0::/user.slice/user-1000.slice/session-9.scope\n");
+  proc.WriteStart(7, TicksAhead(60));  // started after the exec: another process
+  proc.Write(8, "0::/system.slice/cron.service\n");
+  proc.WriteStart(8, 1);
+  CgroupReader reader(proc.path.string());
+  lcpi::ProcessTracker tracker;
+  lcpi::ImageTable images;
+  lcpi::Sideband sideband(tracker, images);
+  sideband.set_cgroups(&reader);
+  const uint64_t now = PerfNow();
+  std::vector<lcpi::SidebandEvent> events{Exec(7, now), Exec(8, now)};
+  sideband.Apply(events);
+  CHECK(tracker.Cgroup(7, now) == "");
+  CHECK(tracker.Cgroup(8, now) == "/system.slice/cron.service");
+}
+
+TEST_CASE("exec's cgroups are read on the lookups, a bounded number at once") {
+  FakeProc proc;
+  for (uint32_t pid = 1; pid <= 3; ++pid) {
+    proc.Write(pid, "0::/p" + std::to_string(pid) + "\n");
+    proc.WriteStart(pid, 1);
+  }
+  lcpi::LookupWorker lookups;
+  CgroupReader reader(proc.path.string(), CgroupReader::kDefaultMaxPaths, 2);
+  reader.set_lookups(&lookups);
+  lcpi::ProcessTracker tracker;
+  lcpi::ImageTable images;
+  lcpi::Sideband sideband(tracker, images);
+  sideband.set_cgroups(&reader);
+  const uint64_t now = PerfNow();
+  std::vector<lcpi::SidebandEvent> events{Exec(1, now), Exec(2, now), Exec(3, now)};
+  sideband.Apply(events);
+  // Nothing read on the applying thread: no label until the read is back.
+  CHECK(reader.stats().read == 0);
+  CHECK(reader.stats().pending == 2);
+  CHECK(reader.stats().overflow == 1);
+  CHECK(tracker.Cgroup(1, now).empty());
+  REQUIRE(lookups.WaitIdle(std::chrono::seconds(10)));
+  CHECK(reader.stats().read == 2);
+  CHECK(reader.stats().pending == 0);
+  CHECK(tracker.Cgroup(1, now) == "/p1");
+  CHECK(tracker.Cgroup(2, now) == "/p2");
+  CHECK(tracker.Cgroup(3, now).empty());  // over the bound: not read, no label
 }

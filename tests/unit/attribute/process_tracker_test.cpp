@@ -272,7 +272,7 @@ TEST_CASE(
   CHECK(t.Resolve(1, 0x10800, 8, 8).image == 5);    // the parent's own is untouched
 }
 
-TEST_CASE("a process's cgroup: inherited at fork and exec, set where it was read") {
+TEST_CASE("a process's cgroup: inherited at fork, none at exec until read, set where it was read") {
   ProcessTracker t;
   auto shell = std::make_shared<const std::string>("/user.slice/user-1000.slice/session-3.scope");
   auto nginx = std::make_shared<const std::string>("/system.slice/nginx.service");
@@ -281,11 +281,11 @@ TEST_CASE("a process's cgroup: inherited at fork and exec, set where it was read
   t.OnMmap(1, Map(0x1000, 0x2000, 0, 1), 11);
   CHECK(t.Resolve(1, 0x1100, 20, 20).cgroup == *shell);
   CHECK(t.Cgroup(1, 20) == *shell);
-  // A fork is where its parent is; its exec too, until read again.
+  // A fork is where its parent is; its exec in none until read.
   t.OnFork(2, 1, 30);
   CHECK(t.Resolve(2, 0x1100, 31, 31).cgroup == *shell);
   t.OnComm(2, "nginx", true, 40);
-  CHECK(t.Cgroup(2, 41) == *shell);
+  CHECK(t.Cgroup(2, 41).empty());
   // The service manager moved it between fork and exec: read at the exec.
   t.SetCgroup(2, 40, nginx);
   CHECK(t.Cgroup(2, 41) == *nginx);
@@ -297,7 +297,8 @@ TEST_CASE("a process's cgroup: inherited at fork and exec, set where it was read
   CHECK(t.Cgroup(9, 41).empty());
   t.OnComm(3, "x", true, 50);
   CHECK(t.Resolve(3, 0x1100, 51, 51).cgroup.empty());
-  // A read that failed (null) leaves what was inherited.
-  t.SetCgroup(2, 42, nullptr);
+  // A read for a space that is not (42: no space started then) sets none.
+  t.SetCgroup(2, 42, shell);
   CHECK(t.Cgroup(2, 43) == *nginx);
+  CHECK(t.Cgroup(1, 43) == *shell);
 }
