@@ -220,3 +220,28 @@ TEST_CASE("exec's cgroups are read on the lookups, a bounded number at once") {
   CHECK(tracker.Cgroup(2, now) == "/p2");
   CHECK(tracker.Cgroup(3, now).empty());  // over the bound: not read, no label
 }
+
+TEST_CASE(
+    "a full table gives a new cgroup its nearest ancestor held, or none: never the parent's") {
+  FakeProc proc;
+  proc.Write(1, "0::/system.slice/sshd.service\n");
+  proc.Write(2, "0::/user.slice/user-1000.slice\n");
+  proc.Write(3, "0::/user.slice/user-1000.slice/session-5.scope\n");
+  proc.Write(4, "0::/other.slice/x.service\n");
+  for (uint32_t pid = 1; pid <= 4; ++pid) proc.WriteStart(pid, 1);
+  CgroupReader reader(proc.path.string(), 2);
+  lcpi::ProcessTracker tracker;
+  lcpi::ImageTable images;
+  lcpi::Sideband sideband(tracker, images);
+  sideband.set_cgroups(&reader);
+  const uint64_t now = PerfNow();
+  // Two paths in use fill the table; sshd's forks exec into new ones.
+  std::vector<lcpi::SidebandEvent> events{Exec(1, now - 10),   Exec(2, now - 9),
+                                          Fork(3, 1, now - 8), Exec(3, now - 7),
+                                          Fork(4, 1, now - 6), Exec(4, now - 5)};
+  sideband.Apply(events);
+  CHECK(tracker.Cgroup(3, now) == "/user.slice/user-1000.slice");
+  CHECK(tracker.Cgroup(4, now) == "");
+  CHECK(reader.stats().over_bound == 2);
+  CHECK(reader.stats().paths == 2);
+}
