@@ -241,10 +241,8 @@ void Aggregator::AddProcess(uint32_t pid, std::string_view comm, const CgroupRef
     }
     return;
   }
-  ProcessCount& p = processes_[{pid, image, event}];
+  ProcessCount& p = processes_[{pid, image, event, cgroup ? *cgroup : nullptr}];
   if (p.comm != comm) p.comm.assign(comm);
-  if (cgroup && p.cgroup != *cgroup) p.cgroup = *cgroup;
-  if (!cgroup && p.cgroup) p.cgroup.reset();
   p.count += count;
 }
 
@@ -290,13 +288,13 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
     b.counts.push_back({img, static_cast<uint32_t>(key.image_event), key.offset, count});
   }
   for (auto& [key, p] : processes_) {
-    const auto& [pid, image, event] = key;
+    const auto& [pid, image, event, cgroup] = key;
     if (held(image)) {
       held_processes.emplace(key, std::move(p));
       continue;
     }
     b.processes.push_back(
-        {pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count, PathOf(p.cgroup)});
+        {pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count, PathOf(cgroup)});
   }
   for (const auto& [key, count] : rolled_up_) {
     const auto& [comm, cgroup, image, event] = key;

@@ -209,15 +209,16 @@ class Aggregator {
   // records ahead (without: 80 ns a record in bench/daemon's resolve part,
   // with: 64).
   std::vector<std::pair<CountKey, uint64_t>> adds_;
-  // (pid, image, event) -> count and the newest name and cgroup: a record
+  // (pid, image, event, cgroup) -> count and the newest name: a record
   // costs one probe; a name is copied only when a row starts or its process
-  // renames; a cgroup is shared (interned: compared by pointer).
+  // renames. The cgroup is in the key (shared, interned: hashed by pointer),
+  // so the samples a pid had in one cgroup stay there when a read comes
+  // back, it re-execs elsewhere or the pid is reused within a flush.
   struct ProcessCount {
     std::string comm;
-    CgroupRef cgroup;
     uint64_t count = 0;
   };
-  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, ProcessCount> processes_;
+  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t, CgroupRef>, ProcessCount> processes_;
   // (comm, cgroup, image, event) -> count of the pids beyond the cap; the
   // cgroup by its shared path (no copy per record: one path let go and read
   // again is two keys, whose rows the store adds up)

@@ -157,3 +157,29 @@ TEST_CASE("process rows carry their cgroup, and rolled-up rows stay apart per cg
   CHECK(rows[{kRolledUpPid, *batch}] == 20 + 5);  // 4, 5
   CHECK(rows[{kRolledUpPid, ""}] == 10);          // 6
 }
+
+TEST_CASE("a pid's samples stay with the cgroup they ran in: a read coming back, a re-exec") {
+  ImageTable images;
+  ProcessTracker tracker;
+  auto web = std::make_shared<const std::string>("/system.slice/nginx.service");
+  auto batch = std::make_shared<const std::string>("/system.slice/cron.service");
+  Aggregator agg(images, tracker, nullptr);
+  tracker.OnComm(1, "w", true, 0);
+  agg.Add(Samples({1}, 10));  // its cgroup not read yet
+  tracker.SetCgroup(1, 0, web);
+  agg.Add(Samples({1}, 20));
+  // The same command execs again in another cgroup, within the flush.
+  tracker.OnComm(1, "w", true, 100);
+  tracker.SetCgroup(1, 100, batch);
+  RecordBuffer later = Samples({1}, 40);
+  later.header.t_first = 110;
+  later.header.t_last = 120;
+  agg.Add(later);
+  const MergeBatch b = agg.TakeBatch(1, Cycles()).batch;
+  std::map<std::string, uint64_t> rows;
+  for (const lcpi::ProcessRow& p : b.processes) rows[p.cgroup] += p.count;
+  CHECK(rows.size() == 3);
+  CHECK(rows[""] == 10);
+  CHECK(rows[*web] == 20);
+  CHECK(rows[*batch] == 40);
+}
