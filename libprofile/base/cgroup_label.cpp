@@ -144,12 +144,24 @@ CgroupLabels LabelsOfCgroup(std::string_view path) {
   std::string_view previous;  // the component before, "" at the root
   bool kubepods = false;      // under /kubepods (cgroupfs) or /kubepods.slice
   bool pod_before = false;    // the previous component named a pod (cgroupfs)
+  // A user's manager (user@UID.service): every name below it is the user's
+  // to choose, so its units are named under it and nothing below it is a
+  // container or a pod.
+  std::string_view user_manager;
   while (!path.empty()) {
     size_t slash = path.find('/');
     std::string_view c = path.substr(0, slash);
     path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
     if (c.empty()) continue;
+    if (!user_manager.empty()) {
+      if (IsUnit(c)) labels.unit = std::string(user_manager) + "/" + std::string(c);
+      continue;
+    }
     if (IsUnit(c)) labels.unit = std::string(c);
+    if (StartsWith(c, "user@") && EndsWith(c, ".service") && IsUnit(c)) {
+      user_manager = c;  // a container above it (made by root) stays its label
+      continue;
+    }
     if (std::string_view id = ScopeContainerId(c); !id.empty()) {
       labels.container = std::string(id);
     } else if (IsContainerId(c) && (previous == "docker" || (kubepods && pod_before))) {

@@ -12,10 +12,12 @@
 // cgroup's name). Nothing here trusts more than a component's exact shape:
 // a unit is a component with a unit's suffix and a unit name's characters,
 // a container id exactly 64 lowercase hex digits in a runtime's known
-// spelling; anything else labels nothing. A user can name a cgroup of their
-// own "docker-<64 hex>.scope" under their user@UID.service: the unit label
-// then says so, and the container label follows that name, which only
-// looks like a container. Labels are for grouping, not for authorization.
+// spelling; anything else labels nothing. Below a user's manager
+// (user@UID.service) every name is that user's: its units are named under
+// it ("user@1000.service/nginx.service", never the system's nginx.service)
+// and nothing below it is a container or a pod (rootless podman's
+// containers included). A service that delegates its subtree (Delegate=yes)
+// is not told apart so: labels are for grouping, not for authorization.
 #ifndef LCPI_LIBPROFILE_BASE_CGROUP_LABEL_H
 #define LCPI_LIBPROFILE_BASE_CGROUP_LABEL_H
 
@@ -52,9 +54,11 @@ Expected<std::string> CgroupPathFromProc(std::string_view text);
 struct CgroupLabels {
   // The innermost systemd unit that holds processes: the last component
   // ending in .service, .scope, .socket, .mount or .swap made of a unit
-  // name's characters (ASCII letters, digits, ":-_.\@"), at most 255 bytes.
+  // name's characters (ASCII letters, digits, ":-_.\@"), at most 255 bytes;
+  // below a user@UID.service, "user@UID.service/" and that component.
   std::string unit;
-  // A container's id: 64 lowercase hex digits, from docker-ID.scope,
+  // A container's id (none below a user@UID.service): 64 lowercase hex
+  // digits, from docker-ID.scope,
   // cri-containerd-ID.scope, crio-ID.scope, libpod-ID.scope (the innermost
   // such component), or, under the cgroupfs driver, /docker/ID and
   // /kubepods/.../pod<UID>/ID. A runtime's monitor (libpod-conmon-ID,

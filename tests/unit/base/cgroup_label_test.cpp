@@ -105,12 +105,18 @@ TEST_CASE("systemd units: system services, scopes, user units") {
         "getty@tty1.service");
   CHECK(LabelsOfCgroup("/init.scope").unit == "init.scope");
   CHECK(LabelsOfCgroup("/user.slice/user-1000.slice/session-3.scope").unit == "session-3.scope");
-  // The user's manager, and a unit it runs: the innermost unit.
+  // The user's manager, and a unit it runs: the innermost unit, named under
+  // its manager (a user's units are the user's to name: never the system's
+  // init.scope or nginx.service).
   CHECK(LabelsOfCgroup("/user.slice/user-1000.slice/user@1000.service/init.scope").unit ==
-        "init.scope");
+        "user@1000.service/init.scope");
   CHECK(
       LabelsOfCgroup("/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service").unit ==
-      "foo.service");
+      "user@1000.service/foo.service");
+  CHECK(LabelsOfCgroup("/user.slice/user-1000.slice/user@1000.service/app.slice/nginx.service")
+            .unit != LabelsOfCgroup("/system.slice/nginx.service").unit);
+  CHECK(LabelsOfCgroup("/user.slice/user-1000.slice/user@1000.service/a/user@0.service/x.scope")
+            .unit == "user@1000.service/x.scope");
   CHECK(LabelsOfCgroup("/user.slice/user-1000.slice/user@1000.service").unit ==
         "user@1000.service");
   // A service that delegates its subtree (Delegate=yes) and made cgroups in it.
@@ -188,11 +194,26 @@ TEST_CASE("CRI-O and podman") {
   CHECK(LabelsOfCgroup("/machine.slice/libpod-" + kId + ".scope").container == kId);
   CHECK(LabelsOfCgroup("/machine.slice/libpod-" + kId + ".scope/container").container == kId);
   CHECK(LabelsOfCgroup("/machine.slice/libpod-conmon-" + kId + ".scope").container.empty());
-  // Rootless podman, under the user's manager.
+  // Under a user's manager a name is the user's to choose: a scope named as
+  // a container's (rootless podman's, or forged) is a unit of that user's,
+  // no container, no pod.
   CgroupLabels l = LabelsOfCgroup(
       "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId + ".scope");
+  CHECK(l.container.empty());
+  CHECK(l.unit == "user@1000.service/libpod-" + kId + ".scope");
+  l = LabelsOfCgroup("/user.slice/user-1000.slice/user@1000.service/docker/" + kId);
+  CHECK(l.container.empty());
+  l = LabelsOfCgroup(
+      "/user.slice/user-1000.slice/user@1000.service/kubepods/"
+      "pod8a7b6c5d-1e2f-4a3b-9c8d-7e6f5a4b3c2d/" +
+      kId);
+  CHECK(l.container.empty());
+  CHECK(l.pod.empty());
+  // A user's manager inside a container (made by root): the container stays.
+  l = LabelsOfCgroup("/system.slice/docker-" + kId +
+                     ".scope/user.slice/user-1000.slice/user@1000.service/x.service");
   CHECK(l.container == kId);
-  CHECK(l.unit == "libpod-" + kId + ".scope");
+  CHECK(l.unit == "user@1000.service/x.service");
 }
 
 TEST_CASE("garbage, near misses and hostile names label nothing") {
