@@ -437,6 +437,17 @@ void Daemon::ReadRetentionDropped() {
 }
 
 void Daemon::ApplyRetention() {
+  const uint64_t before = dropped_epochs_ + rolled_up_epochs_;
+  DropAndRollUp();
+  if (dropped_epochs_ + rolled_up_epochs_ == before) return;
+  // Once a pass, not per drop or rollup: a scan of every process row.
+  if (Expected<void> e = db_->DeleteUnusedCgroups(); !e) {
+    last_retention_error_ = e.error().ToString();
+    spdlog::error("retention: {}", last_retention_error_);
+  }
+}
+
+void Daemon::DropAndRollUp() {
   const RetentionPolicy& policy = options_.retention;
   auto drop = [this](const std::vector<int64_t>& ids) {
     Expected<void> e = db_->DropEpochs(ids);

@@ -82,8 +82,10 @@ class Daemon {
   Expected<void> CloseWindow();
   // When the current window ends: the next multiple of --window (UTC).
   int64_t WindowEnd(int64_t now) const;
-  // Drops what --retain, --retain-tagged and --max-db-size say must go.
+  // Drops what --retain, --retain-tagged and --max-db-size say must go,
+  // then the cgroup paths no row names any more.
   void ApplyRetention();
+  void DropAndRollUp();
   void ReadRetentionDropped();
   std::string Handle(const std::string& request);
   std::string Status();

@@ -354,6 +354,11 @@ class ProfileDb {
   // rows of their command (kRolledUpPid) and counted in its statistic
   // processes_rolled_up.
   Expected<void> MergeEpochs(const std::vector<int64_t>& ids, size_t max_processes = 0);
+  // Deletes the cgroup paths no process row names any more (a host that
+  // runs pods all day makes new ones all day). One scan of process_counts:
+  // lcpid's retention runs it once a pass, after its drops and rollups,
+  // which leave the paths.
+  Expected<void> DeleteUnusedCgroups();
 
   // The database file's size as SQLite sees it (page_count * page_size), and
   // how much of it is free pages.

@@ -26,10 +26,10 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
-    // The cgroup paths no row names any more (a host that runs pods all
-    // day makes new ones all day). ?1 unused.
-    "DELETE FROM cgroups WHERE id NOT IN (SELECT cgroup_id FROM process_counts) AND ?1 IS NOT NULL",
 };
+// One scan of process_counts (DeleteUnusedCgroups).
+constexpr const char kSqlDeleteUnusedCgroups[] =
+    "DELETE FROM cgroups WHERE id NOT IN (SELECT cgroup_id FROM process_counts)";
 constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
 // What a drop takes away stays counted: the dropped epochs' statistics are
 // added to the current epoch (?2) as retention_dropped.NAME, so samples taken
@@ -100,6 +100,10 @@ Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
   // the drop stands.
   if (auto ok = Exec("PRAGMA incremental_vacuum", "cannot return the freed pages"); !ok) return ok;
   return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
+}
+
+Expected<void> ProfileDb::DeleteUnusedCgroups() {
+  return Exec(kSqlDeleteUnusedCgroups, "cannot delete the unused cgroup paths");
 }
 
 namespace {
