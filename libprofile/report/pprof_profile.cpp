@@ -69,6 +69,12 @@ std::vector<std::string> Comments(const Header& h) {
   std::snprintf(shares, sizeof shares, "unknown %.2f%%, lost %.2f%%", h.unknown_percent,
                 h.lost_percent);
   c.push_back(shares);
+  if (h.throttled_percent > 0) {
+    char throttled[96];
+    std::snprintf(throttled, sizeof throttled, "throttled %.2f%% (estimated, never taken)",
+                  h.throttled_percent);
+    c.push_back(throttled);
+  }
   // The notes lcpiprof -p warns of (multiplexed events scaled, epochs of
   // different precise_ip summed): the file outlives the run's stderr.
   for (std::string& w : EventWarnings(h)) c.push_back(std::move(w));

@@ -103,6 +103,11 @@ std::string SourceBody(const Header& h) {
          " % of the daemon's samples (no image known for them)</dd>\n";
   out += "<dt>Lost</dt><dd>" + Fixed(h.lost_percent, 2) +
          " % of the daemon's samples (lost or dropped before they were counted)</dd>\n";
+  if (h.throttled_percent > 0) {
+    out += "<dt>Throttled</dt><dd>about " + Fixed(h.throttled_percent, 2) +
+           " % of the samples asked for were never taken: perf throttled the events "
+           "(estimated by lcpi.ko)</dd>\n";
+  }
   out += "</dl>\n";
   std::vector<std::string> notes;
   for (size_t e = 0; e < h.events.size(); ++e) notes.push_back(EventNote(h, e));

@@ -163,7 +163,10 @@ std::string SourceLines(const Header& h) {
     if (const std::string note = MultiplexNote(h, e); !note.empty()) out += " (" + note + ")";
   }
   out += "\n# unknown:  " + Fixed(h.unknown_percent, 2) + "%, lost: " + Fixed(h.lost_percent, 2) +
-         "% (of the daemon's samples)\n";
+         "% (of the daemon's samples)";
+  if (h.throttled_percent > 0)
+    out += "; throttled: about " + Fixed(h.throttled_percent, 2) + "% never taken (estimated)";
+  out += "\n";
   return out;
 }
 

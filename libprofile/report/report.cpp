@@ -4,6 +4,7 @@
 #include "libprofile/report/report.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -465,6 +466,10 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
     h.lost_percent =
         100.0 * static_cast<double>(lost) / static_cast<double>(attributed + unknown + lost);
   }
+  if (const int64_t throttled = Stat(h.stats, "throttled_lost_estimate"); throttled > 0) {
+    h.throttled_percent = 100.0 * static_cast<double>(throttled) /
+                          static_cast<double>(attributed + unknown + lost + throttled);
+  }
   return h;
 }
 
@@ -511,6 +516,23 @@ std::vector<std::string> EventWarnings(const Header& header) {
     std::snprintf(text, sizeof(text),
                   "event %s multiplexed: counts scaled by %.2f (running %.1f%% of enabled)",
                   header.events[e].name.c_str(), header.scale[e], RunningPercent(header, e));
+    out.push_back(text);
+  }
+  if (const int64_t throttles = Stat(header.stats, "throttle_events"); throttles > 0) {
+    const int64_t lost = Stat(header.stats, "throttled_lost_estimate");
+    char text[200];
+    if (lost > 0) {
+      std::snprintf(text, sizeof(text),
+                    "perf throttled sampling %" PRId64 " times: about %" PRId64
+                    " samples (%.1f%% of those asked for) were never taken; the counts are "
+                    "of the samples taken (an estimate of lcpi.ko's)",
+                    throttles, lost, header.throttled_percent);
+    } else {
+      std::snprintf(text, sizeof(text),
+                    "perf throttled sampling %" PRId64
+                    " times; the samples that cost are not estimated (only lcpi.ko does)",
+                    throttles);
+    }
     out.push_back(text);
   }
   return out;

@@ -76,6 +76,11 @@ struct Header {
   // dropped). Zero when the statistics are empty.
   double unknown_percent = 0;
   double lost_percent = 0;
+  // The samples perf's throttling kept from being taken (lcpi.ko's
+  // throttled_lost_estimate) in percent of those and the daemon's samples:
+  // the share of the samples asked for that never were. Zero when perf did
+  // not throttle, or the source does not estimate (the perf source).
+  double throttled_percent = 0;
 };
 
 // Reads the epoch selection: "" (the newest; with a time range, every

@@ -230,3 +230,51 @@ TEST_CASE("epochs sampled at different precise_ip, summed, are warned about", "[
   CHECK(all.warnings[0] ==
         "event cycles: the epochs read were sampled at precise_ip 0 and 3; their skid differs");
 }
+
+TEST_CASE("samples lost to perf's throttling are estimated in every report", "[report]") {
+  Db d;
+  const int64_t epoch = Ok(d.db->CurrentEpoch());
+  d.Merge(epoch, 1000, 1000);
+  MergeBatch b;  // the daemon's statistics of the window: 1800 counted
+  b.epoch = epoch;
+  b.stats = {{"attributed", 1800}, {"throttle_events", 40}, {"throttled_lost_estimate", 1200}};
+  REQUIRE(d.db->Merge(b));
+  Profile p = Build(*d.db);
+  CHECK(p.header.throttled_percent == Approx(40.0));  // 1200 of 1800 + 1200
+  const std::string note =
+      "perf throttled sampling 40 times: about 1200 samples (40.0% of those asked for) were "
+      "never taken; the counts are of the samples taken (an estimate of lcpi.ko's)";
+  CHECK(std::count(p.warnings.begin(), p.warnings.end(), note) == 1);
+  CHECK(p.header.totals[0] == 1500);  // the counts are what was taken, not scaled
+
+  RenderOptions ro;
+  ro.width = 200;
+  CHECK(RenderProfile(p, ro).find("; throttled: about 40.00% never taken (estimated)\n") !=
+        std::string::npos);
+  ro.format = Format::kJson;
+  const std::string json = RenderProfile(p, ro);
+  CHECK(json.find("\"throttled_lost_estimate\": 1200") != std::string::npos);  // the stats
+  CHECK(json.find(note) != std::string::npos);                                 // the warnings
+  ro.format = Format::kHtml;
+  CHECK(RenderProfile(p, ro).find("<dt>Throttled</dt><dd>about 40.00 % of the samples asked "
+                                  "for were never taken") != std::string::npos);
+  auto pprof = BuildPprof(*d.db, PprofOptions{});
+  REQUIRE(pprof);
+  const std::vector<std::string>& comments = pprof->profile.comments;
+  CHECK(std::count(comments.begin(), comments.end(), "throttled 40.00% (estimated, never taken)") ==
+        1);
+  CHECK(std::count(comments.begin(), comments.end(), note) == 1);
+
+  // The perf source counts throttles but estimates nothing: said so.
+  Db perf;
+  perf.Merge(Ok(perf.db->CurrentEpoch()), 1000, 1000);
+  MergeBatch only_count;
+  only_count.epoch = Ok(perf.db->CurrentEpoch());
+  only_count.stats = {{"attributed", 1800}, {"throttle_events", 7}};
+  REQUIRE(perf.db->Merge(only_count));
+  Profile q = Build(*perf.db);
+  CHECK(q.header.throttled_percent == 0);
+  CHECK(std::count(q.warnings.begin(), q.warnings.end(),
+                   "perf throttled sampling 7 times; the samples that cost are not estimated "
+                   "(only lcpi.ko does)") == 1);
+}
