@@ -83,6 +83,15 @@ lcpi::SidebandEvent Fork(uint32_t pid, uint32_t ppid, uint64_t time) {
   return e;
 }
 
+// A side-band applying events to a tracker, each exec's cgroup requested
+// from `reader`.
+struct Applying {
+  explicit Applying(CgroupReader& reader) { sideband.set_cgroups(&reader); }
+  lcpi::ProcessTracker tracker;
+  lcpi::ImageTable images;
+  lcpi::Sideband sideband{tracker, images};
+};
+
 }  // namespace
 
 TEST_CASE("this process's cgroup is read as the kernel wrote it") {
@@ -159,15 +168,13 @@ TEST_CASE("an exec whose cgroup is not read has none, never its parent's") {
   proc.Write(1, "0::/system.slice/sshd.service\n");
   proc.WriteStart(1, 1);
   CgroupReader reader(proc.path.string());
-  lcpi::ProcessTracker tracker;
-  lcpi::ImageTable images;
-  lcpi::Sideband sideband(tracker, images);
-  sideband.set_cgroups(&reader);
+  Applying applying(reader);
+  lcpi::ProcessTracker& tracker = applying.tracker;
   const uint64_t now = PerfNow();
   // sshd, its fork (moved to a session scope), whose exec ended before its
   // file was read: the shell is in no known cgroup, not in sshd.service.
   std::vector<lcpi::SidebandEvent> events{Exec(1, now - 3), Fork(2, 1, now - 2), Exec(2, now - 1)};
-  sideband.Apply(events);
+  applying.sideband.Apply(events);
   CHECK(tracker.Cgroup(1, now) == "/system.slice/sshd.service");
   CHECK(tracker.Cgroup(2, now - 2) == "/system.slice/sshd.service");  // the fork is where sshd is
   CHECK(tracker.Cgroup(2, now) == "");
@@ -181,13 +188,11 @@ TEST_CASE("a pid reused before its exec's cgroup is read is not taken for it") {
   proc.Write(8, "0::/system.slice/cron.service\n");
   proc.WriteStart(8, 1);
   CgroupReader reader(proc.path.string());
-  lcpi::ProcessTracker tracker;
-  lcpi::ImageTable images;
-  lcpi::Sideband sideband(tracker, images);
-  sideband.set_cgroups(&reader);
+  Applying applying(reader);
+  lcpi::ProcessTracker& tracker = applying.tracker;
   const uint64_t now = PerfNow();
   std::vector<lcpi::SidebandEvent> events{Exec(7, now), Exec(8, now)};
-  sideband.Apply(events);
+  applying.sideband.Apply(events);
   CHECK(tracker.Cgroup(7, now) == "");
   CHECK(tracker.Cgroup(8, now) == "/system.slice/cron.service");
 }
@@ -201,13 +206,11 @@ TEST_CASE("exec's cgroups are read on the lookups, a bounded number at once") {
   lcpi::LookupWorker lookups;
   CgroupReader reader(proc.path.string(), CgroupReader::kDefaultMaxPaths, 2);
   reader.set_lookups(&lookups);
-  lcpi::ProcessTracker tracker;
-  lcpi::ImageTable images;
-  lcpi::Sideband sideband(tracker, images);
-  sideband.set_cgroups(&reader);
+  Applying applying(reader);
+  lcpi::ProcessTracker& tracker = applying.tracker;
   const uint64_t now = PerfNow();
   std::vector<lcpi::SidebandEvent> events{Exec(1, now), Exec(2, now), Exec(3, now)};
-  sideband.Apply(events);
+  applying.sideband.Apply(events);
   // Nothing read on the applying thread: no label until the read is back.
   CHECK(reader.stats().read == 0);
   CHECK(reader.stats().pending == 2);
@@ -230,16 +233,14 @@ TEST_CASE(
   proc.Write(4, "0::/other.slice/x.service\n");
   for (uint32_t pid = 1; pid <= 4; ++pid) proc.WriteStart(pid, 1);
   CgroupReader reader(proc.path.string(), 2);
-  lcpi::ProcessTracker tracker;
-  lcpi::ImageTable images;
-  lcpi::Sideband sideband(tracker, images);
-  sideband.set_cgroups(&reader);
+  Applying applying(reader);
+  lcpi::ProcessTracker& tracker = applying.tracker;
   const uint64_t now = PerfNow();
   // Two paths in use fill the table; sshd's forks exec into new ones.
   std::vector<lcpi::SidebandEvent> events{Exec(1, now - 10),   Exec(2, now - 9),
                                           Fork(3, 1, now - 8), Exec(3, now - 7),
                                           Fork(4, 1, now - 6), Exec(4, now - 5)};
-  sideband.Apply(events);
+  applying.sideband.Apply(events);
   CHECK(tracker.Cgroup(3, now) == "/user.slice/user-1000.slice");
   CHECK(tracker.Cgroup(4, now) == "");
   CHECK(reader.stats().over_bound == 2);
