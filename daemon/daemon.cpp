@@ -231,11 +231,20 @@ Expected<void> Daemon::Start() {
 
 void Daemon::Process(Drained& d) {
   if (!d.error.empty()) spdlog::error("reading the source: {}", d.error);
-  sideband_->Apply(d.events);
-  for (const RecordBuffer& b : d.buffers) aggregator_->Add(b);
+  {
+    SlowestStep::Timer t(slowest_step_, "side-band");
+    sideband_->Apply(d.events);
+  }
+  {
+    SlowestStep::Timer t(slowest_step_, "samples");
+    for (const RecordBuffer& b : d.buffers) aggregator_->Add(b);
+  }
   if (!d.mark) return;
   if (d.mark->last) last_mark_seen_ = true;
-  if (draining_) TakeAndSubmit(*d.mark);
+  if (draining_) {
+    SlowestStep::Timer t(slowest_step_, "merge-take");
+    TakeAndSubmit(*d.mark);
+  }
 }
 
 void Daemon::TakeDrained(std::chrono::milliseconds wait) {
@@ -625,6 +634,7 @@ std::string Daemon::Status() {
   const JitStats& jit = jit_.stats();
   o << "jit_processes_watched " << jit_.watched() << "\n";
   o << "jit_map_reads " << jit.reads << "\n";
+  o << "jit_map_missing " << jit.missing << "\n";
   o << "jit_map_errors " << jit.errors << "\n";
   o << "jit_map_bad_lines " << jit.bad_lines << "\n";
   o << "jit_map_truncated " << jit.truncated << "\n";
@@ -664,6 +674,7 @@ std::string Daemon::Status() {
   // away from the socket, then this reply's own making (the drain thread's
   // fresh statistics, the database's size), this one included.
   o << "max_loop_gap_ms " << max_loop_gap_us_ / 1000 << "\n";
+  o << "slowest_loop_step " << slowest_step_.Text() << "\n";
   max_status_us_ = std::max(max_status_us_, MicrosSince(asked));
   o << "max_status_ms " << max_status_us_ / 1000 << "\n";
   o << "early_merges " << early_merges_ << "\n";
@@ -712,7 +723,11 @@ int Daemon::Run() {
   Clock::time_point served = Clock::now();
   while (!stop_) {
     TakeDrained(kPoll);
-    lookups_->RunCompletions();
+    {
+      SlowestStep::Timer t(slowest_step_, "lookup-results");
+      lookups_->RunCompletions();
+      if (image_cache_) image_cache_->Pump();  // what was offered while its lock was taken
+    }
     // From the last look at the socket to this one: a request that came
     // meanwhile waited that long (a flush's own wait, which its client
     // asked for, is not counted).
@@ -735,6 +750,7 @@ int Daemon::Run() {
       std::optional<MergeWriter::Done> done = writer_->Poll();
       if (!done) continue;
       const Clock::time_point t0 = Clock::now();
+      SlowestStep::Timer t(slowest_step_, "merge-finish");
       Expected<void> e = FinishMerge(std::move(*done));
       done.reset();  // the written batch is freed here, on the loop: counted
       NoteHandover(t0);

@@ -23,6 +23,7 @@
 #include "daemon/drainer.h"
 #include "daemon/merge_writer.h"
 #include "daemon/options.h"
+#include "daemon/slowest_step.h"
 #include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
 #include "libprofile/attribute/image_cache_writer.h"
@@ -148,6 +149,7 @@ class Daemon {
   // the longest a status reply took to make: what a status request waits
   // for inside lcpid is at most their sum.
   uint64_t max_loop_gap_us_ = 0, max_status_us_ = 0;
+  SlowestStep slowest_step_;  // where the loop's longest step went
   // The database refuses merges (a batch is held) and the pending entries
   // reached --max-pending-entries: the held batch's counts are dropped, and
   // the pending ones taken and dropped into it (held_batch.h).

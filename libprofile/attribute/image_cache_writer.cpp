@@ -380,15 +380,39 @@ Expected<void> ImageCacheWriter::Start() {
 }
 
 void ImageCacheWriter::Offer(const std::string& identity, const FileMapping& m, int fd) {
+  std::unique_lock<std::mutex> lock(state_->mutex, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    if (backlog_.size() >= kQueueLimit) {  // full: the oldest goes, as from the queue
+      if (backlog_.front().fd >= 0) close(backlog_.front().fd);
+      backlog_.erase(backlog_.begin());
+      backlog_dropped_++;
+    }
+    backlog_.push_back({identity, m, fd});
+    return;
+  }
+  PumpLocked();
+  OfferLocked(identity, m, fd);
+}
+
+void ImageCacheWriter::Pump() {
+  if (backlog_.empty()) return;
+  std::unique_lock<std::mutex> lock(state_->mutex, std::try_to_lock);
+  if (lock.owns_lock()) PumpLocked();
+}
+
+void ImageCacheWriter::PumpLocked() {
+  for (Backlogged& b : backlog_) OfferLocked(b.identity, b.mapping, b.fd);
+  backlog_.clear();
+}
+
+void ImageCacheWriter::OfferLocked(const std::string& identity, const FileMapping& m, int fd) {
   std::string name = CachedImageName(identity);
   State& s = *state_;
-  std::unique_lock<std::mutex> lock(s.mutex);
   s.CheckStuckLocked();
   if (s.seen.size() >= kSeenLimit) s.seen.clear();
   bool first = !name.empty() && s.seen.insert(name).second;
   std::string key = name + '\0' + m.path;
   if (name.empty() || s.stop || !s.started || s.queued.count(key)) {
-    lock.unlock();
     if (fd >= 0) close(fd);
     return;
   }
@@ -620,13 +644,21 @@ bool ImageCacheWriter::Stop(std::chrono::milliseconds wait) {
   }
   for (State::Job& job : left)
     if (job.fd >= 0) close(job.fd);
+  for (Backlogged& b : backlog_)
+    if (b.fd >= 0) close(b.fd);
+  backlog_.clear();
   return all_ended;
 }
 
 ImageCacheStats ImageCacheWriter::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  state_->CheckStuckLocked();
-  return state_->stats;
+  std::unique_lock<std::mutex> lock(state_->mutex, std::try_to_lock);
+  if (lock.owns_lock()) {
+    state_->CheckStuckLocked();
+    last_stats_ = state_->stats;
+  }
+  ImageCacheStats s = last_stats_;
+  s.dropped += backlog_dropped_;
+  return s;
 }
 
 }  // namespace lcpi

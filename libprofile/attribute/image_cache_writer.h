@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "libprofile/attribute/mapped_file.h"
 #include "libprofile/base/error.h"
@@ -48,7 +49,7 @@ struct ImageCacheStats {
   uint64_t hits = 0;           // images offered that were already cached
   uint64_t misses = 0;         // images offered that were not (copied, or failed)
   uint64_t failed = 0;         // copies that could not be made (file gone, too big, disk)
-  uint64_t dropped = 0;        // offers lost to a full queue
+  uint64_t dropped = 0;        // offers lost to a full queue (or a full backlog)
   uint64_t evicted = 0;        // copies removed to stay within max_bytes
   uint64_t evicted_share = 0;  // of those, a user's own copies over their share
   uint64_t stuck = 0;          // copies abandoned: no progress for stuck_after
@@ -80,6 +81,13 @@ class ImageCacheWriter {
   // Creates the directory (or checks the one there), takes stock of the
   // copies already in it and starts the copying thread.
   Expected<void> Start();
+  // Offer, Pump and stats are called from one thread (lcpid's loop), and
+  // none of them waits for the copying threads: those run at nice 10, and one
+  // preempted while it holds the cache's lock would hold the loop (and every
+  // status request) for as long as busier work keeps it off a CPU (2 s seen
+  // under the hostile test's load). When the lock is taken they leave the
+  // offer in a backlog of their own, or answer with the last figures.
+  //
   // Keeps a copy of image `identity`, the file m maps: read from `fd` when
   // the caller has it open already (the descriptor passes here), else
   // opened on the copying thread (OpenMappedFile). Never blocks on I/O.
@@ -87,13 +95,16 @@ class ImageCacheWriter {
   // (but a user's copy is looked at again for each new path that maps it,
   // in case that file is root's). Also where a stuck copy is noticed.
   void Offer(const std::string& identity, const FileMapping& m, int fd = -1);
+  // Hands the backlog to the copying threads if their lock is free.
+  void Pump();
   // Stops the copying thread: a copy under way is abandoned between chunks.
   // False when a thread did not finish within `wait`, or an abandoned one is
   // still blocked (in a system call on a hung file system): those threads
   // keep what they use and end with the process, which must then leave
   // without joining them (lcpid's _exit).
   bool Stop(std::chrono::milliseconds wait);
-  // Counters; notices a stuck copy too.
+  // Counters; notices a stuck copy too. The last figures read when the lock
+  // is taken.
   ImageCacheStats stats() const;
 
   // Shared with the copying threads, which may outlive this object (a
@@ -101,7 +112,20 @@ class ImageCacheWriter {
   struct State;
 
  private:
+  struct Backlogged {
+    std::string identity;
+    FileMapping mapping;
+    int fd = -1;
+  };
+  // With the lock held: offers one image to the copying threads.
+  void OfferLocked(const std::string& identity, const FileMapping& m, int fd);
+  // With the lock held: the backlog, offered in order.
+  void PumpLocked();
+
   std::shared_ptr<State> state_;
+  std::vector<Backlogged> backlog_;     // offers made while the lock was taken
+  uint64_t backlog_dropped_ = 0;        // offers lost to a full backlog
+  mutable ImageCacheStats last_stats_;  // as stats() last read them
 };
 
 }  // namespace lcpi

@@ -1,5 +1,6 @@
-// demangle.cpp - libiberty's cplus_demangle_v3_callback with an output bound,
-// then the top-level parameter list dropped.
+// demangle.cpp - libiberty's demanglers with an output bound: Rust names
+// (legacy and v0) through rust_demangle_callback, C++ names through
+// cplus_demangle_v3_callback, then the C++ top-level parameter list dropped.
 //
 // Why libiberty and not __cxa_demangle: __cxa_demangle returns the whole
 // text or nothing, so a name that demangles to gigabytes costs gigabytes and
@@ -45,15 +46,33 @@ bool DemangleInto(const char* name, Bounded* out) {
   return cplus_demangle_v3_callback(name, DMGL_PARAMS | DMGL_ANSI | DMGL_TYPES, Append, out) != 0;
 }
 
+// The same for a Rust name: v0 (_R...) or legacy (_ZN...17h<16 hex>E, which
+// the C++ demangler reads as "...::h<hash>" with "$LT$" escapes left in).
+// Without DMGL_VERBOSE libiberty leaves out the legacy hash and the v0 crate
+// disambiguators, as rustfilt does. False for anything else: libiberty
+// checks the legacy hash's shape, so a C++ name is not taken for Rust.
+bool DemangleRustInto(const char* name, Bounded* out) {
+  if (setjmp(out->too_long) != 0) return false;
+  return rust_demangle_callback(name, DMGL_PARAMS | DMGL_ANSI, Append, out) != 0;
+}
+
 }  // namespace
 
+bool MayBeMangled(const std::string& name) {
+  return name.rfind("_Z", 0) == 0 || name.rfind("_R", 0) == 0;
+}
+
 std::string Demangle(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0 || name.size() > kMaxMangledBytes) return name;
+  if (!MayBeMangled(name) || name.size() > kMaxMangledBytes) return name;
+  bool rust_v0 = name[1] == 'R';
   // Embedded NULs: libiberty reads a C string; such a name is not mangled.
   if (name.find('\0') != std::string::npos) return name;
   static thread_local Bounded out;  // 16 KiB: not on the demangler's stack
   out.size = 0;
-  if (!DemangleInto(name.c_str(), &out)) return name;
+  // A Rust name has no parameter list to drop; its parentheses are types.
+  if (DemangleRustInto(name.c_str(), &out)) return std::string(out.text, out.size);
+  out.size = 0;
+  if (rust_v0 || !DemangleInto(name.c_str(), &out)) return name;
   std::string full(out.text, out.size);
   // Cut at the '(' that opens the last top-level parameter list, scanning
   // back over nested parentheses (function-pointer parameters) and any

@@ -1,6 +1,8 @@
 // demangle.h - C++ symbol names as people read them. Reports show
 // "push_to_top_level" for "_Z17push_to_top_levelv", as perf report does:
-// demangled, without the parameter list.
+// demangled, without the parameter list. Rust names, legacy
+// (_ZN...17h<hash>E) and v0 (_R...), read as rustfilt shows them:
+// "hot::engine::Grid<T>::sum_rows", without hash or crate disambiguator.
 //
 // Names come from files and JIT maps other users wrote, and a short mangled
 // name can demangle to gigabytes (nested substitutions double the text per
@@ -21,8 +23,12 @@ namespace lcpi {
 inline constexpr size_t kMaxMangledBytes = 8 * 1024;
 inline constexpr size_t kMaxDemangledBytes = 16 * 1024;
 
+// Whether name has a mangled prefix (_Z for C++ and legacy Rust, _R for
+// Rust v0): callers that cache demangled names skip the rest.
+bool MayBeMangled(const std::string& name);
+
 // The demangled name without its parameter list, or name itself if it is
-// not a mangled C++ name or is beyond a bound above.
+// not a mangled C++ or Rust name or is beyond a bound above.
 std::string Demangle(const std::string& name);
 
 }  // namespace lcpi

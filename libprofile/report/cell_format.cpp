@@ -58,6 +58,7 @@ std::string CellText(const Column& column, const Cell& cell, Format format) {
   if (std::holds_alternative<std::monostate>(cell)) return json ? "null" : "";
   switch (column.type) {
     case CellType::kText:
+    case CellType::kName:
     case CellType::kPath:
       return json ? JsonString(std::get<std::string>(cell))
                   : Printable(std::get<std::string>(cell));

@@ -43,7 +43,7 @@ Document DiffDocument(const Diff& d) {
                Column("A", "count_a", "count_a", CellType::kCount),
                Column("B", "count_b", "count_b", CellType::kCount),
                Column("status", CellType::kText),
-               procs ? Column("procedure", "procedure", "name", CellType::kText)
+               procs ? Column("procedure", "procedure", "name", CellType::kName)
                      : Column("image", "image", "name", CellType::kPath),
                Column("image", CellType::kPath)};
   std::vector<size_t> names = {kName};

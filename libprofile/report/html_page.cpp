@@ -40,17 +40,24 @@ std::string EpochLabel(const EpochInfo& e) {
   return e.tag ? std::to_string(e.id) + " (" + *e.tag + ")" : std::to_string(e.id);
 }
 
-// The share of the top images per epoch: a line per image over the epochs
-// (SVG, described by the table after it, which holds the same numbers).
+const char* KindWord(const EpochInfo& e) {
+  return e.kind == EpochKind::kWindow ? "window" : "epoch";
+}
+
+// The share of the top images per epoch and window: a line per image over
+// them (SVG, described by the table after it, which holds the same numbers).
 std::string PerEpoch(const HtmlReport& r) {
   const Header& h = r.images.header;
   if (r.per_epoch.empty()) {
-    return "<p class=\"note\">Per-window plots come with time windows, which lcpi does not "
-           "record yet. With <code>--epoch all</code> over several epochs, this section plots "
-           "the top images' shares per epoch.</p>\n";
+    const std::string one = h.epochs.size() == 1 ? KindWord(h.epochs.front()) : "epoch";
+    return "<p class=\"note\">One " + one +
+           " selected. With several (<code>--epoch all</code>, a tag's span, or "
+           "<code>--since</code>/<code>--until</code>), this section plots the top images' "
+           "shares in each epoch and window.</p>\n";
   }
   const std::string event = h.events.empty() ? "-" : h.events[r.images.sort_column].name;
-  const size_t n = h.epochs.size();
+  const std::vector<EpochInfo>& plotted = r.plotted;
+  const size_t n = plotted.size();
   double top = 0;
   for (const EpochSeries& s : r.per_epoch)
     for (double p : s.percent) top = std::max(top, p);
@@ -62,11 +69,12 @@ std::string PerEpoch(const HtmlReport& r) {
     return left + (n > 1 ? static_cast<double>(i) * plot_w / static_cast<double>(n - 1) : 0.0);
   };
   auto y = [&](double p) { return above + plot_h - p / top * plot_h; };
-  std::string svg = "<figure>\n<svg role=\"img\" aria-labelledby=\"epoch-plot-title\" width=\"" +
-                    std::to_string(width) + "\" height=\"" + std::to_string(height) +
-                    "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) +
-                    "\">\n<title id=\"epoch-plot-title\">" + "Share of " + HtmlEscape(event) +
-                    " samples per epoch, top images (the table below has the numbers)</title>\n";
+  std::string svg =
+      "<figure>\n<svg role=\"img\" aria-labelledby=\"epoch-plot-title\" width=\"" +
+      std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+      std::to_string(width) + " " + std::to_string(height) +
+      "\">\n<title id=\"epoch-plot-title\">" + "Share of " + HtmlEscape(event) +
+      " samples per epoch and window, top images (the table below has the numbers)</title>\n";
   for (int g = 0; g <= 4; ++g) {
     const double p = top * g / 4;
     const std::string yy = Fixed(y(p), 1);
@@ -75,12 +83,16 @@ std::string PerEpoch(const HtmlReport& r) {
            std::to_string(left - 6) + "\" y=\"" + yy + "\" dy=\"4\" text-anchor=\"end\">" +
            Fixed(p, 0) + " %</text>\n";
   }
+  // At most 12 labels on the axis, the newest always among them; the table
+  // names every column.
+  const size_t every = (n + 11) / 12;
   for (size_t i = 0; i < n; ++i) {
+    if ((n - 1 - i) % every != 0) continue;
     svg += "<text x=\"" + Fixed(x(i), 1) + "\" y=\"" + std::to_string(above + plot_h + 18) +
-           "\" text-anchor=\"middle\">" + HtmlEscape(EpochLabel(h.epochs[i])) + "</text>\n";
+           "\" text-anchor=\"middle\">" + HtmlEscape(EpochLabel(plotted[i])) + "</text>\n";
   }
   svg += "<text x=\"" + std::to_string(left + plot_w / 2) + "\" y=\"" + std::to_string(height - 4) +
-         "\" text-anchor=\"middle\">epoch</text>\n";
+         "\" text-anchor=\"middle\">epoch or window</text>\n";
   for (size_t s = 0; s < r.per_epoch.size(); ++s) {
     const EpochSeries& series = r.per_epoch[s];
     const std::string colour = kColours[s % 5], dash = kDashes[s % 5];
@@ -105,16 +117,25 @@ std::string PerEpoch(const HtmlReport& r) {
   }
   svg += "</svg>\n</figure>\n";
   std::string table = "<table>\n<caption>Share of " + HtmlEscape(event) +
-                      " samples per epoch (%)</caption>\n<thead><tr><th scope=\"col\">image</th>";
-  for (const EpochInfo& e : h.epochs)
-    table += "<th scope=\"col\" class=\"n\">epoch " + HtmlEscape(EpochLabel(e)) + "</th>";
+                      " samples per epoch and window (%)</caption>\n<thead><tr><th "
+                      "scope=\"col\">image</th>";
+  for (const EpochInfo& e : plotted) {
+    table += "<th scope=\"col\" class=\"n\">" + std::string(KindWord(e)) + " " +
+             HtmlEscape(EpochLabel(e)) + "</th>";
+  }
   table += "</tr></thead>\n<tbody>\n";
   for (const EpochSeries& s : r.per_epoch) {
     table += "<tr><th scope=\"row\" class=\"path\">" + HtmlEscape(s.image) + "</th>";
     for (double p : s.percent) table += "<td class=\"n\">" + Fixed(p, 2) + "</td>";
     table += "</tr>\n";
   }
-  return svg + table + "</tbody>\n</table>\n";
+  std::string newest;
+  if (plotted.size() < h.epochs.size()) {
+    newest = "<p class=\"note\">The newest " + std::to_string(plotted.size()) + " of the " +
+             std::to_string(h.epochs.size()) + " epochs and windows selected.</p>\n";
+  }
+  // A column per epoch: the table scrolls on its own rather than widen the page.
+  return newest + svg + "<div class=\"scroll\">" + table + "</tbody>\n</table>\n</div>\n";
 }
 
 std::string ListingSection(const Listing& l, size_t i) {
@@ -179,16 +200,20 @@ Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options) 
   }
 
   const Header& h = r.images.header;
-  if (h.all_epochs && h.epochs.size() > 1 && !h.events.empty()) {
+  // Every selection of several epochs and windows (--epoch all, a tag's
+  // span, a time range), its newest epochs_plotted: a report per column.
+  if (h.epochs.size() > 1 && !h.events.empty()) {
+    const size_t first = h.epochs.size() - std::min(h.epochs.size(), options.epochs_plotted);
+    r.plotted.assign(h.epochs.begin() + static_cast<std::ptrdiff_t>(first), h.epochs.end());
     const std::string event = h.events[r.images.sort_column].name;
     for (const Row& row : r.images.rows) {
       if (r.per_epoch.size() >= options.images_per_epoch) break;
-      r.per_epoch.push_back({row.name, std::vector<double>(h.epochs.size(), 0.0)});
+      r.per_epoch.push_back({row.name, std::vector<double>(r.plotted.size(), 0.0)});
     }
-    for (size_t i = 0; i < h.epochs.size(); ++i) {
+    for (size_t i = 0; i < r.plotted.size(); ++i) {
       ProfOptions one;
       one.view = View::kImages;
-      one.epoch = std::to_string(h.epochs[i].id);
+      one.epoch = std::to_string(r.plotted[i].id);
       one.range = {};
       one.events = {event};
       auto epoch = BuildProfile(db, one);

@@ -3,8 +3,9 @@
 // from (database, epochs and their times, events, unknown and lost shares),
 // the images, the hottest procedures, the processes, and the per-instruction
 // listing of the hottest few procedures (BuildListing, with source lines, as
-// lcpilist --source), and with --epoch all over several epochs the share of
-// the top images per epoch as an inline SVG with its numbers in a table.
+// lcpilist --source), and over several epochs and windows (--epoch all, a
+// tag's span, --since/--until) the share of the top images in each as an
+// inline SVG with its numbers in a table.
 // The tables are the Documents of each report (table.h) rendered by
 // render_html.cpp; this file composes them.
 #ifndef LCPI_LIBPROFILE_REPORT_HTML_PAGE_H
@@ -22,19 +23,22 @@ struct HtmlOptions {
   size_t top_procedures = 30;   // prof.top when given
   size_t listings = 3;          // listings of the hottest procedures with a symbol
   size_t images_per_epoch = 5;  // images plotted per epoch
-  bool source_any = false;      // the listings' ListOptions::source_any
+  // The newest epochs and windows plotted: a report each, a column each.
+  size_t epochs_plotted = 24;
+  bool source_any = false;  // the listings' ListOptions::source_any
 };
 
-// One image's share of the sort event in each epoch of the page.
+// One image's share of the sort event in each epoch or window plotted.
 struct EpochSeries {
   std::string image;            // its path
-  std::vector<double> percent;  // per epoch, in the header's order
+  std::vector<double> percent;  // per HtmlReport::plotted
 };
 
 struct HtmlReport {
   Profile images, procedures, processes;
   std::vector<Listing> listings;
-  std::vector<EpochSeries> per_epoch;  // empty unless --epoch all over several epochs
+  std::vector<EpochInfo> plotted;      // the header's newest epochs_plotted, when several
+  std::vector<EpochSeries> per_epoch;  // empty unless several epochs or windows
   std::vector<std::string> warnings;   // of every part, each once
 };
 

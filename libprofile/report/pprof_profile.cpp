@@ -98,12 +98,20 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
   }
   auto totals = db.ImageTotals(QueryEpoch(h));
   if (!totals) return totals.error();
-  std::set<int64_t> sampled;  // images with samples of the selected events
+  std::set<int64_t> sampled;                // images with samples of the selected events
+  std::map<int64_t, uint64_t> first_event;  // image -> samples of the default sample type
   for (const ImageTotal& t : *totals) {
     for (const EventInfo& e : h.events) {
       if (e.id == t.event_id && t.count > 0) sampled.insert(t.image_id);
     }
+    if (!h.events.empty() && t.event_id == h.events.front().id) first_event[t.image_id] += t.count;
   }
+  // go tool pprof names the first mapping as the profile's "File:": the
+  // hottest image by the default sample type, not whichever was seen first
+  // (a cold memfd:sealed-... on a real host). Ties keep the database's order.
+  std::stable_sort(images->begin(), images->end(), [&](const ImageInfo& a, const ImageInfo& b) {
+    return first_event[a.id] > first_event[b.id];
+  });
 
   PprofResult result;
   pprof::Profile& p = result.profile;

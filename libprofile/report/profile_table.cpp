@@ -19,13 +19,13 @@ Column NameOf(View view, const std::string& by) {
     case View::kImages:
       return Column("image", "image", "name", CellType::kPath);
     case View::kProcedures:
-      return Column("procedure", "procedure", "name", CellType::kText);
+      return Column("procedure", "procedure", "name", CellType::kName);
     case View::kLabels:
       return Column(by, by, "name", CellType::kText);
     case View::kProcesses:
       break;
   }
-  return Column("command", "command", "name", CellType::kText);
+  return Column("command", "command", "name", CellType::kName);
 }
 
 // The name columns each format shows, per view: text, CSV, JSON.

@@ -19,7 +19,9 @@ namespace {
 
 constexpr size_t kTextFormat = static_cast<size_t>(Format::kText);
 
-bool Numeric(CellType type) { return type != CellType::kText && type != CellType::kPath; }
+bool Numeric(CellType type) {
+  return type != CellType::kText && type != CellType::kName && type != CellType::kPath;
+}
 
 bool IsShare(const Column& c) { return c.event && c.key == "percent"; }
 
@@ -164,7 +166,9 @@ th, td { padding: .18rem .6rem; border-bottom: 1px solid #e3e6ea; vertical-align
 thead th { border-bottom: 2px solid #8c959f; background: #f3f5f7; }
 tbody th { font-weight: normal; }
 .n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.path, th.path { overflow-wrap: anywhere; max-width: 34rem; }
+td.path, th.path, td.name, th.name { overflow-wrap: anywhere; max-width: 34rem; }
+h3 code, caption { overflow-wrap: anywhere; }
+div.scroll { overflow-x: auto; }
 .bar { display: inline-block; width: 6rem; height: .75rem; margin-left: .5rem;
   background: #e8ebef; border: 1px solid #8c959f; vertical-align: -.05rem; }
 .bar > span { display: block; height: 100%; background: #1f5fa8; }
@@ -255,7 +259,10 @@ std::string HtmlTable(const Document& doc, size_t index, const std::string& capt
         out += ShareCell(value, std::get<double>(cell), shares, head);
         continue;
       }
-      std::string cls = Numeric(col.type) ? "n" : col.type == CellType::kPath ? "path" : "";
+      std::string cls = Numeric(col.type)             ? "n"
+                        : col.type == CellType::kPath ? "path"
+                        : col.type == CellType::kName ? "name"
+                                                      : "";
       std::string attrs = cls.empty() ? "" : " class=\"" + cls + "\"";
       out += head ? "<th scope=\"row\"" + attrs + ">" + value + "</th>"
                   : "<td" + attrs + ">" + value + "</td>";

@@ -20,15 +20,19 @@ constexpr size_t kTextFormat = static_cast<size_t>(Format::kText);
 // Text columns cut to fit the width keep at least this many characters.
 constexpr size_t kNarrowest = 12;
 
-bool RightAligned(CellType type) { return type != CellType::kText && type != CellType::kPath; }
+bool RightAligned(CellType type) {
+  return type != CellType::kText && type != CellType::kName && type != CellType::kPath;
+}
 
 // Cut to `width` bytes, never inside a UTF-8 character or a \xNN escape
 // (the text is Printable: valid UTF-8, and a backslash only starts an
 // escape). A path keeps its head and its tail with "..." between: cut from
 // the front alone, /home/evil/aaa.../usr/lib/x86_64-linux-gnu/libc.so.6
-// would read as the system's libc, and the head says whose file it is.
-// Other text keeps its head.
-std::string Cut(const std::string& s, size_t width, bool path) {
+// would read as the system's libc, and the head says whose file it is. A
+// name keeps both too: a Rust or C++ name's head says whose type, its end
+// which function ("<addr2line::lookup::Loo...::new_lookup"). Other text
+// keeps its head.
+std::string Cut(const std::string& s, size_t width, bool both_ends) {
   if (s.size() <= width) return s;
   const auto continuation = [&](size_t i) {
     return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80;
@@ -53,7 +57,7 @@ std::string Cut(const std::string& s, size_t width, bool path) {
   };
   if (width <= 3) return s.substr(0, head_end(width));
   const size_t keep = width - 3;
-  if (!path) return s.substr(0, head_end(keep)) + "...";
+  if (!both_ends) return s.substr(0, head_end(keep)) + "...";
   const size_t head = head_end(keep / 2);
   // The tail takes what the head left, so a head shortened to a boundary
   // gives its bytes to the tail.
@@ -90,7 +94,8 @@ std::string TextTable(const Table& table, int width) {
   auto print = [&](const std::vector<std::string>& line) {
     std::string l;
     for (size_t c = 0; c < cols.size(); ++c) {
-      std::string s = Cut(line[c], w[c], cols[c]->type == CellType::kPath);
+      const bool both_ends = cols[c]->type == CellType::kPath || cols[c]->type == CellType::kName;
+      std::string s = Cut(line[c], w[c], both_ends);
       if (c) l += "  ";
       if (RightAligned(cols[c]->type)) {
         l += std::string(w[c] - s.size(), ' ') + s;

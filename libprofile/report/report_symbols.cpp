@@ -108,7 +108,7 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
 }
 
 const std::string& ImageSymbolizer::Shown(const std::string& name) const {
-  if (name.rfind("_Z", 0) != 0) return name;  // not mangled: nothing to keep
+  if (!MayBeMangled(name)) return name;  // not mangled: nothing to keep
   auto it = demangled_.find(name);
   if (it == demangled_.end()) it = demangled_.emplace(name, Demangle(name)).first;
   return it->second;

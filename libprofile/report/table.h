@@ -28,7 +28,8 @@ namespace lcpi::report {
 
 // What a cell holds, and so how each format prints it.
 enum class CellType {
-  kText,     // free text (a procedure, a command, an instruction)
+  kText,     // free text (a status, an instruction): cut to fit, keeps its head
+  kName,     // a procedure or command: cut to fit, keeps its head and its end
   kPath,     // a path: text that, cut to fit, keeps its end
   kCount,    // samples: an unsigned integer
   kPercent,  // a share: text 2 decimals, CSV and JSON 4 (Column::csv_decimals)

@@ -3,8 +3,8 @@
 # at once, beside a victim of known shares: a program on a file system that
 # stops answering (hang_fs, FUSE), one that leaves a FIFO at its own path
 # (fifo_swap), 2 GB programs without build-id, control clients that dribble
-# bytes (and alone only, a JIT whose perf map names a range the store
-# cannot hold: perf_map_spin; docs/reliability.md says why). lcpid keeps
+# bytes, 150,000 executable mappings and forks (map_flood) and a JIT whose
+# perf map names a range the store cannot hold (perf_map_spin). lcpid keeps
 # sampling, answers status, ends on SIGTERM with everything flushed, and
 # the victim's shares land within 3 points.
 

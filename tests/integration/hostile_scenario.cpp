@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using testing::Capture;
 using testing::Num;
+using testing::Text;
 
 namespace {
 
@@ -350,7 +351,8 @@ Figures RunScenario(const std::vector<Attack>& attacks, std::chrono::millisecond
   CHECK(f.slowest_status < 1.0);
   REQUIRE(last.count("max_loop_gap_ms"));
   if (f.loop_gap_ms + f.status_ms >= 1000)
-    WARN("lcpid's loop went " << f.loop_gap_ms << " ms without serving the control socket");
+    WARN("lcpid's loop went " << f.loop_gap_ms << " ms without serving the control socket; "
+                              << "slowest step: " << Text(last, "slowest_loop_step"));
   // SIGTERM ended lcpid, everything flushed or counted.
   CHECK(exit_status == 0);
   CHECK(stop_seconds < std::chrono::duration<double>(stop_bound).count());
@@ -379,8 +381,9 @@ Figures RunScenario(const std::vector<Attack>& attacks, std::chrono::millisecond
   f.seconds = std::chrono::duration<double>(Clock::now() - began).count();
   WARN("attacks: " << names << "\n  samples/s before " << f.rate_before << ", during "
                    << f.rate_during << "; slowest status " << f.slowest_status
-                   << " s; lcpid's max_loop_gap_ms " << f.loop_gap_ms << ", max_status_ms "
-                   << f.status_ms << "; peak RSS " << f.peak_rss / 1024 << " KiB; SIGTERM to exit "
+                   << " s; lcpid's max_loop_gap_ms " << f.loop_gap_ms << " (slowest step "
+                   << Text(last, "slowest_loop_step") << "), max_status_ms " << f.status_ms
+                   << "; peak RSS " << f.peak_rss / 1024 << " KiB; SIGTERM to exit "
                    << f.stop_seconds << " s; victim " << f.shares[0] << "/" << f.shares[1] << "/"
                    << f.shares[2] << " %; lookups " << Num(last, "lookups") << ", running "
                    << Num(last, "lookups_running") << ", abandoned "

@@ -185,9 +185,9 @@ TEST_CASE("all attacks at once: the victim's shares, status, SIGTERM and lcpid's
   // SIGTERM waits 2 s for the lookups under way (kLookupWait), then
   // writes the last batch while abandoned lookups and every attacker still
   // run: 8 s here, where one attack alone has 5.
-  Figures f =
-      RunScenario({kHungAtStart, kLateMapOnHungMount, kFifo, kHugeBinaries, kDribblers, kMapFlood},
-                  std::chrono::seconds(8));
+  Figures f = RunScenario({kHungAtStart, kLateMapOnHungMount, kFifo, kHugeBinaries, kDribblers,
+                           kMapFlood, kPoisonedPerfMap},
+                          std::chrono::seconds(8));
   // lcpid's peak RSS under every attack at once (VmHWM; ASan's shadow and
   // quarantine widen the bound in that tree).
   CHECK(f.peak_rss < lcpi::testing::PeakRssBound(kPeakRssBound));

@@ -119,6 +119,12 @@ inline uint64_t Num(const std::map<std::string, std::string>& status, const std:
   return it == status.end() || it->second.empty() ? 0 : std::stoull(it->second);
 }
 
+// A status line's value as text ("" when absent).
+inline std::string Text(const std::map<std::string, std::string>& status, const std::string& key) {
+  auto it = status.find(key);
+  return it == status.end() ? "" : it->second;
+}
+
 }  // namespace lcpi::testing
 
 #endif  // LCPI_TESTS_INTEGRATION_RELIABILITY_UTIL_H

@@ -64,7 +64,7 @@ lcpi_tools_test(lcpiprof-help-pprof TOOL lcpiprof ARGS "--help" STDOUT "--format
 # --format html to stdout (the page in a browser: html.cmake), and -o to a
 # file that cannot be made: an error naming it.
 lcpi_tools_test(lcpiprof-html TOOL lcpiprof ARGS "${_db}|--epoch|base|--format|html"
-  STDOUT "<caption>Samples per procedure, by cycles</caption>.*<th scope=\"row\">hot_loop</th>.*Instructions of hot_loop"
+  STDOUT "<caption>Samples per procedure, by cycles</caption>.*<th scope=\"row\" class=\"name\">hot_loop</th>.*Instructions of hot_loop"
   STDERR "cannot read /usr/lib/fake/libfake.so")
 lcpi_tools_test(lcpiprof-output-error TOOL lcpiprof
   ARGS "${_db}|--format|csv|-o|@DIR@/no/such/dir/out.csv" RC 1
@@ -206,6 +206,13 @@ lcpi_tools_test(since-in-span TOOL lcpiprof
   JSON "events.0.samples=550|epochs.0.id=2|epochs.1.id=3")
 lcpi_tools_test(tag-span TOOL lcpiprof ARGS "${_win}|--epoch|morning|--format|json"
   JSON "events.0.samples=660|epochs.0.tag=morning|epochs.2.id=3")
+# The HTML page plots each window of a selection (here the tag's span:
+# epoch 1 and windows 2 and 3, prog 100 * i of 110 * i cycles: 90.91 % each),
+# not only --epoch all; one window alone gets a note that says what to ask.
+lcpi_tools_test(html-window-plot TOOL lcpiprof ARGS "${_win}|--epoch|morning|--format|html"
+  STDOUT "<title id=\"epoch-plot-title\">Share of cycles samples per epoch and window.*<th scope=\"col\" class=\"n\">window 3</th>.*<td class=\"n\">90.91</td><td class=\"n\">90.91</td><td class=\"n\">90.91</td></tr>")
+lcpi_tools_test(html-one-window TOOL lcpiprof ARGS "${_win}|--epoch|2|--format|html"
+  STDOUT "<p class=\"note\">One window selected\\. With several \\(<code>--epoch all</code>, a tag's span, or <code>--since</code>/<code>--until</code>\\)")
 lcpi_tools_test(window-by-id TOOL lcpiprof ARGS "${_win}|--epoch|1|--format|json"
   JSON "events.0.samples=110")
 # Each window's own period, after the configuration changed (2000 now).

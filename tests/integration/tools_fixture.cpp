@@ -2,7 +2,7 @@
 // into the directory given: the profile database the CLI tests of
 // tests/integration/tools.cmake run lcpiprof, lcpilist and lcpidiff on. Also
 // windows.db: time windows at fixed times (MakeWindows), for --since/--until
-// and --epochs.
+// and --epochs; hostile.db (MakeHostile) and long-names.db (MakeLongNames).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -110,6 +110,51 @@ void MakeHostile(const std::string& path) {
   FixtureCheck(merged.has_value(), "merge hostile: " + (merged ? "" : merged.error().ToString()));
 }
 
+// long-names.db: names as long as a real host's, for tests/integration/
+// long_names.py. The kernel's hottest symbol is a real 583-byte Rust v0 name
+// from a rustc 1.95 program's own std (1103 bytes demangled), beside a
+// legacy Rust name and a short C one; the first image stored is a cold
+// memfd, as on a host whose first mapping seen was a sealed memfd. The
+// same counts again in 29 windows after the epoch.
+void MakeLongNames(const std::string& path) {
+  std::filesystem::remove(path);
+  auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
+  FixtureCheck(opened.has_value(), "open " + path);
+  ProfileDb& db = **opened;
+  auto id = db.NewEpoch(std::string("long"), EpochKind::kEpoch, kEight);
+  FixtureCheck(id.has_value(), "new epoch");
+  MergeBatch b;
+  b.epoch = *id;
+  b.images = {{"memfd:1", "/memfd:sealed-lcpi (deleted)", ImageKind::kUser},
+              {"kernel:test", "[kernel]", ImageKind::kKernel}};
+  b.events = {{"cycles", "cpu-clock", 1000}};
+  b.counts = {{0, 0, 0x10, 50}, {1, 0, 0x1000, 900}, {1, 0, 0x2000, 300}, {1, 0, 0x3000, 100}};
+  const std::string rust_v0 =
+      "_RNvMs2_NtCs4X4t9plMPHF_9addr2line6lookupINtB5_13LoopingLookupINtNtCsgEmfK2I"
+      "1SDS_4core6result6ResultINtNtB7_5frame9FrameIterINtNtNtCsduwmD7cSIQq_5gimli4"
+      "read12endian_slice11EndianSliceNtNtB24_9endianity12LittleEndianEENtB22_5Erro"
+      "rEINtB5_12MappedLookupIBY_TINtNtB12_6option6OptionRINtNtB7_8function8Functio"
+      "nB1X_EEIB45_NtB1C_8LocationEEB3s_EINtB5_12SimpleLookupIBY_TNtB7_9DebugFileIN"
+      "tNtB22_5dwarf7UnitRefB1X_EEB3s_EB1X_NCNvMNtB7_4unitINtB6K_7ResUnitB1X_E14dwa"
+      "rf_and_units4_0ENCNvB6J_25find_function_or_location0ENCNvMs_B7_INtB7_7Contex"
+      "tB1X_E11find_frames0E10new_lookupCsjrHSEGnQ3l9_3std";
+  b.symbols = {{1, 0x1000, 0x100, rust_v0},
+               {1, 0x2000, 0x100, "_ZN3hot6engine13Grid$LT$T$GT$8sum_rows17h956bf6e1d4ed5a83E"},
+               {1, 0x3000, 0x100, "short_fn"}};
+  b.processes = {{100, "hot", 1, 0, 1300}, {101, "sealed", 0, 0, 50}};
+  auto merged = db.Merge(b);
+  FixtureCheck(merged.has_value(), "merge long: " + (merged ? "" : merged.error().ToString()));
+  // 29 windows after it, the same counts in each: more than the HTML page
+  // plots (24), and a column each in its table.
+  for (int w = 1; w < 30; ++w) {
+    auto window = db.NewEpoch(std::nullopt, EpochKind::kWindow, kEight + 600 * w);
+    FixtureCheck(window.has_value(), "new window");
+    b.epoch = *window;
+    merged = db.Merge(b);
+    FixtureCheck(merged.has_value(), "merge window");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +169,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove(windows);
     MakeWindows(f, windows);
     MakeHostile(std::string(argv[1]) + "/hostile.db");
+    MakeLongNames(std::string(argv[1]) + "/long-names.db");
     std::printf("%s\n%s\n", f.db.c_str(), windows.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -59,3 +59,20 @@ TEST_CASE("A mangled name beyond the input bound is not demangled") {
   CHECK(Demangle(name) == name);
   CHECK(Demangle("_Z1f1A1A") == "f");
 }
+
+// Real names from rustc 1.95 (`nm` of a program built with -C
+// symbol-mangling-version=legacy and with the default, v0): reports show
+// them as `rustfilt` does, without the legacy hash or the v0 crate
+// disambiguators, as C++ names show without their parameter lists.
+TEST_CASE("Rust names, legacy and v0, are demangled as C++ names are") {
+  CHECK(Demangle("_ZN3hot6engine13Grid$LT$T$GT$8sum_rows17h956bf6e1d4ed5a83E") ==
+        "hot::engine::Grid<T>::sum_rows");
+  CHECK(Demangle("_RNvMNtCs81nRMqtTsfS_3hot6engineINtB2_4GridyE8sum_rowsB4_") ==
+        "<hot::engine::Grid<u64>>::sum_rows");
+  CHECK(Demangle("_RNvCs81nRMqtTsfS_3hot4main") == "hot::main");
+  // A v0 path holding a function type keeps its parentheses: only C++ names
+  // carry a parameter list to drop.
+  CHECK(Demangle("_RINvCs81nRMqtTsfS_3hot5applyFmEuE") == "hot::apply::<fn(u32)>");
+  // Not a v0 name: shown as it is.
+  CHECK(Demangle("_RNvjunk") == "_RNvjunk");
+}
