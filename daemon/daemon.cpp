@@ -203,8 +203,10 @@ Expected<void> Daemon::Start() {
   // seen by both, never by neither.
   sideband_ = std::make_unique<Sideband>(tracker_, images_);
   sideband_->set_jit(&jit_);
+  cgroups_.set_lookups(lookups_.get());
+  sideband_->set_cgroups(&cgroups_);
   if (Expected<void> e = sideband_->Start(); !e) return e;
-  size_t procs = ScanProc(tracker_, images_, &jit_);
+  size_t procs = ScanProc(tracker_, images_, &jit_, "/proc", &cgroups_);
   ReturnFreedMemory();
 
   Expected<std::unique_ptr<Source>> source = MakeSource();
@@ -444,6 +446,17 @@ void Daemon::ReadRetentionDropped() {
 }
 
 void Daemon::ApplyRetention() {
+  const uint64_t before = dropped_epochs_ + rolled_up_epochs_;
+  DropAndRollUp();
+  if (dropped_epochs_ + rolled_up_epochs_ == before) return;
+  // Once a pass, not per drop or rollup: a scan of every process row.
+  if (Expected<void> e = db_->DeleteUnusedCgroups(); !e) {
+    last_retention_error_ = e.error().ToString();
+    spdlog::error("retention: {}", last_retention_error_);
+  }
+}
+
+void Daemon::DropAndRollUp() {
   const RetentionPolicy& policy = options_.retention;
   auto drop = [this](const std::vector<int64_t>& ids) {
     Expected<void> e = db_->DropEpochs(ids);
@@ -591,6 +604,15 @@ std::string Daemon::Status() {
   o << "mappings " << ts.mappings << "\n";
   o << "mappings_refused " << ts.refused << "\n";
   o << "mappings_retired_forgotten " << ts.retired_forgotten << "\n";
+  const CgroupReadStats cg = cgroups_.stats();
+  o << "cgroups " << cg.paths << "\n";
+  o << "cgroups_read " << cg.read << "\n";
+  o << "cgroups_gone " << cg.gone << "\n";
+  o << "cgroups_reused " << cg.reused << "\n";
+  o << "cgroups_refused " << cg.refused << "\n";
+  o << "cgroups_over_bound " << cg.over_bound << "\n";
+  o << "cgroups_overflow " << cg.overflow << "\n";
+  o << "cgroups_pending " << cg.pending << "\n";
   o << "images " << images_.live() << "\n";
   o << "images_pending " << images_.pending_count() << "\n";
   const LookupStats lk = lookups_->stats();

@@ -83,8 +83,10 @@ class Daemon {
   Expected<void> CloseWindow();
   // When the current window ends: the next multiple of --window (UTC).
   int64_t WindowEnd(int64_t now) const;
-  // Drops what --retain, --retain-tagged and --max-db-size say must go.
+  // Drops what --retain, --retain-tagged and --max-db-size say must go,
+  // then the cgroup paths no row names any more.
   void ApplyRetention();
+  void DropAndRollUp();
   void ReadRetentionDropped();
   std::string Handle(const std::string& request);
   std::string Status();
@@ -116,6 +118,7 @@ class Daemon {
   int64_t epoch_ = 0;
   std::unique_ptr<Source> source_;
   ProcessTracker tracker_;
+  CgroupReader cgroups_;  // each process's cgroup, read at exec (on lookups_) and at the /proc scan
   ImageTable images_;
   std::unique_ptr<ImageCacheWriter> image_cache_;  // null with --image-cache-size 0
   std::optional<KernelSymbols> kernel_;

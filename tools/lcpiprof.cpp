@@ -34,7 +34,19 @@ int main(int argc, char** argv) {
   auto* p = app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
   auto* P = app.add_flag("-P,--processes", processes, "per process (command and pid)");
   p->excludes(P);
-  epochs_flag->excludes(p)->excludes(P);
+  std::vector<std::string> labels;
+  auto* by = app.add_option(
+      "--by", opts.by,
+      "per unit, container, pod or cgroup (what each process's cgroup is called); with -P, "
+      "per process with that column");
+  auto* label = app.add_option(
+      "--label", labels,
+      "only the processes whose cgroup has this label, KEY=VALUE (unit=nginx.service, "
+      "container=ID or its first 12 digits or more, pod=UID, cgroup=PATH; repeatable: all must "
+      "hold); with the image view (the default), -P or --by");
+  by->excludes(p);
+  label->excludes(p);
+  epochs_flag->excludes(p)->excludes(P)->excludes(by)->excludes(label);
   app.add_option("-i,--image", opts.images,
                  "with -p or --format pprof: only images whose path contains this, or with "
                  "this identity (repeatable)");
@@ -53,6 +65,9 @@ int main(int argc, char** argv) {
            "lcpiprof -p --top 20              the 20 hottest procedures",
            "lcpiprof -p -i libc.so --keep 1   procedures of libc with at least 1% each",
            "lcpiprof -P --epoch all           per process, over every epoch",
+           "lcpiprof --by unit                per systemd unit (--by container: per container)",
+           "lcpiprof -P --label unit=nginx.service   the processes of one unit",
+           "lcpiprof --label container=3f1c2a9b8e7d  the images one container ran",
            "lcpiprof --epochs                 the epochs and windows stored, with their times",
            "lcpiprof --since 2h               the windows of the last two hours, summed",
            "lcpiprof --since 2026-11-23T14:00 --until 2026-11-23T15:00Z",
@@ -68,13 +83,29 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: error: --format pprof has no per-process view (-P)\n", tool.c_str());
     return 2;
   }
+  if (pprof && (!opts.by.empty() || !labels.empty())) {
+    std::fprintf(stderr,
+                 "%s: error: --format pprof takes no --by or --label: its counts per offset are "
+                 "stored per image, not per process\n",
+                 tool.c_str());
+    return 2;
+  }
+  for (const std::string& text : labels) {
+    auto l = report::ParseLabel(text);
+    if (!l) {
+      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), l.error().message().c_str());
+      return 2;
+    }
+    opts.labels.push_back(*l);
+  }
   if (!opts.images.empty() && !procedures && !pprof) {
     std::fprintf(stderr, "%s: error: -i/--image needs -p\n", tool.c_str());
     return 2;
   }
-  opts.view = procedures  ? report::View::kProcedures
-              : processes ? report::View::kProcesses
-                          : report::View::kImages;
+  opts.view = procedures         ? report::View::kProcedures
+              : processes        ? report::View::kProcesses
+              : !opts.by.empty() ? report::View::kLabels
+                                 : report::View::kImages;
   report::RenderOptions ro;
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
   if (list_epochs && (pprof || !opts.epoch.empty() || !opts.range.empty())) {
@@ -103,7 +134,7 @@ int main(int argc, char** argv) {
     if (!bytes) return tools::Fail(tool, bytes.error());
     return tools::WriteFile(tool, *bytes, out.output, /*binary=*/true);
   }
-  if (ro.format == report::Format::kHtml) {
+  if (ro.format == report::Format::kHtml && opts.by.empty() && opts.labels.empty()) {
     // One page of several reports: images, procedures, processes, listings.
     report::HtmlOptions html;
     html.prof = opts;

@@ -8,8 +8,10 @@
 // over all of them.
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "bench/daemon/daemon_bench.h"
@@ -41,9 +43,19 @@ ResolveResult RunResolveBench(uint32_t processes, uint64_t records, uint32_t max
   auto lib_base = [](uint32_t pid, uint32_t l) {
     return 0x7f0000000000ull + uint64_t{pid % 64} * 0x100000000ull + uint64_t{l} * 0x1000000ull;
   };
+  // Each process in one of 8 containers' cgroups, paths as long as a
+  // kubepods one (about 220 bytes): a record's process row compares its path.
+  std::vector<CgroupRef> cgroups;
+  for (uint32_t c = 0; c < 8; c++)
+    cgroups.push_back(std::make_shared<const std::string>(
+        "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-"
+        "pod8a7b6c5d_1e2f_4a3b_9c8d_7e6f5a4b3c2" +
+        std::to_string(c) + ".slice/cri-containerd-" + std::string(63, 'a') + std::to_string(c) +
+        ".scope"));
   for (uint32_t p = 0; p < processes; p++) {
     uint32_t pid = 1000 + p;
     tracker.OnComm(pid, "bench" + std::to_string(p % kExecutables), true, 1);
+    tracker.SetCgroup(pid, 1, cgroups[p % cgroups.size()]);
     tracker.OnMmap(pid, {exe_base(pid), exe_base(pid) + kTextBytes, 0x1000, exe[p % kExecutables]},
                    1);
     for (uint32_t l = 0; l < kLibraries; l++)

@@ -82,12 +82,12 @@ void Aggregator::Add(const RecordBuffer& buffer) {
 }
 
 bool Aggregator::Wait(std::vector<Waiting>& list, const lcpi_record& rec, uint64_t t_first,
-                      uint64_t t_last, const std::string& comm) {
+                      uint64_t t_last, std::string_view comm, const CgroupRef* cgroup) {
   if (waiting_records_ >= kMaxWaiting) {
     waits_overflowed_++;
     return false;
   }
-  list.push_back({rec, t_first, t_last, comm});
+  list.push_back({rec, t_first, t_last, std::string(comm), cgroup ? *cgroup : nullptr});
   waiting_records_++;
   waiting_samples_ += rec.count;
   return true;
@@ -98,7 +98,7 @@ void Aggregator::Resume(std::vector<Waiting> list) {
   for (const Waiting& w : list) {
     waiting_records_--;
     waiting_samples_ -= w.rec.count;
-    Added added = AddRecord(w.rec, w.t_first, w.t_last, &w.comm);
+    Added added = AddRecord(w.rec, w.t_first, w.t_last, &w);
     (added == Added::kUnknown ? unknown : attributed) += w.rec.count;
   }
   AddCounts();
@@ -130,16 +130,18 @@ void Aggregator::StartKernelReload() {
 }
 
 Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first, uint64_t t_last,
-                                        const std::string* waited) {
+                                        const Waiting* waited) {
   const bool may_wait = lookups_ && !waited;
   int32_t image = kNoImage;
   uint64_t offset = rec.pc;
-  // Points into the tracker (or *waited), which nothing below changes.
+  // Point into the tracker (or *waited), which nothing below changes.
   std::string_view comm;
+  const CgroupRef* cgroup = waited ? &waited->cgroup : nullptr;
   bool kernel = rec.flags & LCPI_RECORD_KERNEL;
   bool unresolved_kernel = false;
   if (kernel) {
-    comm = waited ? std::string_view(*waited) : tracker_.Comm(rec.pid, t_last);
+    comm = waited ? std::string_view(waited->comm) : tracker_.Comm(rec.pid, t_last);
+    if (!waited) cgroup = tracker_.CgroupRefOf(rec.pid, t_last);
     std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(rec.pc) : std::nullopt;
     if (!r && kernel_ && reload_) {
       if (!lookups_) {
@@ -151,7 +153,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         }
       } else if (may_wait && (kernel_reloading_ || reload_->Due(t_last))) {
         if (!kernel_reloading_) StartKernelReload();
-        if (Wait(kernel_waiting_, rec, t_first, t_last, std::string(comm))) return Added::kWaiting;
+        if (Wait(kernel_waiting_, rec, t_first, t_last, comm, cgroup)) return Added::kWaiting;
       }
     }
     if (r) {
@@ -167,7 +169,8 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
     }
   } else {
     Resolution r = tracker_.Resolve(rec.pid, rec.pc, t_first, t_last);
-    comm = waited ? std::string_view(*waited) : r.comm;
+    comm = waited ? std::string_view(waited->comm) : r.comm;
+    if (!waited) cgroup = r.cgroup_ref;
     if (r.mapped && r.image != kNoImage) {
       image = r.image;
       offset = r.offset;
@@ -177,7 +180,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
         image = j->image;
         offset = j->offset;
       } else if (may_wait && jit_->Reading(rec.pid) &&
-                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, std::string(comm))) {
+                 Wait(jit_waiting_[rec.pid], rec, t_first, t_last, comm, cgroup)) {
         return Added::kWaiting;
       }
     }
@@ -193,7 +196,7 @@ Aggregator::Added Aggregator::AddRecord(const lcpi_record& rec, uint64_t t_first
   }
   // Counted in counts_ by AddCounts, once the caller's records are resolved.
   adds_.push_back({{Key(static_cast<uint32_t>(image), rec.event), offset}, rec.count});
-  AddProcess(rec.pid, comm, static_cast<uint32_t>(image), rec.event, rec.count);
+  AddProcess(rec.pid, comm, cgroup, static_cast<uint32_t>(image), rec.event, rec.count);
   totals_.records++;
   totals_.samples += rec.count;
   if (kernel && !unknown) totals_.kernel += rec.count;
@@ -219,10 +222,10 @@ void Aggregator::AddCounts() {
   adds_.clear();
 }
 
-void Aggregator::AddProcess(uint32_t pid, std::string_view comm, uint32_t image, uint32_t event,
-                            uint64_t count) {
+void Aggregator::AddProcess(uint32_t pid, std::string_view comm, const CgroupRef* cgroup,
+                            uint32_t image, uint32_t event, uint64_t count) {
   if (pid == kRolledUpPid) {  // no task: not a pid to admit or count
-    rolled_up_[{std::string(comm), image, event}] += count;
+    rolled_up_[{std::string(comm), cgroup ? *cgroup : nullptr, image, event}] += count;
     return;
   }
   bool own = max_processes_ == 0 || admitted_.count(pid) != 0;
@@ -231,17 +234,24 @@ void Aggregator::AddProcess(uint32_t pid, std::string_view comm, uint32_t image,
     own = true;
   }
   if (!own) {
-    rolled_up_[{std::string(comm), image, event}] += count;
+    rolled_up_[{std::string(comm), cgroup ? *cgroup : nullptr, image, event}] += count;
     if (FirstRolledUp(pid)) {
       processes_rolled_up_++;
       stats_["processes_rolled_up"]++;
     }
     return;
   }
-  ProcessCount& p = processes_[{pid, image, event}];
+  ProcessCount& p = processes_[{pid, image, event, cgroup ? *cgroup : nullptr}];
   if (p.comm != comm) p.comm.assign(comm);
   p.count += count;
 }
+
+namespace {
+
+// A shared cgroup path as a process row stores it ("": not known).
+std::string PathOf(const CgroupRef& cgroup) { return cgroup ? *cgroup : std::string(); }
+
+}  // namespace
 
 Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<RealEvent>& events) {
   TakenBatch taken;
@@ -278,21 +288,22 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
     b.counts.push_back({img, static_cast<uint32_t>(key.image_event), key.offset, count});
   }
   for (auto& [key, p] : processes_) {
-    const auto& [pid, image, event] = key;
+    const auto& [pid, image, event, cgroup] = key;
     if (held(image)) {
       held_processes.emplace(key, std::move(p));
       continue;
     }
-    b.processes.push_back({pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count});
+    b.processes.push_back(
+        {pid, p.comm, image_index(static_cast<int32_t>(image)), event, p.count, PathOf(cgroup)});
   }
   for (const auto& [key, count] : rolled_up_) {
-    const auto& [comm, image, event] = key;
+    const auto& [comm, cgroup, image, event] = key;
     if (held(image)) {
       held_rolled_up.emplace(key, count);
       continue;
     }
-    b.processes.push_back(
-        {kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event, count});
+    b.processes.push_back({kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event,
+                           count, PathOf(cgroup)});
   }
   // Held counts' samples go with their counts into a later batch, and so do
   // the samples of records still waiting for a lookup (not counted yet).
@@ -407,7 +418,7 @@ size_t Aggregator::entries() const { return counts_.size(); }
 void Aggregator::MarkImages(std::vector<bool>& in_use) const {
   for (const auto& [key, count] : counts_) in_use[key.image_event >> 32] = true;
   for (const auto& [key, p] : processes_) in_use[std::get<1>(key)] = true;
-  for (const auto& [key, count] : rolled_up_) in_use[std::get<1>(key)] = true;
+  for (const auto& [key, count] : rolled_up_) in_use[std::get<2>(key)] = true;
   for (const auto& [comm, image] : unknown_images_) in_use[image] = true;
 }
 

@@ -140,14 +140,14 @@ class Aggregator {
     lcpi_record rec;
     uint64_t t_first = 0, t_last = 0;
     std::string comm;  // its process's name when it came: the pid may be reaped since
+    CgroupRef cgroup;  // and its cgroup (shared: 65,536 waiting hold no copies)
   };
   // Resolves and counts one record; `waited` when it comes back from a
   // wait (it then resolves with what is known, and waits no more).
-  Added AddRecord(const lcpi_record& rec, uint64_t t_first, uint64_t t_last,
-                  const std::string* waited);
+  Added AddRecord(const lcpi_record& rec, uint64_t t_first, uint64_t t_last, const Waiting* waited);
   // Puts a record on a waiting list; false when the lists are full.
   bool Wait(std::vector<Waiting>& list, const lcpi_record& rec, uint64_t t_first, uint64_t t_last,
-            const std::string& comm);
+            std::string_view comm, const CgroupRef* cgroup);
   // Resolves and counts the records of a list that waited.
   void Resume(std::vector<Waiting> list);
   // A kernel pc outside everything known, a re-read due: reads kallsyms on
@@ -159,9 +159,9 @@ class Aggregator {
   // resolve (a JIT without a map, a pid it never saw).
   int32_t UnknownImage(std::string_view comm);
   // Adds a sample count to the process rows: pid's own, or its command's
-  // rolled-up row once the window has max_processes_ other pids.
-  void AddProcess(uint32_t pid, std::string_view comm, uint32_t image, uint32_t event,
-                  uint64_t count);
+  // (and cgroup's) rolled-up row once the window has max_processes_ other pids.
+  void AddProcess(uint32_t pid, std::string_view comm, const CgroupRef* cgroup, uint32_t image,
+                  uint32_t event, uint64_t count);
   // Adds the counts AddRecord gathered in adds_ to counts_, and empties it.
   void AddCounts();
   // The sampled offsets of each JIT image pending.
@@ -209,15 +209,20 @@ class Aggregator {
   // records ahead (without: 80 ns a record in bench/daemon's resolve part,
   // with: 64).
   std::vector<std::pair<CountKey, uint64_t>> adds_;
-  // (pid, image, event) -> count and the newest name: a record costs one
-  // probe; a name is copied only when a row starts or its process renames.
+  // (pid, image, event, cgroup) -> count and the newest name: a record
+  // costs one probe; a name is copied only when a row starts or its process
+  // renames. The cgroup is in the key (shared, interned: hashed by pointer),
+  // so the samples a pid had in one cgroup stay there when a read comes
+  // back, it re-execs elsewhere or the pid is reused within a flush.
   struct ProcessCount {
     std::string comm;
     uint64_t count = 0;
   };
-  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, ProcessCount> processes_;
-  // (comm, image, event) -> count of the pids beyond the cap
-  absl::flat_hash_map<std::tuple<std::string, uint32_t, uint32_t>, uint64_t> rolled_up_;
+  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t, CgroupRef>, ProcessCount> processes_;
+  // (comm, cgroup, image, event) -> count of the pids beyond the cap; the
+  // cgroup by its shared path (no copy per record: one path let go and read
+  // again is two keys, whose rows the store adds up)
+  absl::flat_hash_map<std::tuple<std::string, CgroupRef, uint32_t, uint32_t>, uint64_t> rolled_up_;
   // comm -> its unknown image, until the next TakeBatch; MarkImages marks
   // them, so the table does not forget one and give its index away.
   absl::flat_hash_map<std::string, int32_t> unknown_images_;

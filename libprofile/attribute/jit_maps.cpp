@@ -9,33 +9,13 @@
 #include <cerrno>
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "libprofile/base/proc_start.h"
 #include "libprofile/base/text.h"
 
 namespace lcpi {
-namespace {
-
-// Field 22 of /proc/PID/stat, the start time in clock ticks since boot: with
-// the pid and the boot, it names one process for ever. The command name
-// (field 2) may hold blanks and parentheses, so fields are counted after the
-// last ')'.
-std::string StartTicks(const std::string& stat_path) {
-  std::ifstream in(stat_path);
-  std::string line;
-  if (!std::getline(in, line)) return "";
-  size_t close = line.rfind(')');
-  if (close == std::string::npos) return "";
-  std::istringstream fields(line.substr(close + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; i++)
-    if (i == 22) return ParseDecimal(field) ? field : "";
-  return "";
-}
-
-}  // namespace
 
 JitMaps::JitMaps(ImageTable& images, std::string proc, PerfMapLimits limits, uint64_t name_budget)
     : images_(images), proc_(std::move(proc)), limits_(limits), name_budget_(name_budget) {

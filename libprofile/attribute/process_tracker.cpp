@@ -61,11 +61,13 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
   // matters for samples between fork and exec.
   std::string comm;
   std::shared_ptr<MappingArray> shared;
+  CgroupRef cgroup;
   auto parent = history_.find(ppid);
   if (parent != history_.end() && !parent->second.empty()) {
     const AddressSpace& p = LiveOrCreate(ppid, time);
     comm = p.comm;
-    shared = p.array;  // copied only when one of them maps something
+    shared = p.array;   // copied only when one of them maps something
+    cgroup = p.cgroup;  // the kernel puts a child where its parent is
   }
   // Only now: an insertion into the flat table moves every pid's history.
   const std::vector<AddressSpace>& h = history_[pid];
@@ -74,11 +76,14 @@ void ProcessTracker::OnFork(uint32_t pid, uint32_t ppid, uint64_t time) {
   if (exists) return;
   AddressSpace& as = Insert(pid, time, std::move(comm));
   as.array = std::move(shared);
+  as.cgroup = std::move(cgroup);
   as.Refresh();
 }
 
 void ProcessTracker::OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time) {
   if (exec) {
+    // In no known cgroup until its own is read (SetCgroup): a service
+    // manager moves its child between fork and exec.
     Insert(pid, time, comm);
     return;
   }
@@ -192,6 +197,10 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     r.image = m->image;
     r.offset = pc - m->start + m->pgoff;
     r.comm = as.comm;
+    if (as.cgroup) {
+      r.cgroup = *as.cgroup;
+      r.cgroup_ref = &as.cgroup;
+    }
     return true;
   };
   // Newest first among the spaces live in the window; then any that maps pc.
@@ -199,17 +208,47 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
     if (it->start_time <= t_last && it->end_time >= t_first && lookup(*it)) return r;
   for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
     if (lookup(*it)) return r;
-  r.comm = Comm(pid, t_last);
+  if (const AddressSpace* as = Named(pid, t_last)) {
+    r.comm = as->comm;
+    if (as->cgroup) {
+      r.cgroup = *as->cgroup;
+      r.cgroup_ref = &as->cgroup;
+    }
+  }
   return r;
 }
 
 std::string_view ProcessTracker::Comm(uint32_t pid, uint64_t t_last) const {
+  const AddressSpace* as = Named(pid, t_last);
+  return as ? std::string_view(as->comm) : std::string_view();
+}
+
+void ProcessTracker::SetCgroup(uint32_t pid, uint64_t time, CgroupRef cgroup) {
+  // Only the space that started then: a read that comes back after a later
+  // exec, or after the space was reaped, names nothing else.
   auto h = history_.find(pid);
-  if (h == history_.end() || h->second.empty()) return {};
+  if (h == history_.end()) return;
+  for (AddressSpace& as : h->second)
+    if (as.start_time == time) as.cgroup = cgroup;
+}
+
+const AddressSpace* ProcessTracker::Named(uint32_t pid, uint64_t t_last) const {
+  auto h = history_.find(pid);
+  if (h == history_.end() || h->second.empty()) return nullptr;
   const std::vector<AddressSpace>& spaces = h->second;
   for (auto it = spaces.rbegin(); it != spaces.rend(); ++it)
-    if (it->start_time <= t_last) return it->comm;
-  return spaces.back().comm;
+    if (it->start_time <= t_last) return &*it;
+  return &spaces.back();
+}
+
+std::string_view ProcessTracker::Cgroup(uint32_t pid, uint64_t t_last) const {
+  const CgroupRef* ref = CgroupRefOf(pid, t_last);
+  return ref ? std::string_view(**ref) : std::string_view();
+}
+
+const CgroupRef* ProcessTracker::CgroupRefOf(uint32_t pid, uint64_t t_last) const {
+  const AddressSpace* as = Named(pid, t_last);
+  return as && as->cgroup ? &as->cgroup : nullptr;
 }
 
 void ProcessTracker::Reap(uint64_t time) {

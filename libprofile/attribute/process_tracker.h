@@ -35,6 +35,8 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "libprofile/attribute/cgroup_reader.h"
+
 namespace lcpi {
 
 constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
@@ -88,6 +90,9 @@ struct AddressSpace {
   uint64_t start_time = 0;
   uint64_t end_time = kForever;  // exit, or the next exec
   std::string comm;
+  // The process's cgroup (cgroup_reader.h): inherited at fork, read at
+  // exec; null: not known (not read yet, or could not be).
+  CgroupRef cgroup;
   // Shared with forks until one of them maps something; null: none.
   std::shared_ptr<MappingArray> array;
   // array's mappings, [first, last): one load less on the resolution path.
@@ -112,6 +117,10 @@ struct Resolution {
   // The process name ("" if the pid is unknown): it points into the
   // tracker, valid until the tracker next changes (copy it to keep it).
   std::string_view comm;
+  // The space's cgroup path ("" if not known), valid as comm is, and the
+  // shared path itself (null if not known), to keep it past that.
+  std::string_view cgroup;
+  const CgroupRef* cgroup_ref = nullptr;
 };
 
 class ProcessTracker {
@@ -127,6 +136,10 @@ class ProcessTracker {
   void OnComm(uint32_t pid, const std::string& comm, bool exec, uint64_t time);
   void OnMmap(uint32_t pid, const Mapping& m, uint64_t time);
   void OnExit(uint32_t pid, uint64_t time);
+  // pid's cgroup as read for the space that started at `time` (its exec or
+  // fork, 0 for the /proc scan's); no other space's changes. A fork
+  // inherits its parent's; an exec has none until this.
+  void SetCgroup(uint32_t pid, uint64_t time, CgroupRef cgroup);
 
   // Resolves pc of pid for a record sampled within [t_first, t_last].
   Resolution Resolve(uint32_t pid, uint64_t pc, uint64_t t_first, uint64_t t_last) const;
@@ -134,6 +147,10 @@ class ProcessTracker {
   // their process, not a mapping): the newest space started by t_last, ""
   // for an unknown pid. Valid until the tracker next changes.
   std::string_view Comm(uint32_t pid, uint64_t t_last) const;
+  // The cgroup path of that same space ("" if not known), and the shared
+  // path (null if not known; valid until the tracker next changes).
+  std::string_view Cgroup(uint32_t pid, uint64_t t_last) const;
+  const CgroupRef* CgroupRefOf(uint32_t pid, uint64_t t_last) const;
 
   // Forgets address spaces that ended before time: call only once every
   // buffer holding samples older than time has been resolved.
@@ -152,6 +169,8 @@ class ProcessTracker {
   // The address space of pid live at time; when none is, a new empty one
   // starting then (a record older than anything known, e.g. the /proc scan).
   AddressSpace& LiveOrCreate(uint32_t pid, uint64_t time);
+  // The space that names pid's records of a window ending at t_last (Comm).
+  const AddressSpace* Named(uint32_t pid, uint64_t t_last) const;
   AddressSpace& Insert(uint32_t pid, uint64_t time, std::string comm);
   // Keeps m, retired at `until`, for older samples (within max_retired).
   void Retire(AddressSpace& as, const Mapping& m, uint64_t until);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "libprofile/attribute/jitdump.h"
+#include "libprofile/base/proc_start.h"
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
@@ -160,9 +161,13 @@ void Sideband::ApplyOne(SidebandEvent& e) {
     }
     case PERF_RECORD_COMM:
       tracker_.OnComm(e.pid, e.text, e.exec, e.time);
+      if (e.exec) RequestCgroup(e);
       break;
     case PERF_RECORD_FORK:
       tracker_.OnFork(e.pid, e.ppid, e.time);
+      // A fork of a process whose cgroup is not known yet (its read under
+      // way, as a prefork server's right after its exec) has its own read.
+      if (!tracker_.CgroupRefOf(e.pid, e.time)) RequestCgroup(e);
       break;
     case PERF_RECORD_EXIT:
       tracker_.OnExit(e.pid, e.time);
@@ -171,7 +176,15 @@ void Sideband::ApplyOne(SidebandEvent& e) {
   }
 }
 
+void Sideband::RequestCgroup(const SidebandEvent& e) {
+  if (!cgroups_) return;
+  cgroups_->Request(e.pid, e.seen_by, [this, pid = e.pid, time = e.time](CgroupRef cgroup) {
+    tracker_.SetCgroup(pid, time, std::move(cgroup));
+  });
+}
+
 void Sideband::Read(std::vector<SidebandEvent>& out) {
+  const size_t first = out.size();
   for (auto& r : rings_) {
     r->Read([&](const perf_event_header& h, const uint8_t* b) {
       SidebandEvent e;
@@ -181,6 +194,10 @@ void Sideband::Read(std::vector<SidebandEvent>& out) {
       }
     });
   }
+  // Each process read of here was running by now: one with its pid that
+  // started later is another (cgroup_reader.h).
+  const uint64_t seen_by = BoottimeNs();
+  for (size_t i = first; i < out.size(); i++) out[i].seen_by = seen_by;
 }
 
 void Sideband::Apply(std::vector<SidebandEvent>& events) {
@@ -197,8 +214,8 @@ size_t Sideband::Drain() {
   return events.size();
 }
 
-size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit,
-                const std::string& proc) {
+size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit, const std::string& proc,
+                CgroupReader* cgroups) {
   DIR* dir = opendir(proc.c_str());
   if (!dir) return 0;
   size_t n = 0;
@@ -213,6 +230,9 @@ size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit,
     std::ifstream maps(base + "/maps");
     if (!maps) continue;
     tracker.OnComm(static_cast<uint32_t>(pid), comm, true, 0);
+    // Read here, at start, before any sample is taken: more processes than
+    // the reads Request lets wait at once, and no loop yet to hold up.
+    if (cgroups) tracker.SetCgroup(static_cast<uint32_t>(pid), 0, cgroups->Read(pid));
     std::string line;
     while (std::getline(maps, line)) {
       // start-end perms offset dev inode path

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "libprofile/attribute/cgroup_reader.h"
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
@@ -26,9 +27,10 @@ struct SidebandEvent {
   uint32_t pid = 0;
   uint32_t ppid = 0;
   uint64_t time = 0;
-  std::string text;  // comm, or the mapped file's path
-  Mapping map;       // MMAP2: the range; its image is named by Apply
-  FileMapping file;  // MMAP2: what the kernel said about the file
+  uint64_t seen_by = 0;  // CLOCK_BOOTTIME ns when read: the process ran then (0: not known)
+  std::string text;      // comm, or the mapped file's path
+  Mapping map;           // MMAP2: the range; its image is named by Apply
+  FileMapping file;      // MMAP2: what the kernel said about the file
 };
 
 // The side-band's own counts, kept by the thread that reads its rings.
@@ -45,6 +47,10 @@ class Sideband {
   // Processes that map anonymous executable memory are watched for JIT
   // maps, and read a last time at their exit; null (the default): none.
   void set_jit(JitMaps* jit) { jit_ = jit; }
+  // Each exec's process has its cgroup read (cgroup_reader.h: on its
+  // lookups, the result applied on the thread that applies); null (the
+  // default): none.
+  void set_cgroups(CgroupReader* cgroups) { cgroups_ = cgroups; }
 
   // Opens the dummy event on every online CPU.
   Expected<void> Start();
@@ -75,10 +81,13 @@ class Sideband {
   // Applies an event to the tracker; a file mapping's image is named here
   // (ImageTable::ForFile, which hands reading the file to its lookups).
   void ApplyOne(SidebandEvent& e);
+  // Reads e.pid's cgroup for the space e starts (cgroups_, if set).
+  void RequestCgroup(const SidebandEvent& e);
 
   ProcessTracker& tracker_;
   ImageTable& images_;
   JitMaps* jit_ = nullptr;
+  CgroupReader* cgroups_ = nullptr;
   std::vector<std::unique_ptr<PerfRing>> rings_;
   uint64_t lost_ = 0;         // the reading thread's
   uint64_t read_newest_ = 0;  // the reading thread's
@@ -87,9 +96,11 @@ class Sideband {
 
 // Adds every running process's executable mappings (from /proc/PID/maps)
 // to the tracker, as live since time 0; a mapped jitdump goes to `jit`, if
-// set. Returns the number of processes.
+// set, and each process's cgroup is read through `cgroups`, if set (at
+// once, on this thread: at start, before any sample).
+// Returns the number of processes.
 size_t ScanProc(ProcessTracker& tracker, ImageTable& images, JitMaps* jit = nullptr,
-                const std::string& proc = "/proc");
+                const std::string& proc = "/proc", CgroupReader* cgroups = nullptr);
 
 }  // namespace lcpi
 

@@ -12,6 +12,8 @@
 #include <set>
 #include <tuple>
 
+#include "libprofile/base/cgroup_label.h"
+#include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/image/image_id.h"
 #include "libprofile/report/image_filter.h"
@@ -163,24 +165,138 @@ Expected<std::vector<Row>> ProcedureRows(ProfileDb& db, const Header& h,
   return rows;
 }
 
-Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h) {
+bool IsLabelKey(std::string_view key) {
+  const auto& keys = CgroupLabelKeys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// Whether a cgroup path has every label asked for.
+bool MatchesLabels(const std::string& path, const std::vector<LabelFilter>& labels) {
+  for (const LabelFilter& l : labels) {
+    const std::string value = CgroupLabelValue(path, l.key);
+    if (value == l.value) continue;
+    // docker ps shows 12 digits of an id
+    const bool short_id = l.key == "container" && l.value.size() >= 12 && !value.empty() &&
+                          value.compare(0, l.value.size(), l.value) == 0;
+    if (!short_id) return false;
+  }
+  return true;
+}
+
+// The process rows of the processes whose cgroup matches `labels` (all of
+// them without), each cgroup parsed once.
+Expected<std::vector<ProcessTotal>> MatchingProcessTotals(ProfileDb& db, const Header& h,
+                                                          const std::vector<LabelFilter>& labels) {
   auto totals = db.ProcessTotals(QueryEpoch(h));
-  if (!totals) return totals.error();
-  std::map<std::pair<uint32_t, std::string>, Row> procs;
-  for (const ProcessTotal& t : *totals) {
+  if (!totals || labels.empty()) return totals;
+  std::map<std::string, bool, std::less<>> matches;
+  std::vector<ProcessTotal> out;
+  for (ProcessTotal& t : *totals) {
+    auto it = matches.find(t.cgroup);
+    if (it == matches.end()) it = matches.emplace(t.cgroup, MatchesLabels(t.cgroup, labels)).first;
+    if (it->second) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The value of label `by` of each cgroup path, each parsed once.
+class LabelOf {
+ public:
+  explicit LabelOf(std::string by) : by_(std::move(by)) {}
+  const std::string& operator()(const std::string& path) {
+    auto it = values_.find(path);
+    if (it == values_.end()) it = values_.emplace(path, CgroupLabelValue(path, by_)).first;
+    return it->second;
+  }
+
+ private:
+  std::string by_;
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+// The process rows summed into one Row per key_of(total), with a count
+// column per event (scaled); name(row, total) names a row from its totals.
+template <class Key, class KeyOf, class Name>
+std::vector<Row> SumProcessTotals(const Header& h, const std::vector<ProcessTotal>& totals,
+                                  KeyOf key_of, Name name) {
+  std::map<Key, Row> sums;
+  for (const ProcessTotal& t : totals) {
     for (size_t e = 0; e < h.events.size(); ++e) {
       if (h.events[e].id != t.event_id || t.count == 0) continue;
-      Row& r = procs[{t.pid, t.comm}];
-      // The pids lcpid did not keep apart (--max-processes), summed by command.
-      r.name = t.pid == kRolledUpPid ? t.comm + " [rolled up]" : t.comm;
-      r.pid = t.pid;
+      Row& r = sums[key_of(t)];
+      name(r, t);
       r.counts.resize(h.events.size(), 0);
       r.counts[e] += ScaleCount(h, e, t.count);
     }
   }
   std::vector<Row> rows;
-  for (auto& [key, r] : procs) rows.push_back(std::move(r));
+  for (auto& [key, r] : sums) rows.push_back(std::move(r));
   return rows;
+}
+
+// Per process (pid and command; with `by`, and that label's value).
+Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h, const ProfOptions& o) {
+  auto totals = MatchingProcessTotals(db, h, o.labels);
+  if (!totals) return totals.error();
+  LabelOf label_of(o.by);
+  auto label = [&](const ProcessTotal& t) { return o.by.empty() ? "" : label_of(t.cgroup); };
+  return SumProcessTotals<std::tuple<uint32_t, std::string, std::string>>(
+      h, *totals, [&](const ProcessTotal& t) { return std::tuple(t.pid, t.comm, label(t)); },
+      [&](Row& r, const ProcessTotal& t) {
+        // The pids lcpid did not keep apart (--max-processes), summed by command.
+        r.name = t.pid == kRolledUpPid ? t.comm + " [rolled up]" : t.comm;
+        r.pid = t.pid;
+        r.label = label(t);
+      });
+}
+
+// Per value of label `by` (lcpiprof --by): the process rows summed.
+Expected<std::vector<Row>> LabelRows(ProfileDb& db, const Header& h, const ProfOptions& o) {
+  auto totals = MatchingProcessTotals(db, h, o.labels);
+  if (!totals) return totals.error();
+  LabelOf label_of(o.by);
+  return SumProcessTotals<std::string>(
+      h, *totals, [&](const ProcessTotal& t) { return label_of(t.cgroup); },
+      [&](Row& r, const ProcessTotal& t) {
+        r.label = label_of(t.cgroup);
+        r.name = r.label.empty() ? "[no " + o.by + "]" : r.label;
+      });
+}
+
+// Per image, of the processes whose cgroup matches o.labels: their process
+// rows summed (kept per process and image, so exact).
+Expected<std::vector<Row>> LabelledImageRows(ProfileDb& db, const Header& h, const ProfOptions& o) {
+  auto images = ImagesById(db);
+  if (!images) return images.error();
+  auto totals = MatchingProcessTotals(db, h, o.labels);
+  if (!totals) return totals.error();
+  return SumProcessTotals<int64_t>(
+      h, *totals, [](const ProcessTotal& t) { return t.image_id; },
+      [&](Row& r, const ProcessTotal& t) {
+        const ImageInfo& info = (*images)[t.image_id];
+        r.name = info.path;
+        r.identity = info.identity;
+        r.kind = info.kind;
+        r.image_id = t.image_id;
+      });
+}
+
+// What the labels of `o` ask is answerable: known keys, a view that can.
+Expected<void> CheckLabels(const ProfOptions& o) {
+  auto bad = [](const std::string& why) { return Error(Errc::kInvalidArgument, why); };
+  const std::string keys = "unit, container, pod or cgroup";
+  if (o.view == View::kLabels && o.by.empty()) return bad("--by needs a label: " + keys);
+  if (!o.by.empty() && !IsLabelKey(o.by))
+    return bad("cannot group by " + Printable(o.by) + ": a label is " + keys);
+  for (const LabelFilter& l : o.labels)
+    if (!IsLabelKey(l.key)) return bad("no label " + Printable(l.key) + ": a label is " + keys);
+  if (o.view == View::kProcedures && (!o.by.empty() || !o.labels.empty()))
+    return bad(
+        "--by and --label work per image (the default) and per process (-P): counts per "
+        "procedure are stored per image, not per process");
+  if (o.view == View::kImages && !o.by.empty())
+    return bad("--by groups processes: use it alone or with -P");
+  return {};
 }
 
 Expected<size_t> SortColumn(const Header& h, const std::string& sort) {
@@ -201,8 +317,21 @@ const char* ViewName(View view) {
       return "procedures";
     case View::kProcesses:
       return "processes";
+    case View::kLabels:
+      return "labels";
   }
   return "?";
+}
+
+Expected<LabelFilter> ParseLabel(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    return Error(Errc::kInvalidArgument, "--label takes KEY=VALUE, not " + Printable(text));
+  LabelFilter l{text.substr(0, eq), text.substr(eq + 1)};
+  if (!IsLabelKey(l.key))
+    return Error(Errc::kInvalidArgument,
+                 "no label " + Printable(l.key) + ": a label is unit, container, pod or cgroup");
+  return l;
 }
 
 Expected<Format> ParseFormat(const std::string& name) {
@@ -450,11 +579,14 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (options.keep_percent < 0 || options.keep_percent > 100) {
     return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
   }
+  if (auto ok = CheckLabels(options); !ok) return ok.error();
   auto header = BeginReport(db, options.epoch, options.range, options.events);
   if (!header) return header.error();
   SnapshotGuard end(db);
   Profile p;
   p.view = options.view;
+  p.by = options.by;
+  p.labels = options.labels;
   p.header = std::move(*header);
   auto column = SortColumn(p.header, options.sort);
   if (!column) return column.error();
@@ -462,18 +594,22 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   Expected<std::vector<Row>> rows = std::vector<Row>{};
   switch (options.view) {
     case View::kImages:
-      rows = ImageRows(db, p.header);
+      rows = options.labels.empty() ? ImageRows(db, p.header)
+                                    : LabelledImageRows(db, p.header, options);
       break;
     case View::kProcedures:
       rows = ProcedureRows(db, p.header, options.images, &p.warnings);
       break;
     case View::kProcesses:
-      rows = ProcessRows(db, p.header);
+      rows = ProcessRows(db, p.header, options);
+      break;
+    case View::kLabels:
+      rows = LabelRows(db, p.header, options);
       break;
   }
   if (!rows) return rows.error();
   p.rows = std::move(*rows);
-  if (options.view != View::kProcesses) {
+  if (options.view != View::kProcesses && options.view != View::kLabels) {
     auto conflicts = BuildIdConflicts(db, p.rows);
     if (!conflicts) return conflicts.error();
     for (std::string& w : *conflicts) p.warnings.push_back(std::move(w));
@@ -485,7 +621,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
 }
 
 Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
-  if (options.view == View::kProcesses) {
+  if (options.view == View::kProcesses || options.view == View::kLabels) {
     return Error(Errc::kInvalidArgument, "lcpidiff compares images or procedures");
   }
   Diff d;

@@ -28,12 +28,14 @@
 
 namespace lcpi::report {
 
-enum class View { kImages, kProcedures, kProcesses };
+// kLabels: the process rows grouped by a label of their cgroup (lcpiprof
+// --by unit|container|pod|cgroup; base/cgroup_label.h).
+enum class View { kImages, kProcedures, kProcesses, kLabels };
 // kHtml: a page (render_html.cpp); kPprof: lcpiprof's binary profile.proto
 // (pprof_profile.h), not a renderer.
 enum class Format { kText, kCsv, kJson, kHtml, kPprof };
 
-const char* ViewName(View view);  // "images", "procedures", "processes"
+const char* ViewName(View view);  // "images", "procedures", "processes", "labels"
 // "text", "csv", "json", "html", "pprof"; kInvalidArgument otherwise.
 Expected<Format> ParseFormat(const std::string& name);
 
@@ -119,6 +121,16 @@ std::vector<std::string> EventWarnings(const Header& header);
 
 // ----- lcpiprof
 
+// --label KEY=VALUE: the processes whose cgroup's KEY label (unit,
+// container, pod, cgroup: CgroupLabelKeys) is VALUE; VALUE "" keeps those
+// without one. A container also matches a prefix of its id of 12 digits or
+// more (docker's short id).
+struct LabelFilter {
+  std::string key, value;
+};
+// kInvalidArgument: no '=', or not a label key.
+Expected<LabelFilter> ParseLabel(const std::string& text);
+
 struct ProfOptions {
   View view = View::kImages;
   std::string epoch;                // "" newest, "all", id or tag
@@ -130,6 +142,15 @@ struct ProfOptions {
   // Procedures view: only images whose path contains one of these, or whose
   // identity equals one. kNotFound when one matches no image.
   std::vector<std::string> images;
+  // kLabels: the label to group by; kProcesses: a label column to show.
+  // Needs a key of CgroupLabelKeys (kInvalidArgument otherwise).
+  std::string by;
+  // The image, process and label views count only the process rows of
+  // processes whose cgroup matches every one (the image view then sums
+  // process rows: exact, as they are kept per process and image). The
+  // procedure view refuses them (kInvalidArgument): counts per offset are
+  // stored per image, not per process.
+  std::vector<LabelFilter> labels;
 };
 
 struct Row {
@@ -139,6 +160,7 @@ struct Row {
   ImageKind kind = ImageKind::kUser;  // images, procedures
   int64_t image_id = 0;
   uint32_t pid = 0;              // processes
+  std::string label;             // labels: the value grouped by; processes: the `by` column
   bool symbol = true;            // procedures: false for an image+0x range
   uint64_t lo = 0, hi = 0;       // procedures: offsets of the symbol [lo, hi), or first/last sample
   std::vector<uint64_t> counts;  // per event column
@@ -146,6 +168,8 @@ struct Row {
 
 struct Profile {
   View view = View::kImages;
+  std::string by;                   // ProfOptions::by
+  std::vector<LabelFilter> labels;  // ProfOptions::labels
   Header header;
   size_t sort_column = 0;                // index into header.events
   std::vector<Row> rows;                 // sorted, after --top/--keep

@@ -19,6 +19,7 @@
 #include <limits>
 #include <tuple>
 
+#include "libprofile/base/cgroup_label.h"
 #include "libprofile/store/profile_db_schema.h"
 #include "libprofile/store/profile_db_sql.h"
 
@@ -81,10 +82,13 @@ constexpr const char kSqlUpsertCount[] =
     "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
     "DO UPDATE SET count = count + excluded.count";
 constexpr const char kSqlUpsertProcess[] =
-    "INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
-    "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+    "INSERT INTO process_counts (epoch_id, pid, comm, cgroup_id, image_id, event_id, count) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
+    "ON CONFLICT (epoch_id, pid, comm, cgroup_id, image_id, event_id) "
     "DO UPDATE SET count = count + excluded.count";
+constexpr const char kSqlInsertCgroup[] =
+    "INSERT INTO cgroups (path) VALUES (?1) ON CONFLICT (path) DO NOTHING";
+constexpr const char kSqlCgroupId[] = "SELECT id FROM cgroups WHERE path = ?1";
 constexpr const char kSqlUpsertStat[] =
     "INSERT INTO stats (epoch_id, name, value) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value";
@@ -622,17 +626,45 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
     }
   }
 
+  // Cgroup paths, each once: path -> id (0: none). A path over the bound
+  // (lcpid refuses those first) is stored as none and counted.
+  std::map<std::string_view, int64_t> cgroup_ids;
+  int64_t cgroups_refused = 0;
+  for (const ProcessRow& p : b.processes) {
+    if (p.cgroup.empty() || p.count == 0 || quarantine[p.image]) continue;
+    if (p.cgroup.size() > kMaxCgroupPath) {
+      cgroups_refused++;
+      continue;
+    }
+    if (cgroup_ids.count(p.cgroup)) continue;
+    auto insert = Prepare(kSqlInsertCgroup);
+    if (!insert) return insert.error();
+    {
+      sql::Reset reset(*insert);
+      Bind(*insert, 1, p.cgroup);
+      if (int rc = sqlite3_step(*insert); rc != SQLITE_DONE) {
+        *failed_image = p.image;
+        return SqlError(rc, "merge: cgroups");
+      }
+    }
+    auto id = select_id(kSqlCgroupId, p.cgroup);
+    if (!id) return id.error();
+    cgroup_ids.emplace(p.cgroup, *id);
+  }
+
   auto proc = Prepare(kSqlUpsertProcess);
   if (!proc) return proc.error();
   for (const ProcessRow& p : b.processes) {
     if (p.count == 0 || quarantine[p.image]) continue;
+    auto cgroup = cgroup_ids.find(p.cgroup);
     sql::Reset reset(*proc);
     Bind(*proc, 1, b.epoch);
     Bind(*proc, 2, p.pid == kRolledUpPid ? int64_t{-1} : static_cast<int64_t>(p.pid));
     Bind(*proc, 3, p.comm);
-    Bind(*proc, 4, image_ids[p.image]);
-    Bind(*proc, 5, event_ids[p.event]);
-    Bind(*proc, 6, static_cast<int64_t>(p.count));
+    Bind(*proc, 4, cgroup == cgroup_ids.end() ? int64_t{0} : cgroup->second);
+    Bind(*proc, 5, image_ids[p.image]);
+    Bind(*proc, 6, event_ids[p.event]);
+    Bind(*proc, 7, static_cast<int64_t>(p.count));
     if (int rc = sqlite3_step(*proc); rc != SQLITE_DONE) {
       *failed_image = p.image;
       return SqlError(rc, "merge: process counts");
@@ -651,6 +683,9 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
   };
   for (const auto& [name, value] : b.stats) {
     if (auto ok = add_stat(name, value); !ok) return ok;
+  }
+  if (cgroups_refused > 0) {
+    if (auto ok = add_stat(kCgroupsRefusedStat, cgroups_refused); !ok) return ok;
   }
   if (quarantined.quarantined_images > 0) {
     // Counted where the samples would have been: samples = on disk + lost +

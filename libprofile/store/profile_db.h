@@ -89,6 +89,10 @@ struct ProcessRow {
   uint32_t image = 0;  // index into MergeBatch::images
   uint32_t event = 0;  // index into MergeBatch::events
   uint64_t count = 0;
+  // The process's cgroup path (/proc/PID/cgroup, base/cgroup_label.h); "":
+  // not known. Over kMaxCgroupPath: stored as not known, counted in the
+  // epoch's statistic cgroups_refused.
+  std::string cgroup = {};
 };
 
 struct SymbolRow {
@@ -124,6 +128,9 @@ struct MergeBatch {
 inline constexpr const char* kQuarantinedImagesStat = "quarantined.images";
 inline constexpr const char* kQuarantinedRowsStat = "quarantined.rows";
 inline constexpr const char* kQuarantinedSamplesStat = "quarantined.samples";
+// Process rows whose cgroup path was refused (over kMaxCgroupPath, or
+// unreadable in lcpid) and filed under no cgroup: counted, never dropped.
+inline constexpr const char* kCgroupsRefusedStat = "cgroups_refused";
 struct MergeReport {
   uint64_t quarantined_images = 0;
   uint64_t quarantined_rows = 0;     // counts, process counts and symbols
@@ -205,6 +212,7 @@ struct ProcessTotal {
   int64_t image_id = 0;
   int64_t event_id = 0;
   uint64_t count = 0;
+  std::string cgroup = {};  // "": not known
 };
 
 struct SymbolInfo {
@@ -346,6 +354,11 @@ class ProfileDb {
   // rows of their command (kRolledUpPid) and counted in its statistic
   // processes_rolled_up.
   Expected<void> MergeEpochs(const std::vector<int64_t>& ids, size_t max_processes = 0);
+  // Deletes the cgroup paths no process row names any more (a host that
+  // runs pods all day makes new ones all day). One scan of process_counts:
+  // lcpid's retention runs it once a pass, after its drops and rollups,
+  // which leave the paths.
+  Expected<void> DeleteUnusedCgroups();
 
   // The database file's size as SQLite sees it (page_count * page_size), and
   // how much of it is free pages.

@@ -40,12 +40,18 @@ constexpr const char kSqlOffsetsAll[] =
     "SELECT image_offset, sum(count) FROM counts WHERE epoch_id IN (SELECT id FROM epochs) "
     "AND image_id = ?2 AND event_id = ?3 AND image_offset >= ?4 AND image_offset < ?5 "
     "GROUP BY image_offset ORDER BY image_offset";
+// The cgroup's path by a join: 0 (not known) has no row.
+#define LCPI_PROCESS_COLUMNS \
+  "pid, comm, image_id, event_id, coalesce((SELECT path FROM cgroups WHERE id = cgroup_id), '')"
 constexpr const char kSqlProcesses[] =
-    "SELECT pid, comm, image_id, event_id, count FROM process_counts WHERE epoch_id = ?1 "
-    "ORDER BY count DESC, pid, comm, image_id, event_id";
+    "SELECT " LCPI_PROCESS_COLUMNS
+    ", count FROM process_counts WHERE epoch_id = ?1 "
+    "ORDER BY count DESC, pid, comm, image_id, event_id, cgroup_id";
 constexpr const char kSqlProcessesAll[] =
-    "SELECT pid, comm, image_id, event_id, sum(count) AS total FROM process_counts "
-    "GROUP BY pid, comm, image_id, event_id ORDER BY total DESC, pid, comm, image_id, event_id";
+    "SELECT " LCPI_PROCESS_COLUMNS
+    ", sum(count) AS total FROM process_counts "
+    "GROUP BY pid, comm, cgroup_id, image_id, event_id "
+    "ORDER BY total DESC, pid, comm, image_id, event_id, cgroup_id";
 // Several epochs: their ids as a JSON array in ?1, looked up one by one in
 // the primary key ("epoch_id IN (...)"), as the all-epochs form does.
 constexpr const char kSqlImageTotalsSome[] =
@@ -57,9 +63,12 @@ constexpr const char kSqlOffsetsSome[] =
     "(SELECT value FROM json_each(?1)) AND image_id = ?2 AND event_id = ?3 "
     "AND image_offset >= ?4 AND image_offset < ?5 GROUP BY image_offset ORDER BY image_offset";
 constexpr const char kSqlProcessesSome[] =
-    "SELECT pid, comm, image_id, event_id, sum(count) AS total FROM process_counts "
+    "SELECT " LCPI_PROCESS_COLUMNS
+    ", sum(count) AS total FROM process_counts "
     "WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
-    "GROUP BY pid, comm, image_id, event_id ORDER BY total DESC, pid, comm, image_id, event_id";
+    "GROUP BY pid, comm, cgroup_id, image_id, event_id "
+    "ORDER BY total DESC, pid, comm, image_id, event_id, cgroup_id";
+#undef LCPI_PROCESS_COLUMNS
 constexpr const char kSqlStatsSome[] =
     "SELECT name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
     "GROUP BY name";
@@ -265,7 +274,8 @@ Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(const EpochSet& epo
         p.comm = sql::ColumnText(s, 1);
         p.image_id = sqlite3_column_int64(s, 2);
         p.event_id = sqlite3_column_int64(s, 3);
-        p.count = U64(s, 4);
+        p.cgroup = sql::ColumnText(s, 4);
+        p.count = U64(s, 5);
         out.push_back(std::move(p));
       });
   if (!ok) return ok.error();

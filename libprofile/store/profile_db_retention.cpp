@@ -27,6 +27,9 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
 };
+// One scan of process_counts (DeleteUnusedCgroups).
+constexpr const char kSqlDeleteUnusedCgroups[] =
+    "DELETE FROM cgroups WHERE id NOT IN (SELECT cgroup_id FROM process_counts)";
 constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
 // What a drop takes away stays counted: the dropped epochs' statistics are
 // added to the current epoch (?2) as retention_dropped.NAME, so samples taken
@@ -99,6 +102,10 @@ Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
   return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
 }
 
+Expected<void> ProfileDb::DeleteUnusedCgroups() {
+  return Exec(kSqlDeleteUnusedCgroups, "cannot delete the unused cgroup paths");
+}
+
 namespace {
 
 // ?1: the target epoch, ?2: the others as a JSON array. "WHERE true" keeps
@@ -110,11 +117,11 @@ constexpr const char* kSqlRollup[] = {
      "GROUP BY image_id, event_id, image_offset "
      "ON CONFLICT (epoch_id, image_id, event_id, image_offset) "
      "DO UPDATE SET count = count + excluded.count"),
-    ("INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
-     "SELECT ?1, pid, comm, image_id, event_id, sum(count) FROM process_counts "
+    ("INSERT INTO process_counts (epoch_id, pid, comm, cgroup_id, image_id, event_id, count) "
+     "SELECT ?1, pid, comm, cgroup_id, image_id, event_id, sum(count) FROM process_counts "
      "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
-     "GROUP BY pid, comm, image_id, event_id "
-     "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+     "GROUP BY pid, comm, cgroup_id, image_id, event_id "
+     "ON CONFLICT (epoch_id, pid, comm, cgroup_id, image_id, event_id) "
      "DO UPDATE SET count = count + excluded.count"),
     ("INSERT INTO stats (epoch_id, name, value) "
      "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
@@ -143,10 +150,11 @@ constexpr const char* kSqlCapProcesses[] = {
     ("INSERT INTO stats (epoch_id, name, value) SELECT ?1, 'processes_rolled_up', count(*) "
      "FROM " LCPI_PIDS_OVER_CAP " WHERE true HAVING count(*) > 0 "
      "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
-    ("INSERT INTO process_counts (epoch_id, pid, comm, image_id, event_id, count) "
-     "SELECT ?1, -1, comm, image_id, event_id, sum(count) FROM process_counts "
-     "WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP " GROUP BY comm, image_id, event_id "
-     "ON CONFLICT (epoch_id, pid, comm, image_id, event_id) "
+    ("INSERT INTO process_counts (epoch_id, pid, comm, cgroup_id, image_id, event_id, count) "
+     "SELECT ?1, -1, comm, cgroup_id, image_id, event_id, sum(count) FROM process_counts "
+     "WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP
+     " GROUP BY comm, cgroup_id, image_id, event_id "
+     "ON CONFLICT (epoch_id, pid, comm, cgroup_id, image_id, event_id) "
      "DO UPDATE SET count = count + excluded.count"),
     "DELETE FROM process_counts WHERE epoch_id = ?1 AND pid IN " LCPI_PIDS_OVER_CAP,
 };

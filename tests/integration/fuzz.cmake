@@ -5,7 +5,7 @@
 #   once through the target. Under gcc the targets are replay executables,
 #   under clang libFuzzer binaries (-runs=0 executes the corpus and exits).
 # fuzz.<target>.run (labels slow;fuzz): a bounded 30 s fuzzing run (20 s for
-#   fuzz_jit_merge), two at a time beside other tests, in a
+#   fuzz_jit_merge, 10 s for fuzz_cgroup_label), two at a time beside other tests, in a
 #   libFuzzer tree only: the sanitizer tree, build-san/, which
 #   scripts/test-sanitize.sh builds and tests (so CI runs them). New inputs
 #   go to <build>/fuzz/work/<target>, crashers to <build>/fuzz/artifacts/.
@@ -20,7 +20,8 @@ set(LCPI_FUZZ_ENV
   "ASAN_OPTIONS=string_append::suppressions=${CMAKE_SOURCE_DIR}/fuzz/asan.supp")
 file(GLOB LCPI_FUZZ_CORPORA LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/fuzz/corpus/*)
 
-foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_perf_map fuzz_profile_db fuzz_jit_merge)
+foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_perf_map fuzz_profile_db fuzz_jit_merge
+               fuzz_cgroup_label)
   add_test(NAME fuzz.${target}.replay
     COMMAND $<TARGET_FILE:${target}> -runs=0 ${LCPI_FUZZ_CORPORA})
   set_tests_properties(fuzz.${target}.replay PROPERTIES LABELS "unit;fuzz" TIMEOUT 120
@@ -36,6 +37,8 @@ foreach(target fuzz_elf_image fuzz_kmod_buffer fuzz_perf_map fuzz_profile_db fuz
     set(seconds 30)
     if(target STREQUAL "fuzz_jit_merge")
       set(seconds 20)
+    elseif(target STREQUAL "fuzz_cgroup_label")
+      set(seconds 10)  # a small parser of text: 10 s covers it
     endif()
     add_test(NAME fuzz.${target}.run
       COMMAND $<TARGET_FILE:${target}> -max_total_time=${seconds} -timeout=10 -rss_limit_mb=2048

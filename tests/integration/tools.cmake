@@ -133,6 +133,32 @@ lcpi_tools_test(lcpiprof-processes-csv TOOL lcpiprof ARGS "${_base}|-P|--format|
   GOLDEN lcpiprof_processes.csv)
 lcpi_tools_test(lcpiprof-processes-json TOOL lcpiprof ARGS "${_base}|-P|--format|json"
   GOLDEN lcpiprof_processes.json)
+# Labels of the processes' cgroups (prog.service, a docker container, fake in
+# none): grouped by unit in every format, filtered exactly, refused where the
+# store cannot answer.
+lcpi_tools_test(lcpiprof-by-unit TOOL lcpiprof ARGS "${_base}|--by|unit|--width|200"
+  GOLDEN lcpiprof_by_unit.txt)
+lcpi_tools_test(lcpiprof-by-unit-csv TOOL lcpiprof ARGS "${_base}|--by|unit|--format|csv"
+  GOLDEN lcpiprof_by_unit.csv)
+lcpi_tools_test(lcpiprof-by-unit-json TOOL lcpiprof ARGS "${_base}|--by|unit|--format|json"
+  GOLDEN lcpiprof_by_unit.json)
+lcpi_tools_test(lcpiprof-by-container-html TOOL lcpiprof ARGS "${_base}|--by|container|--format|html"
+  STDOUT "3f1c2a9b8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615243f")
+lcpi_tools_test(lcpiprof-label-processes TOOL lcpiprof
+  ARGS "${_base}|-P|--by|unit|--label|unit=prog.service|--format|csv"
+  GOLDEN lcpiprof_label_processes.csv)
+lcpi_tools_test(lcpiprof-label-images TOOL lcpiprof
+  ARGS "${_base}|--label|container=3f1c2a9b8e7d|--format|json"
+  JSON "rows.0.counts.cycles=100|rows.0.name=[unknown sh]|labels=container=3f1c2a9b8e7d")
+lcpi_tools_test(lcpiprof-label-bad TOOL lcpiprof ARGS "${_base}|--label|color=red"
+  RC 2 STDERR "no label color")
+lcpi_tools_test(lcpiprof-by-bad TOOL lcpiprof ARGS "${_base}|--by|color"
+  RC 1 STDERR "cannot group by color")
+lcpi_tools_test(lcpiprof-label-procedures TOOL lcpiprof ARGS "${_base}|-p|--label|unit=x"
+  RC 2 STDERR "excludes")
+lcpi_tools_test(lcpiprof-label-pprof TOOL lcpiprof
+  ARGS "${_base}|--label|unit=x|--format|pprof|-o|@DIR@/label.pb.gz"
+  RC 2 STDERR "stored per image, not per process")
 lcpi_tools_test(lcpiprof-top-keep-json TOOL lcpiprof
   ARGS "${_base}|-p|--keep|5|--top|2|--sort|imiss|--format|json" GOLDEN lcpiprof_top_keep.json)
 foreach(format txt csv json)

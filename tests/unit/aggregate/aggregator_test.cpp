@@ -138,6 +138,8 @@ TEST_CASE("with lookups, kernel records wait for kallsyms read on their thread")
   ImageTable images;
   ProcessTracker tracker;
   tracker.OnComm(42, "app", true, 0);
+  auto cgroup = std::make_shared<const std::string>("/system.slice/app.service");
+  tracker.SetCgroup(42, 0, cgroup);
   Aggregator agg(images, tracker, &*kernel, nullptr, &reload);
   lcpi::LookupWorker lookups;  // after what its results touch: stopped first
   agg.SetLookups(&lookups);
@@ -154,6 +156,9 @@ TEST_CASE("with lookups, kernel records wait for kallsyms read on their thread")
   for (const lcpi::CountRow& c : batch.counts) by_path[batch.images[c.image].path] += c.count;
   CHECK(by_path["[late]"] == 3);
   CHECK(by_path["[kernel.kallsyms]"] == 3);
+  // The records that waited kept their process's cgroup.
+  REQUIRE_FALSE(batch.processes.empty());
+  for (const lcpi::ProcessRow& p : batch.processes) CHECK(p.cgroup == *cgroup);
 }
 
 namespace {

@@ -132,3 +132,54 @@ TEST_CASE("each pid rolled up in a window is counted once, across the whole pid 
   agg.Add(Samples({1, 4194303, 2}, 1));
   CHECK(agg.processes_rolled_up() == 100003);
 }
+
+TEST_CASE("process rows carry their cgroup, and rolled-up rows stay apart per cgroup") {
+  ImageTable images;
+  ProcessTracker tracker;
+  auto web = std::make_shared<const std::string>("/system.slice/nginx.service");
+  auto batch = std::make_shared<const std::string>("/system.slice/cron.service");
+  for (uint32_t pid = 1; pid <= 5; ++pid) {
+    tracker.OnComm(pid, "w", true, 0);
+    tracker.SetCgroup(pid, 0, pid <= 3 ? web : batch);
+  }
+  tracker.OnComm(6, "w", true, 0);  // a cgroup never read
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_max_processes(1);
+  agg.Add(Samples({1, 2, 3, 4, 5, 6}, 10));
+  // a kernel sample of pid 4 is in its process's cgroup too
+  agg.Add(lcpi::testing::Buffer({{4, 0xffffffff81000000ull, 5, true}}));
+  const MergeBatch b = agg.TakeBatch(1, Cycles()).batch;
+  std::map<std::tuple<uint32_t, std::string>, uint64_t> rows;
+  for (const lcpi::ProcessRow& p : b.processes) rows[{p.pid, p.cgroup}] += p.count;
+  CHECK(rows.size() == 4);
+  CHECK(rows[{1, *web}] == 10);
+  CHECK(rows[{kRolledUpPid, *web}] == 20);        // 2, 3
+  CHECK(rows[{kRolledUpPid, *batch}] == 20 + 5);  // 4, 5
+  CHECK(rows[{kRolledUpPid, ""}] == 10);          // 6
+}
+
+TEST_CASE("a pid's samples stay with the cgroup they ran in: a read coming back, a re-exec") {
+  ImageTable images;
+  ProcessTracker tracker;
+  auto web = std::make_shared<const std::string>("/system.slice/nginx.service");
+  auto batch = std::make_shared<const std::string>("/system.slice/cron.service");
+  Aggregator agg(images, tracker, nullptr);
+  tracker.OnComm(1, "w", true, 0);
+  agg.Add(Samples({1}, 10));  // its cgroup not read yet
+  tracker.SetCgroup(1, 0, web);
+  agg.Add(Samples({1}, 20));
+  // The same command execs again in another cgroup, within the flush.
+  tracker.OnComm(1, "w", true, 100);
+  tracker.SetCgroup(1, 100, batch);
+  RecordBuffer later = Samples({1}, 40);
+  later.header.t_first = 110;
+  later.header.t_last = 120;
+  agg.Add(later);
+  const MergeBatch b = agg.TakeBatch(1, Cycles()).batch;
+  std::map<std::string, uint64_t> rows;
+  for (const lcpi::ProcessRow& p : b.processes) rows[p.cgroup] += p.count;
+  CHECK(rows.size() == 3);
+  CHECK(rows[""] == 10);
+  CHECK(rows[*web] == 20);
+  CHECK(rows[*batch] == 40);
+}

@@ -271,3 +271,34 @@ TEST_CASE(
   CHECK(t.Resolve(4, 0x10800, 6, 6).image == 5);    // older samples keep the old one
   CHECK(t.Resolve(1, 0x10800, 8, 8).image == 5);    // the parent's own is untouched
 }
+
+TEST_CASE("a process's cgroup: inherited at fork, none at exec until read, set where it was read") {
+  ProcessTracker t;
+  auto shell = std::make_shared<const std::string>("/user.slice/user-1000.slice/session-3.scope");
+  auto nginx = std::make_shared<const std::string>("/system.slice/nginx.service");
+  t.OnComm(1, "sh", true, 10);
+  t.SetCgroup(1, 10, shell);
+  t.OnMmap(1, Map(0x1000, 0x2000, 0, 1), 11);
+  CHECK(t.Resolve(1, 0x1100, 20, 20).cgroup == *shell);
+  CHECK(t.Cgroup(1, 20) == *shell);
+  // A fork is where its parent is; its exec in none until read.
+  t.OnFork(2, 1, 30);
+  CHECK(t.Resolve(2, 0x1100, 31, 31).cgroup == *shell);
+  t.OnComm(2, "nginx", true, 40);
+  CHECK(t.Cgroup(2, 41).empty());
+  // The service manager moved it between fork and exec: read at the exec.
+  t.SetCgroup(2, 40, nginx);
+  CHECK(t.Cgroup(2, 41) == *nginx);
+  CHECK(t.Resolve(2, 0x9000, 41, 41).cgroup == *nginx);
+  // Samples before the exec keep the space they ran in.
+  CHECK(t.Cgroup(2, 35) == *shell);
+  CHECK(t.Cgroup(1, 41) == *shell);
+  // A pid never seen, a cgroup never read.
+  CHECK(t.Cgroup(9, 41).empty());
+  t.OnComm(3, "x", true, 50);
+  CHECK(t.Resolve(3, 0x1100, 51, 51).cgroup.empty());
+  // A read for a space that is not (42: no space started then) sets none.
+  t.SetCgroup(2, 42, shell);
+  CHECK(t.Cgroup(2, 43) == *nginx);
+  CHECK(t.Cgroup(1, 43) == *shell);
+}

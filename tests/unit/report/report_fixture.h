@@ -176,8 +176,13 @@ inline ReportFixture MakeReportFixture(const std::string& dir) {
   b.counts.push_back({0, 1, f.warm_lo, 300});
   b.counts.push_back({1, 1, 0x2000, 100});
   b.symbols = {{1, 0x1000, 0x200, "do_syscall_64"}, {1, 0x2000, 0x100, "schedule"}};
-  b.processes = {{100, "prog", 0, 0, 8650}, {100, "prog", 1, 0, 1200}, {200, "sh", 3, 0, 100},
-                 {300, "fake", 2, 0, 300},  {100, "prog", 0, 1, 400},  {100, "prog", 1, 1, 100}};
+  // prog runs as a service, sh in a container, fake in no cgroup lcpid read.
+  const std::string service = "/system.slice/prog.service";
+  const std::string container =
+      "/system.slice/docker-3f1c2a9b8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a3928170615243f.scope";
+  b.processes = {{100, "prog", 0, 0, 8650, service}, {100, "prog", 1, 0, 1200, service},
+                 {200, "sh", 3, 0, 100, container},  {300, "fake", 2, 0, 300},
+                 {100, "prog", 0, 1, 400, service},  {100, "prog", 1, 1, 100, service}};
   b.stats = {{"attributed", 10150}, {"unknown", 100}, {"lost", 50}};
   auto merged = db->Merge(b);
   FixtureCheck(merged.has_value(), "merge base: " + (merged ? "" : merged.error().ToString()));

@@ -16,6 +16,8 @@ namespace {
 
 using lcpi::testing::Ok;
 using lcpi::testing::OpenOk;
+using lcpi::testing::RawExec;
+using lcpi::testing::RawInt;
 
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-event-times-test") {}
@@ -30,18 +32,6 @@ MergeBatch Batch(int64_t epoch, uint64_t enabled, uint64_t running, int precise 
   return b;
 }
 
-void RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* msg = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-  std::string why = msg ? msg : "";
-  sqlite3_free(msg);
-  sqlite3_close(db);
-  INFO(why);
-  REQUIRE(rc == SQLITE_OK);
-}
-
 }  // namespace
 
 TEST_CASE("a schema 3 database migrates: its epochs' times are not known", "[store]") {
@@ -52,6 +42,7 @@ TEST_CASE("a schema 3 database migrates: its epochs' times are not known", "[sto
     REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 0, 0)));
   }
   // Back to schema 3: epoch_events as 003 left it, with a row in it.
+  RawExec(path, lcpi::testing::kUndoSchema5);
   RawExec(path,
           "ALTER TABLE epoch_events DROP COLUMN precise; "
           "ALTER TABLE epoch_events DROP COLUMN time_running; "

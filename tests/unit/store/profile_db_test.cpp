@@ -25,11 +25,14 @@
 #include <vector>
 
 #include "libprofile/store/profile_db.h"
+#include "store/store_test_util.h"
 
 namespace fs = std::filesystem;
 using lcpi::DbMode;
 using lcpi::Errc;
 using lcpi::ProfileDb;
+using lcpi::testing::RawExec;
+using lcpi::testing::RawInt;
 
 namespace {
 
@@ -74,29 +77,6 @@ Errc ErrorOf(const lcpi::Expected<T>& e) {
 }
 
 // Runs one SQL statement on a plain SQLite connection (the foreign side).
-void RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* msg = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-  INFO(sql << ": " << (msg ? msg : ""));
-  sqlite3_free(msg);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
-
-int64_t RawInt(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  int64_t v = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return v;
-}
-
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -4,6 +4,7 @@
 #ifndef LCPI_TESTS_UNIT_STORE_STORE_TEST_UTIL_H
 #define LCPI_TESTS_UNIT_STORE_STORE_TEST_UTIL_H
 
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <catch2/catch.hpp>
 
@@ -36,6 +37,45 @@ inline std::unique_ptr<ProfileDb> OpenOk(const std::string& path,
   REQUIRE(db.has_value());
   return std::move(*db);
 }
+
+// Runs SQL on the file behind the store's back (an older schema, damage).
+inline void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* msg = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
+  INFO(sql << ": " << (msg ? msg : ""));
+  sqlite3_free(msg);
+  sqlite3_close(db);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+// The first column of the first row of a query, read behind the store's back.
+inline int64_t RawInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  int64_t v = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return v;
+}
+
+// SQL that takes a database of schema 5 back to schema 4 (process_counts as
+// 001 made it, no cgroups), for the tests of migrations from older schemas.
+inline constexpr const char kUndoSchema5[] =
+    "CREATE TABLE pc4 (epoch_id INTEGER NOT NULL REFERENCES epochs (id), "
+    "pid INTEGER NOT NULL, comm TEXT NOT NULL, "
+    "image_id INTEGER NOT NULL REFERENCES images (id), "
+    "event_id INTEGER NOT NULL REFERENCES events (id), "
+    "count INTEGER NOT NULL CHECK (count >= 0), "
+    "PRIMARY KEY (epoch_id, pid, comm, image_id, event_id)) WITHOUT ROWID; "
+    "INSERT INTO pc4 SELECT epoch_id, pid, comm, image_id, event_id, count "
+    "FROM process_counts; DROP TABLE process_counts; "
+    "ALTER TABLE pc4 RENAME TO process_counts; DROP TABLE cgroups; "
+    "PRAGMA user_version = 4;";
 
 template <class T>
 T Ok(Expected<T> e) {

@@ -23,22 +23,12 @@ namespace {
 
 using lcpi::testing::Ok;
 using lcpi::testing::OpenOk;
+using lcpi::testing::RawExec;
+using lcpi::testing::RawInt;
 
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-windows-test") {}
 };
-
-void RawExec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  char* msg = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg);
-  std::string why = msg ? msg : "";
-  sqlite3_free(msg);
-  sqlite3_close(db);
-  INFO(why);
-  REQUIRE(rc == SQLITE_OK);
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
