@@ -2,9 +2,9 @@
 // (libprofile/base/cgroup_label.h): /proc/PID/cgroup text, and cgroup paths,
 // whose directory names any user with a delegated subtree chooses. Whatever
 // the bytes, a path kept is absolute, within kMaxCgroupPath and holds no NUL
-// or newline; a unit is a unit name's characters within 255 bytes with a
-// unit's suffix; a container id is 64 lowercase hex digits; a pod uid is
-// lowercase hex and dashes.
+// or newline; a unit is a unit name's characters within 255 bytes, found in
+// the path (or user@UID.service/UNIT, two such, below a user's manager); a container id is 64
+// lowercase hex digits; a pod uid is lowercase hex and dashes.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -17,14 +17,29 @@ namespace {
 
 bool IsLowerHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 
-void CheckLabels(std::string_view path) {
-  const lcpi::CgroupLabels l = lcpi::LabelsOfCgroup(path);
-  if (l.unit.size() > 255 || path.find(l.unit) == std::string_view::npos) std::abort();
-  for (char c : l.unit) {
+// A unit name of the path: a unit's characters, within 255 bytes, found in it.
+void CheckUnitName(std::string_view path, std::string_view unit) {
+  if (unit.size() > 255 || path.find(unit) == std::string_view::npos) std::abort();
+  for (char c : unit) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                     c == ':' || c == '-' || c == '_' || c == '.' || c == '\\' || c == '@';
     if (!ok) std::abort();
   }
+}
+
+void CheckLabels(std::string_view path) {
+  const lcpi::CgroupLabels l = lcpi::LabelsOfCgroup(path);
+  // A unit, or one below a user's manager, named under it: user@UID.service/UNIT.
+  std::string_view unit = l.unit;
+  if (const size_t slash = unit.find('/'); slash != std::string_view::npos) {
+    const std::string_view manager = unit.substr(0, slash);
+    if (manager.rfind("user@", 0) != 0 || manager.size() < 13 ||
+        manager.substr(manager.size() - 8) != ".service")
+      std::abort();
+    CheckUnitName(path, manager);
+    unit.remove_prefix(slash + 1);
+  }
+  CheckUnitName(path, unit);
   if (!l.container.empty() && (l.container.size() != 64 ||
                                !std::all_of(l.container.begin(), l.container.end(), IsLowerHex)))
     std::abort();
