@@ -20,13 +20,10 @@ import shutil
 import subprocess
 import sys
 
+from pprof_env import pprof_env
+
 lcpiprof, db, work = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(work)
-env = dict(os.environ)
-env.update(HOME=work, GOCACHE=os.path.join(work, "gocache"), GOPATH=os.path.join(work, "gopath"),
-           PPROF_TMPDIR=work, GOFLAGS="")
-env.pop("DEBUGINFOD_URLS", None)
+env = pprof_env(work)
 
 failures = []
 
