@@ -1,6 +1,7 @@
 // load_test.cpp - lcpid under a sustained high sample rate on every CPU, as
 // root: 20,000 samples/s/CPU (four times the default) while a busy workload
-// runs on each CPU, for 60 s in the default run and 120 s in the slow label (240 s until
+// runs on each CPU, for 60 s in the sanitizer tree and 120 s (slow, scale) in
+// the gcc tree, which runs only that one (240 s until
 // 2026-11-26; halved for CI's clock).
 // Asserts that memory stays bounded (peak RSS under 200 MB), that every
 // sample is accounted for (samples = attributed + unknown + lost +
