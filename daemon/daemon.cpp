@@ -693,7 +693,10 @@ std::string Daemon::Handle(const std::string& request) {
   std::string verb, arg;
   in >> verb;
   std::getline(in >> std::ws, arg);
-  if (verb == "status") return Status();
+  if (verb == "status") {
+    SlowestStep::Timer t(slowest_step_, "status");
+    return Status();
+  }
   if (verb == "flush") {
     Expected<void> e = Flush();
     return e ? "ok\nepoch " + std::to_string(epoch_) + "\n\n"
@@ -765,9 +768,13 @@ int Daemon::Run() {
     const size_t entries = aggregator_->entries() - aggregator_->held_entries();
     // While the database refuses merges, what is held stays under the cap:
     // the oldest goes first.
-    if (failed_batch_ && entries >= options_.max_pending_entries) DropHeld();
+    if (failed_batch_ && entries >= options_.max_pending_entries) {
+      SlowestStep::Timer t(slowest_step_, "drop-held");
+      DropHeld();
+    }
     const Clock::time_point now = Clock::now();
     if (now < retry_after_) continue;
+    SlowestStep::Timer t(slowest_step_, "merge-start");
     if (std::time(nullptr) >= window_end_) {
       StartMerge(true);  // a held failed batch goes first; the window closes after the next
       next_flush_ = now + std::chrono::seconds(options_.flush_interval);
