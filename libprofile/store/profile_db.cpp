@@ -89,6 +89,7 @@ constexpr const char kSqlUpsertProcess[] =
 constexpr const char kSqlInsertCgroup[] =
     "INSERT INTO cgroups (path) VALUES (?1) ON CONFLICT (path) DO NOTHING";
 constexpr const char kSqlCgroupId[] = "SELECT id FROM cgroups WHERE path = ?1";
+constexpr const char kSqlEpochStat[] = "SELECT value FROM stats WHERE epoch_id = ?1 AND name = ?2";
 constexpr const char kSqlUpsertStat[] =
     "INSERT INTO stats (epoch_id, name, value) VALUES (?1, ?2, ?3) "
     "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value";
@@ -412,6 +413,18 @@ Expected<void> ProfileDb::Exec(const char* sql_text, const char* what) {
   return {};
 }
 
+Expected<int64_t> ProfileDb::EpochStat(int64_t epoch, const char* name) {
+  auto stmt = Prepare(kSqlEpochStat);
+  if (!stmt) return stmt.error();
+  sql::Reset reset(*stmt);
+  sql::Bind(*stmt, 1, epoch);
+  sql::Bind(*stmt, 2, std::string(name));
+  int rc = sqlite3_step(*stmt);
+  if (rc == SQLITE_DONE) return int64_t{0};
+  if (rc != SQLITE_ROW) return SqlError(rc, std::string("cannot read the statistic ") + name);
+  return sqlite3_column_int64(*stmt, 0);
+}
+
 Expected<sqlite3_stmt*> ProfileDb::Prepare(const char* sql_text) {
   auto it = stmts_.find(sql_text);
   if (it != stmts_.end()) return it->second;
@@ -627,29 +640,51 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
   }
 
   // Cgroup paths, each once: path -> id (0: none). A path over the bound
-  // (lcpid refuses those first) is stored as none and counted.
-  std::map<std::string_view, int64_t> cgroup_ids;
-  int64_t cgroups_refused = 0;
+  // (lcpid refuses those first) is stored as none and counted; so is a path
+  // new to the database once the window has added kMaxNewCgroupsPerWindow,
+  // the busiest processes' paths taken first.
+  std::vector<const ProcessRow*> by_count;
   for (const ProcessRow& p : b.processes) {
-    if (p.cgroup.empty() || p.count == 0 || quarantine[p.image]) continue;
-    if (p.cgroup.size() > kMaxCgroupPath) {
+    if (!p.cgroup.empty() && p.count != 0 && !quarantine[p.image]) by_count.push_back(&p);
+  }
+  std::stable_sort(by_count.begin(), by_count.end(),
+                   [](const ProcessRow* x, const ProcessRow* y) { return x->count > y->count; });
+  auto window_new = EpochStat(b.epoch, kCgroupsNewStat);
+  if (!window_new) return window_new.error();
+  std::map<std::string_view, int64_t> cgroup_ids;
+  int64_t cgroups_refused = 0, cgroups_new = 0, cgroups_over_limit = 0;
+  auto find = Prepare(kSqlCgroupId);
+  if (!find) return find.error();
+  auto insert = Prepare(kSqlInsertCgroup);
+  if (!insert) return insert.error();
+  for (const ProcessRow* p : by_count) {
+    if (p->cgroup.size() > kMaxCgroupPath) {
       cgroups_refused++;
       continue;
     }
-    if (cgroup_ids.count(p.cgroup)) continue;
-    auto insert = Prepare(kSqlInsertCgroup);
-    if (!insert) return insert.error();
+    if (cgroup_ids.count(p->cgroup)) continue;
     {
-      sql::Reset reset(*insert);
-      Bind(*insert, 1, p.cgroup);
-      if (int rc = sqlite3_step(*insert); rc != SQLITE_DONE) {
-        *failed_image = p.image;
-        return SqlError(rc, "merge: cgroups");
+      sql::Reset reset(*find);
+      Bind(*find, 1, p->cgroup);
+      int rc = sqlite3_step(*find);
+      if (rc == SQLITE_ROW) {
+        cgroup_ids.emplace(p->cgroup, sqlite3_column_int64(*find, 0));
+        continue;
       }
+      if (rc != SQLITE_DONE) return SqlError(rc, "merge: cgroups");
     }
-    auto id = select_id(kSqlCgroupId, p.cgroup);
-    if (!id) return id.error();
-    cgroup_ids.emplace(p.cgroup, *id);
+    if (*window_new + cgroups_new >= static_cast<int64_t>(kMaxNewCgroupsPerWindow)) {
+      cgroups_over_limit++;
+      continue;
+    }
+    sql::Reset reset(*insert);
+    Bind(*insert, 1, p->cgroup);
+    if (int rc = sqlite3_step(*insert); rc != SQLITE_DONE) {
+      *failed_image = p->image;
+      return SqlError(rc, "merge: cgroups");
+    }
+    cgroups_new++;
+    cgroup_ids.emplace(p->cgroup, sqlite3_last_insert_rowid(db_));
   }
 
   auto proc = Prepare(kSqlUpsertProcess);
@@ -684,8 +719,11 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
   for (const auto& [name, value] : b.stats) {
     if (auto ok = add_stat(name, value); !ok) return ok;
   }
-  if (cgroups_refused > 0) {
-    if (auto ok = add_stat(kCgroupsRefusedStat, cgroups_refused); !ok) return ok;
+  for (const auto& [name, value] :
+       {std::pair{kCgroupsRefusedStat, cgroups_refused}, std::pair{kCgroupsNewStat, cgroups_new},
+        std::pair{kCgroupsOverLimitStat, cgroups_over_limit}}) {
+    if (value == 0) continue;
+    if (auto ok = add_stat(name, value); !ok) return ok;
   }
   if (quarantined.quarantined_images > 0) {
     // Counted where the samples would have been: samples = on disk + lost +

@@ -131,6 +131,15 @@ inline constexpr const char* kQuarantinedSamplesStat = "quarantined.samples";
 // Process rows whose cgroup path was refused (over kMaxCgroupPath, or
 // unreadable in lcpid) and filed under no cgroup: counted, never dropped.
 inline constexpr const char* kCgroupsRefusedStat = "cgroups_refused";
+// New cgroup paths a window may add to the database (table cgroups): paths
+// are chosen by whoever makes the cgroup, so a user with a delegated subtree
+// could add one at each merge, grow the file and, over --max-db-size, push
+// out everyone's history. The busiest processes' paths are stored first;
+// beyond the bound a row is stored in no cgroup and counted in
+// kCgroupsOverLimitStat. kCgroupsNewStat is the window's count so far.
+inline constexpr size_t kMaxNewCgroupsPerWindow = 1024;
+inline constexpr const char* kCgroupsNewStat = "cgroups_new";
+inline constexpr const char* kCgroupsOverLimitStat = "cgroups_over_limit";
 struct MergeReport {
   uint64_t quarantined_images = 0;
   uint64_t quarantined_rows = 0;     // counts, process counts and symbols
@@ -391,6 +400,8 @@ class ProfileDb {
   // Runs a query: bind(stmt) sets its parameters, row(stmt) takes each row.
   template <class BindFn, class RowFn>
   Expected<void> Query(const char* sql, const char* what, BindFn bind, RowFn row);
+  // One epoch's statistic, 0 when it has none.
+  Expected<int64_t> EpochStat(int64_t epoch, const char* name);
   Expected<void> MergeLocked(const MergeBatch& batch, const std::vector<bool>& quarantine,
                              const MergeReport& quarantined, std::optional<uint32_t>* failed_image);
   Expected<void> BeginWrite(const char* what);

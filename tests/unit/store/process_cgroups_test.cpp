@@ -101,6 +101,34 @@ TEST_CASE("a cgroup path over the bound is stored as none and counted", "[store]
   CHECK(Ok(db->Stats(e))["cgroups_refused"] == 1);
 }
 
+TEST_CASE("new cgroup paths per window are bounded, the busiest first", "[store]") {
+  // A user who may make cgroups (a delegated subtree) and starts a process
+  // in a new one at each flush must not grow the database without bound.
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  auto db = OpenOk(path);
+  const int64_t e = Ok(db->CurrentEpoch());
+  std::vector<ProcessRow> churn;
+  for (uint32_t i = 0; i < kMaxNewCgroupsPerWindow; i++)
+    churn.push_back(Row(1000 + i, "churn", 1, "/user.slice/u/c" + std::to_string(i)));
+  churn.push_back(Row(1, "nginx", 500, kNginx));  // the busiest goes first
+  OkVoid(db->Merge(Batch(e, churn)));
+  CHECK(Totals(*db, e)[{1, "nginx", kNginx}] == 500);
+  // The window's allowance is spent: a path new in a later merge is stored
+  // as none and counted; one already stored still has its id.
+  OkVoid(db->Merge(Batch(e, {Row(2, "sh", 3, kDocker), Row(3, "nginx", 2, kNginx)})));
+  auto totals = Totals(*db, e);
+  CHECK(totals[{2, "sh", ""}] == 3);
+  CHECK(totals[{3, "nginx", kNginx}] == 2);
+  CHECK(RawInt(path, "SELECT count(*) FROM cgroups") == kMaxNewCgroupsPerWindow);
+  CHECK(Ok(db->Stats(e))[kCgroupsOverLimitStat] == 2);
+  // The next window has an allowance of its own.
+  const int64_t next = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
+  OkVoid(db->Merge(Batch(next, {Row(2, "sh", 3, kDocker)})));
+  CHECK(Totals(*db, next)[{2, "sh", kDocker}] == 3);
+  OkVoid(db->CheckIntegrity());
+}
+
 TEST_CASE("a rollup and its cap keep cgroups apart", "[store]") {
   TempDir dir;
   auto db = OpenOk(dir.File("p.db"));
