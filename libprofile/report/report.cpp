@@ -174,7 +174,9 @@ bool IsLabelKey(std::string_view key) {
 bool MatchesLabels(const std::string& path, const std::vector<LabelFilter>& labels) {
   for (const LabelFilter& l : labels) {
     const std::string value = CgroupLabelValue(path, l.key);
-    if (value == l.value) continue;
+    // By its bytes, or as every report prints it (control bytes and bytes
+    // that are not UTF-8 as \xNN), so what is copied from a report selects it.
+    if (value == l.value || Printable(value) == l.value) continue;
     // docker ps shows 12 digits of an id
     const bool short_id = l.key == "container" && l.value.size() >= 12 && !value.empty() &&
                           value.compare(0, l.value.size(), l.value) == 0;

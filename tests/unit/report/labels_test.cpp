@@ -121,6 +121,12 @@ TEST_CASE("filtering by --label keeps exactly the processes of one unit or conta
   CHECK(ByName(Build(*env.db, o)) == std::map<std::string, uint64_t>{{"sh", 50}});
   o.labels = {Label("container=" + kId.substr(0, 11))};
   CHECK(Build(*env.db, o).rows.empty());
+  // A path with bytes reports escape is matched as reports print it, so
+  // what an operator copies from a report selects it, and by its bytes.
+  o.labels = {Label("cgroup=/user.slice/user-1000.slice/user@1000.service/\\x1b[2Jevil")};
+  CHECK(ByName(Build(*env.db, o)) == std::map<std::string, uint64_t>{{"evil", 1}});
+  o.labels = {Label("cgroup=" + kHostile)};
+  CHECK(ByName(Build(*env.db, o)) == std::map<std::string, uint64_t>{{"evil", 1}});
   // Every filter must hold.
   o.labels = {Label("unit=nginx.service"), Label("container=" + kId)};
   CHECK(Build(*env.db, o).rows.empty());
