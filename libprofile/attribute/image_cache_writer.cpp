@@ -95,6 +95,27 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop,
   return true;
 }
 
+// A process in a root of its own (a container, a chroot) sees public paths
+// from there, but that root must be reachable by others from the host's "/"
+// as well: docker keeps /var/lib/docker 0710, so no host user can read what
+// is in its containers, public in them or not.
+bool RootReachable(const std::string& proc_root, int root) {
+  UniqueFd host(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct stat r, h;
+  if (host.get() < 0 || fstat(root, &r) != 0 || fstat(host.get(), &h) != 0) return false;
+  if (r.st_dev == h.st_dev && r.st_ino == h.st_ino) return true;
+  char target[4096];
+  ssize_t n = readlink(proc_root.c_str(), target, sizeof target - 1);
+  if (n <= 1 || target[0] != '/') return false;
+  target[n] = '\0';
+  std::string name;
+  Expected<UniqueFd> dir = OpenPublicParent(host.get(), target, &name);
+  struct stat st;
+  return dir && fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH) && st.st_dev == r.st_dev &&
+         st.st_ino == r.st_ino;
+}
+
 // Whether others could reach the file copied (`copied`, fstat of the
 // descriptor read): every directory above m's path, as its process sees
 // them (from /proc/PID/root while it lives, else from the host's "/"),
@@ -107,9 +128,11 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop,
 // file systems stays its own (procfs and the like answer each reader
 // differently; an image copied here is the mapped file's bytes). Any doubt
 // is a no (an overlay whose inodes differ gets a private copy).
+// Its process's root must be reachable too (RootReachable).
 bool OthersCanReach(const FileMapping& m, const struct stat& copied) {
   const std::string proc_root = "/proc/" + std::to_string(m.pid) + "/root";
   UniqueFd root(open(proc_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (root.get() >= 0 && !RootReachable(proc_root, root.get())) return false;
   if (root.get() < 0) root = UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (root.get() < 0) return false;
   std::string name;

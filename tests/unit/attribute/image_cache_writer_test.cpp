@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <future>
 #include <string>
@@ -387,5 +389,69 @@ TEST_CASE_METHOD(PublicCache, "a file reached through a symbolic link gets a pri
   ImageCacheStats s = Settle(w, 1);
   REQUIRE(s.files == 1);
   CHECK(Mode(lcpi::FindCachedImage(db, id)) == 0600);
+  CHECK(s.private_files == 1);
+}
+
+// A live process chrooted into `root` and the mapping of root/prog as it
+// sees it ("/prog"); killed at the end of the scope.
+struct ChrootedProcess {
+  pid_t pid = -1;
+  FileMapping mapping;
+  explicit ChrootedProcess(const std::string& root) {
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
+    pid = fork();
+    if (pid == 0) {
+      bool ok = chroot(root.c_str()) == 0 && chdir("/") == 0;
+      (void)!write(ready[1], ok ? "y" : "n", 1);
+      pause();
+      _exit(0);
+    }
+    char c = 0;
+    REQUIRE(read(ready[0], &c, 1) == 1);
+    close(ready[0]);
+    close(ready[1]);
+    REQUIRE(c == 'y');
+    struct stat st;
+    REQUIRE(stat((root + "/prog").c_str(), &st) == 0);
+    mapping.pid = static_cast<uint32_t>(pid);
+    mapping.start = 0x1000;
+    mapping.end = 0x2000;
+    mapping.path = "/prog";
+    mapping.dev = st.st_dev;
+    mapping.ino = st.st_ino;
+  }
+  ~ChrootedProcess() {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+TEST_CASE_METHOD(PublicCache, "a file in a root others cannot reach gets a private copy") {
+  // A container's files, public inside it, are not the host's users' to
+  // read when its root lies in a directory they cannot pass (docker keeps
+  // /var/lib/docker 0710): the walk from the process's root must start at a
+  // root others can reach from the host's "/".
+  REQUIRE(w.Start());
+  for (const char* d : {"private", "open"}) {
+    std::filesystem::create_directories(dir / (std::string(d) + "/root"));
+    std::filesystem::permissions(dir / d, std::filesystem::perms(strcmp(d, "open") ? 0700 : 0755));
+    std::filesystem::permissions(dir / (std::string(d) + "/root"), std::filesystem::perms(0755));
+  }
+  Program(dir / "private/root/prog", kNobody, 0755, 7);
+  Program(dir / "open/root/prog", kNobody, 0755, 8);
+  const std::string hidden = Identity(dir / "private/root/prog");
+  const std::string shown = Identity(dir / "open/root/prog");
+  for (const std::string& d : {dir / "private/root", dir / "open/root"}) {
+    ChrootedProcess p(d);
+    int fd = open((d + "/prog").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    w.Offer(d == dir / "open/root" ? shown : hidden, p.mapping, fd);
+    Settle(w, d == dir / "open/root" ? 2 : 1);
+  }
+  ImageCacheStats s = w.stats();
+  REQUIRE(s.files == 2);
+  CHECK(Mode(lcpi::FindCachedImage(db, hidden)) == 0600);
+  CHECK(Mode(lcpi::FindCachedImage(db, shown)) == 0640);
   CHECK(s.private_files == 1);
 }
