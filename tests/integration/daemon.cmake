@@ -4,8 +4,7 @@ foreach(w shares tiny exec_first exec_second syscalls)
   lcpi_workload(${w} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/${w}.c)
 endforeach()
 
-add_executable(daemon_test ${CMAKE_CURRENT_SOURCE_DIR}/daemon_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(daemon_test ${CMAKE_CURRENT_SOURCE_DIR}/daemon_test.cpp)
 target_link_libraries(daemon_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(daemon_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(daemon_test PRIVATE
@@ -17,8 +16,7 @@ catch_discover_tests(daemon_test TEST_PREFIX "lcpid: " EXTRA_ARGS --warn NoTests
   PROPERTIES LABELS integration RUN_SERIAL TRUE)
 
 # The drain thread alone (lcpid_core), on this host's perf events.
-add_executable(drainer_test ${CMAKE_CURRENT_SOURCE_DIR}/drainer_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(drainer_test ${CMAKE_CURRENT_SOURCE_DIR}/drainer_test.cpp)
 target_link_libraries(drainer_test PRIVATE lcpid_core lcpi_kmod_headers Catch2::Catch2)
 catch_discover_tests(drainer_test TEST_PREFIX "drainer: " EXTRA_ARGS --warn NoTests
   PROPERTIES LABELS integration)

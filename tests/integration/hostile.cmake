@@ -30,8 +30,8 @@ if(LCPI_SANITIZE)
   target_link_options(workload_hang_fs PRIVATE -fno-sanitize=all)
 endif()
 
-add_executable(hostile_test ${CMAKE_CURRENT_SOURCE_DIR}/hostile_test.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/hostile_scenario.cpp $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(hostile_test ${CMAKE_CURRENT_SOURCE_DIR}/hostile_test.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/hostile_scenario.cpp)
 target_link_libraries(hostile_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(hostile_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(hostile_test PRIVATE

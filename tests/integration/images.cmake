@@ -15,8 +15,7 @@ foreach(variant nobid alt)
 endforeach()
 target_compile_definitions(workload_shares_alt PRIVATE SHARES_ALT)
 
-add_executable(images_test ${CMAKE_CURRENT_SOURCE_DIR}/images_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(images_test ${CMAKE_CURRENT_SOURCE_DIR}/images_test.cpp)
 target_link_libraries(images_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(images_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(images_test PRIVATE

@@ -5,8 +5,7 @@
 
 lcpi_workload(map_flood ${CMAKE_CURRENT_SOURCE_DIR}/workloads/map_flood.c)
 
-add_executable(mapping_flood_test ${CMAKE_CURRENT_SOURCE_DIR}/mapping_flood_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(mapping_flood_test ${CMAKE_CURRENT_SOURCE_DIR}/mapping_flood_test.cpp)
 target_link_libraries(mapping_flood_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(mapping_flood_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(mapping_flood_test PRIVATE

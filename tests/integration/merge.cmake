@@ -3,8 +3,7 @@
 # pending entries starts a merge early. As root on this host's perf events.
 lcpi_workload(sled ${CMAKE_CURRENT_SOURCE_DIR}/workloads/sled.c)
 
-add_executable(merge_test ${CMAKE_CURRENT_SOURCE_DIR}/merge_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(merge_test ${CMAKE_CURRENT_SOURCE_DIR}/merge_test.cpp)
 target_link_libraries(merge_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(merge_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 # The big merge: a million entries (issue 13), 300,000 under the sanitizers,

@@ -16,8 +16,7 @@ endforeach()
 target_link_options(workload_blip PRIVATE -static)
 
 foreach(t reliability churn load)
-  add_executable(${t}_test ${CMAKE_CURRENT_SOURCE_DIR}/${t}_test.cpp
-    $<TARGET_OBJECTS:lcpi_catch_main>)
+  lcpi_catch_test(${t}_test ${CMAKE_CURRENT_SOURCE_DIR}/${t}_test.cpp)
   target_link_libraries(${t}_test PRIVATE lcpiprofile Catch2::Catch2)
   target_include_directories(${t}_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(${t}_test PRIVATE
