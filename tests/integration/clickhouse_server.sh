@@ -4,7 +4,9 @@
 #
 #   ch_start DIR     writes DIR/config.xml and DIR/users.xml, starts the
 #                    server, waits until it answers; sets CH_PID, CH_URL, CH_HTTP_PORT
-#   ch_stop          stops it (SIGTERM, then SIGKILL after 10 s)
+#   ch_stop          stops it (SIGTERM, then SIGKILL after 10 s; 18.16 serves
+#                    a client's open keep-alive connection while it shuts down)
+#   ch_kill          kills it (SIGKILL): the server gone at once
 #   ch_query SQL     runs SQL over HTTP, prints the answer (TabSeparated)
 #
 # Ports: picked free by the kernel (bind to port 0) just before the start;
@@ -69,6 +71,13 @@ ch_stop() {
   [ -n "${CH_PID:-}" ] || return 0
   kill $CH_PID 2>/dev/null || true
   for _ in $(seq 100); do kill -0 $CH_PID 2>/dev/null || break; sleep 0.1; done
+  kill -9 $CH_PID 2>/dev/null || true
+  wait $CH_PID 2>/dev/null || true
+  CH_PID=
+}
+
+ch_kill() {
+  [ -n "${CH_PID:-}" ] || return 0
   kill -9 $CH_PID 2>/dev/null || true
   wait $CH_PID 2>/dev/null || true
   CH_PID=
