@@ -5,7 +5,6 @@
 
 #include <mutex>
 
-#include "libprofile/base/text.h"
 #include "libprofile/fleet/clickhouse_text.h"
 
 namespace lcpi::fleet {
@@ -42,7 +41,9 @@ std::string Part(CURLU* u, CURLUPart part) {
 Expected<std::unique_ptr<ClickHouseHttp>> ClickHouseHttp::Create(const std::string& url,
                                                                  ClickHouseOptions options) {
   InitCurlOnce();
-  const std::string shown_input = Printable(url);
+  // Messages carry the bytes as given: whoever shows them makes them
+  // printable (Printable, base/text.h), once.
+  const std::string& shown_input = url;
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     return Error(Errc::kInvalidArgument,
                  "ClickHouse URL '" + shown_input +
@@ -127,7 +128,7 @@ Expected<std::string> ClickHouseHttp::Post(const std::string& query_param,
                           ? Errc::kIo
                           : Errc::kInvalidArgument;
     return Error(code, "ClickHouse at " + shown_url_ + " answered HTTP " + std::to_string(status) +
-                           ": " + Printable(first));
+                           ": " + first);
   }
   return answer;
 }
