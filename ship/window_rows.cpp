@@ -57,21 +57,21 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
       it->second.period = f.period;
     }
   }
-  auto identity_of = [&](int64_t id) -> Expected<const ImageInfo*> {
-    auto it = image_by_id.find(id);
-    if (it == image_by_id.end()) {
-      return Error(Errc::kCorrupt, "window " + std::to_string(window.id) + " names image " +
-                                       std::to_string(id) + ", which the database lacks");
-    }
-    return it->second;
+  // The image and event a row names; kCorrupt if the database lacks one.
+  struct Names {
+    const ImageInfo* image;
+    const Event* event;
   };
-  auto event_of = [&](int64_t id) -> Expected<const Event*> {
-    auto it = event_by_id.find(id);
-    if (it == event_by_id.end()) {
-      return Error(Errc::kCorrupt, "window " + std::to_string(window.id) + " names event " +
-                                       std::to_string(id) + ", which the database lacks");
+  auto names_of = [&](int64_t image_id, int64_t event_id) -> Expected<Names> {
+    auto i = image_by_id.find(image_id);
+    auto e = event_by_id.find(event_id);
+    if (i == image_by_id.end() || e == event_by_id.end()) {
+      return Error(Errc::kCorrupt, "window " + std::to_string(window.id) + " names image " +
+                                       std::to_string(image_id) + " and event " +
+                                       std::to_string(event_id) +
+                                       ", one of which the database lacks");
     }
-    return &it->second;
+    return Names{i->second, &e->second};
   };
 
   WindowRows out;
@@ -79,20 +79,18 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
   auto totals = db.ImageTotals(only);
   if (!totals) return totals.error();
   for (const ImageTotal& t : *totals) {
-    auto image = identity_of(t.image_id);
-    if (!image) return image.error();
-    auto event = event_of(t.event_id);
-    if (!event) return event.error();
+    auto names = names_of(t.image_id, t.event_id);
+    if (!names) return names.error();
     out.image_ids.insert(t.image_id);
     // The part of each row this image and event fix, escaped once.
     std::string fixed = prefix;
-    AppendTsvField(fixed, (*image)->identity);
+    AppendTsvField(fixed, names->image->identity);
     fixed += '\t';
-    AppendTsvField(fixed, (*event)->name);
+    AppendTsvField(fixed, names->event->name);
     fixed += '\t';
-    AppendTsvField(fixed, (*event)->used);
+    AppendTsvField(fixed, names->event->used);
     fixed += '\t';
-    AppendTsvField(fixed, (*event)->period);
+    AppendTsvField(fixed, names->event->period);
     fixed += '\t';
     auto offsets =
         db.OffsetCounts(only, t.image_id, t.event_id, 0, std::numeric_limits<uint64_t>::max());
@@ -110,17 +108,15 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
   auto processes = db.ProcessTotals(only);
   if (!processes) return processes.error();
   for (const ProcessTotal& p : *processes) {
-    auto image = identity_of(p.image_id);
-    if (!image) return image.error();
-    auto event = event_of(p.event_id);
-    if (!event) return event.error();
+    auto names = names_of(p.image_id, p.event_id);
+    if (!names) return names.error();
     out.image_ids.insert(p.image_id);
     const CgroupLabels labels = LabelsOfCgroup(p.cgroup);
     std::string& r = out.processes;
     r += prefix;
     AppendTsvField(r, static_cast<uint64_t>(p.pid));
     for (const std::string* s : {&p.comm, &p.cgroup, &labels.unit, &labels.container, &labels.pod,
-                                 &(*image)->identity, &(*event)->name}) {
+                                 &names->image->identity, &names->event->name}) {
       r += '\t';
       AppendTsvField(r, *s);
     }
