@@ -155,9 +155,9 @@ class Shipper {
     for (const ImageInfo* i : wanted) {
       if (have.count(Hex(i->identity))) continue;
       uint64_t n = 0;
-      auto s = SymbolRows(db_, *i, &n);
-      if (!s) return s.error();
-      symbols += *s;
+      std::vector<std::string> warnings;
+      symbols += SymbolRows(db_, *i, &n, &warnings);
+      for (const std::string& w : warnings) Log(w);
       fleet::AppendTsvField(rows, i->identity);
       for (const std::string& f : {std::string(ImageKindName(i->kind)), i->path, o_.host}) {
         rows += '\t';

@@ -6,6 +6,7 @@
 
 #include "libprofile/base/cgroup_label.h"
 #include "libprofile/fleet/clickhouse_text.h"
+#include "libprofile/report/report_symbols.h"
 
 namespace lcpi::ship {
 
@@ -128,13 +129,13 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
   return out;
 }
 
-Expected<std::string> SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t* rows) {
-  auto symbols = db.Symbols(image.id);
-  if (!symbols) return symbols.error();
+std::string SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t* rows,
+                       std::vector<std::string>* warnings) {
+  const auto symbols = report::ImageSymbolizer::Load(db, image, warnings).Procedures();
   std::string identity;
   AppendTsvField(identity, image.identity);
   std::string out;
-  for (const SymbolInfo& s : *symbols) {
+  for (const SymbolInfo& s : symbols) {
     out += identity;
     out += '\t';
     AppendTsvField(out, s.offset);
@@ -144,7 +145,7 @@ Expected<std::string> SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t
     AppendTsvField(out, s.name);
     out += '\n';
   }
-  *rows = symbols->size();
+  *rows = symbols.size();
   return out;
 }
 

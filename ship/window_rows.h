@@ -1,14 +1,14 @@
 // window_rows.h - one closed window of the profile database as the rows
 // ClickHouse takes (TabSeparated, columns as fleet_schema.h lists them):
 // counts per image identity, event and offset with the event's period,
-// process rows with their cgroup and its labels, and the symbols lcpid
-// stored for an image (kernel, modules, JIT code, the vDSO).
+// process rows with their cgroup and its labels, and an image's symbols.
 #ifndef LCPI_SHIP_WINDOW_ROWS_H
 #define LCPI_SHIP_WINDOW_ROWS_H
 
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "libprofile/base/error.h"
 #include "libprofile/store/profile_db.h"
@@ -37,8 +37,12 @@ struct WindowRows {
 Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const std::string& host,
                                 uint64_t attempt);
 
-// The symbols lcpid stored for `image` as rows of `symbols`; *rows counts them.
-Expected<std::string> SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t* rows);
+// The procedures of `image` as rows of `symbols` (*rows counts them): the
+// symbols lcpid stored (kernel, modules, JIT code, the vDSO), or the ELF
+// file's, read from lcpid's image cache or the image's path when it is the
+// profiled build (report::ImageSymbolizer); none otherwise, with a warning.
+std::string SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t* rows,
+                       std::vector<std::string>* warnings);
 
 // The `windows` row that commits `window` under `attempt`.
 std::string WindowRow(const EpochInfo& window, const std::string& host, uint64_t attempt,

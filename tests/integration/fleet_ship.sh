@@ -100,8 +100,20 @@ run() {  # run DB [ENV...]: lcpi-ship --once into DB; its status in $rc
 run exact
 [ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; head -3 "$dir/exact.log"; exit 1; }
 check exact "shipped once"
+# each image once, with its symbols: the workload's own (from its file) and
+# the kernel's (stored by lcpid)
+bid=$(readelf -n "$tiny" | sed -n 's/.*Build ID: *//p')
+tiny_id=$(sqlite3 "$dir/p.db" "SELECT hex(identity) FROM images WHERE identity LIKE 'build-id:$bid%'")
+spin=$(ch_query "SELECT count() FROM exact.symbols WHERE hex(identity) = '$tiny_id' AND name = 'tiny_spin'")
+kernel=$(ch_query "SELECT count() FROM exact.symbols WHERE identity LIKE 'kernel:%'")
+symbols=$(ch_query "SELECT count() FROM exact.symbols")
+echo "symbols: $symbols rows, the kernel's $kernel, tiny_spin $spin"
+[ "$spin" = 1 ] && [ "$kernel" -gt 1000 ] || { echo "FAIL: symbols missing"; exit 1; }
 run exact
 check exact "shipped twice"
+images=$(ch_query "SELECT count(), uniqExact(identity) FROM exact.images")
+[ "$(ch_query "SELECT count() FROM exact.symbols")" = "$symbols" ] && [ "${images%%$'\t'*}" = "${images##*$'\t'}" ] ||
+  { echo "FAIL: images or symbols sent again: images $images"; exit 1; }
 grep -q "shipped" <(tail -n +$((windows + 1)) "$dir/exact.log") &&
   { echo "FAIL: the second run sent windows again"; cat "$dir/exact.log"; exit 1; }
 
