@@ -14,9 +14,10 @@
 # cmake/debian/; tests/integration/package.cmake checks the result with
 # lintian, dpkg -i and dpkg --purge.
 #
-# The package holds: lcpid (/usr/sbin), lcpictl, lcpiprof, lcpilist, lcpidiff
-# (/usr/bin), their man pages (help2man from the real --help, gzip -9n), the
-# systemd unit (scripts/lcpid.service), the module's source for DKMS
+# The package holds: lcpid (/usr/sbin), lcpictl, lcpiprof, lcpilist, lcpidiff,
+# lcpi-ship (/usr/bin), their man pages (help2man from the real --help, gzip
+# -9n), the systemd units (scripts/lcpid.service, ship/lcpi-ship.service: not
+# enabled, it needs a ClickHouse URL; libcurl comes in through shlibdeps), the module's source for DKMS
 # (/usr/src/lcpi-VERSION), and the operator's and tools' guides. postinst
 # creates the lcpi group and /var/lib/lcpi (0750 root:lcpi) and registers the
 # module with DKMS when dkms is installed; postrm purge removes both.
@@ -38,7 +39,8 @@ if(LCPI_HELP2MAN AND LCPI_GZIP)
   set(LCPI_MAN_lcpiprof_NAME "where the samples went, per image, procedure or process")
   set(LCPI_MAN_lcpilist_NAME "samples per instruction of one procedure")
   set(LCPI_MAN_lcpidiff_NAME "what changed between two epochs or two databases")
-  foreach(prog lcpid lcpictl lcpiprof lcpilist lcpidiff)
+  set(LCPI_MAN_lcpi-ship_NAME "send closed profile windows to ClickHouse, each exactly once")
+  foreach(prog lcpid lcpictl lcpiprof lcpilist lcpidiff lcpi-ship)
     set(section 1)
     if(DEFINED LCPI_MAN_${prog}_SECTION)
       set(section ${LCPI_MAN_${prog}_SECTION})
@@ -67,7 +69,10 @@ endif()
 # Debian 12 keeps units in /lib/systemd/system (files do not move between /
 # and /usr during bookworm; debhelper 13.11 installs them there too).
 install(FILES ${CMAKE_SOURCE_DIR}/scripts/lcpid.service DESTINATION /lib/systemd/system)
+# lcpi-ship's unit: installed, not enabled (it needs the server's URL; docs/fleet.md)
+install(FILES ${CMAKE_SOURCE_DIR}/ship/lcpi-ship.service DESTINATION /lib/systemd/system)
 install(FILES ${CMAKE_SOURCE_DIR}/docs/operators.md ${CMAKE_SOURCE_DIR}/docs/tools.md
+        ${CMAKE_SOURCE_DIR}/docs/fleet.md
         DESTINATION share/doc/lcpi)
 
 # The changelog (a native package: changelog.gz) and the copyright file.
@@ -107,7 +112,8 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
 instruction and event, resolves each to an ELF image and offset, and merges
 the counts into per-image profiles in an SQLite database. lcpid is the
 daemon; lcpiprof, lcpilist and lcpidiff report per image, procedure and
-instruction without root; lcpictl controls the daemon.
+instruction without root; lcpictl controls the daemon; lcpi-ship sends
+closed windows to ClickHouse for fleet-wide reports.
 .
 The sampling module lcpi.ko is shipped as source and built by DKMS when dkms
 is installed; without it lcpid samples through perf_event_open().")

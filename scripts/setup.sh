@@ -22,6 +22,8 @@ MINIMAL=(
   libdebuginfod-dev zlib1g-dev
   # demangling with a bounded output: libiberty's cplus_demangle_v3_callback
   libiberty-dev
+  # lcpi-ship: ClickHouse's HTTP interface through libcurl
+  libcurl4-openssl-dev
   # the configure step finds Catch2 even when no test is built
   catch2
 )
@@ -31,6 +33,9 @@ PACKAGES=(
   elfutils binutils linux-perf
   # the debuginfod server and curl for the interop tests (interop.debuginfod)
   debuginfod curl
+  # lcpi-ship's test ships into a clickhouse-server of its own (fleet-ship;
+  # Debian 12's 18.16, started as a child process, never the system service)
+  clickhouse-server
   # go tool pprof reads lcpiprof --format pprof (interop, tests/integration/pprof.cmake)
   golang-go
   # the HTML report opened in a headless browser (interop.html)

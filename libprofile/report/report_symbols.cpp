@@ -107,6 +107,17 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
   return Procedure{Shown(sym->name), sym->offset, end};
 }
 
+std::vector<SymbolInfo> ImageSymbolizer::Procedures() const {
+  if (!elf_) return stored_;
+  std::vector<SymbolInfo> out;
+  if (!trusted_) return out;
+  for (const ElfSymbol& sym : elf_->symbols()) {
+    auto lo = elf_->VaddrToFileOffset(sym.addr);
+    if (lo) out.push_back({*lo, sym.end - sym.addr, sym.name});
+  }
+  return out;
+}
+
 const std::string& ImageSymbolizer::Shown(const std::string& name) const {
   if (!MayBeMangled(name)) return name;  // not mangled: nothing to keep
   auto it = demangled_.find(name);

@@ -1,7 +1,7 @@
 // report_symbols.h - procedures of one profiled image for the reports: from
 // the ELF file at the image's path (user images) or from the symbols lcpid
 // stored (kernel, modules, JIT code, the vDSO), always in FILE OFFSETS, the unit of the counts.
-// Internal to the report code.
+// Internal to the report code, and lcpi-ship's source of each image's symbols.
 #ifndef LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
 #define LCPI_LIBPROFILE_REPORT_REPORT_SYMBOLS_H
 
@@ -41,6 +41,12 @@ class ImageSymbolizer {
   const ElfImage* elf() const { return elf_.get(); }
   bool trusted() const { return trusted_; }
   bool stored() const { return !stored_.empty(); }
+
+  // Every procedure of the image, by file offset, names as recorded (not
+  // demangled): the stored symbols as they are, or the ELF file's function
+  // symbols that lie in its loaded bytes, when the file is the profiled
+  // build (trusted). What lcpi-ship sends once per image identity.
+  std::vector<SymbolInfo> Procedures() const;
 
  private:
   std::shared_ptr<ElfImage> elf_;

@@ -58,16 +58,17 @@ expect() {  # expect MODE PATH: the package holds PATH with MODE, owned by root
   fi
 }
 expect -rwxr-xr-x /usr/sbin/lcpid
-for t in lcpictl lcpiprof lcpilist lcpidiff; do expect -rwxr-xr-x /usr/bin/$t; done
+for t in lcpictl lcpiprof lcpilist lcpidiff lcpi-ship; do expect -rwxr-xr-x /usr/bin/$t; done
 expect -rw-r--r-- /lib/systemd/system/lcpid.service
+expect -rw-r--r-- /lib/systemd/system/lcpi-ship.service
 expect -rw-r--r-- /usr/share/man/man8/lcpid.8.gz
-for t in lcpictl lcpiprof lcpilist lcpidiff; do expect -rw-r--r-- /usr/share/man/man1/$t.1.gz; done
+for t in lcpictl lcpiprof lcpilist lcpidiff lcpi-ship; do expect -rw-r--r-- /usr/share/man/man1/$t.1.gz; done
 src=/usr/src/lcpi-$version
 for f in dkms.conf Kbuild Makefile lcpi.h lcpi_main.c lcpi_sample.c lcpi_dev.c \
   include/lcpi_abi.h include/lcpi_hashtable.h; do
   expect -rw-r--r-- "$src/$f"
 done
-for f in copyright changelog.gz operators.md tools.md; do expect -rw-r--r-- /usr/share/doc/lcpi/$f; done
+for f in copyright changelog.gz operators.md tools.md fleet.md; do expect -rw-r--r-- /usr/share/doc/lcpi/$f; done
 if grep -E '\.(o|ko|cmd|mod)$' "$work/contents"; then fail "build products of kmod/ in the package"; fi
 dpkg-deb -x "$deb" "$work/x"
 if grep -qx "PACKAGE_VERSION=\"$version\"" "$work/x$src/dkms.conf"; then
@@ -118,7 +119,7 @@ dpkg -i /lcpi.deb || fail "dpkg -i"
 if getent group lcpi >/dev/null; then pass "group lcpi exists: $(getent group lcpi)"; else fail "no group lcpi after install"; fi
 want_mode "drwxr-x--- root:lcpi" /var/lib/lcpi
 want_mode "-rwxr-xr-x root:root" /usr/sbin/lcpid
-for t in lcpictl lcpiprof lcpilist lcpidiff; do want_mode "-rwxr-xr-x root:root" /usr/bin/$t; done
+for t in lcpictl lcpiprof lcpilist lcpidiff lcpi-ship; do want_mode "-rwxr-xr-x root:root" /usr/bin/$t; done
 want_mode "-rw-r--r-- root:root" /lib/systemd/system/lcpid.service
 want_mode "-rw-r--r-- root:root" $src/dkms.conf
 for step in "add -m lcpi -v $version" "build -m lcpi -v $version" "install -m lcpi -v $version"; do

@@ -1,0 +1,35 @@
+// clickhouse_text.h - text sent to ClickHouse: values of a TabSeparated
+// insert and string literals of a query. Every name lcpi ships (commands,
+// paths, cgroups, identities of unknown images) is untrusted and may hold
+// any byte; each is escaped here, the one place, so that a tab, newline,
+// backslash, quote or a byte that is not UTF-8 arrives as the same bytes.
+// Both forms are what ClickHouse 18.16 and current releases read alike.
+#ifndef LCPI_LIBPROFILE_FLEET_CLICKHOUSE_TEXT_H
+#define LCPI_LIBPROFILE_FLEET_CLICKHOUSE_TEXT_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace lcpi::fleet {
+
+// Appends `value` as one field of a TabSeparated row: backslash, tab,
+// newline, carriage return, NUL, backspace and form feed as their
+// backslash escapes; every other byte as it is (a String column holds
+// bytes, not text).
+void AppendTsvField(std::string& out, std::string_view value);
+// A number as a field.
+void AppendTsvField(std::string& out, uint64_t value);
+
+// `value` as a quoted string literal of a query: '...' with backslash and
+// quote escaped, and every byte outside printable ASCII as \xHH, so the
+// query text itself stays ASCII.
+std::string SqlString(std::string_view value);
+
+// `value` percent-encoded for a URL's query parameter (RFC 3986 unreserved
+// characters kept).
+std::string UrlEncode(std::string_view value);
+
+}  // namespace lcpi::fleet
+
+#endif  // LCPI_LIBPROFILE_FLEET_CLICKHOUSE_TEXT_H

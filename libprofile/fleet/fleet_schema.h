@@ -1,0 +1,41 @@
+// fleet_schema.h - the ClickHouse tables a fleet of lcpi hosts ships into
+// (docs/fleet.md "Schema"). One definition, used by lcpi-ship to create
+// them and by the fleet reports to read them.
+//
+// Exactly once: rows of counts and processes carry the (host, window_id,
+// attempt) of the try that sent them, and a window counts only once its
+// row in `windows` names that attempt. The shipper writes that row last,
+// after asking whether it is already there, so a try cut short (the
+// shipper killed, the server gone) leaves rows no reader counts, and the
+// next try sends the window again under another attempt. Readers select
+// through the views shipped_counts and shipped_processes, which keep only
+// committed attempts.
+//
+// Only SQL both ClickHouse 18.16 (Debian 12) and current releases accept:
+// MergeTree() with ORDER BY (the syntax since 1.1.54310; the older
+// MergeTree(date, key, granularity) needs a setting on current releases),
+// String, UInt*, DateTime, IN with a tuple of a subquery, TabSeparated.
+#ifndef LCPI_LIBPROFILE_FLEET_FLEET_SCHEMA_H
+#define LCPI_LIBPROFILE_FLEET_FLEET_SCHEMA_H
+
+#include <string>
+#include <vector>
+
+#include "libprofile/base/error.h"
+
+namespace lcpi::fleet {
+
+// The default database name.
+inline constexpr const char* kDefaultFleetDatabase = "lcpi";
+
+// kInvalidArgument unless `name` is a plain identifier ([A-Za-z_][A-Za-z0-9_]*,
+// at most 64 bytes): it is written into statements unquoted.
+Expected<void> CheckDatabaseName(const std::string& name);
+
+// CREATE ... IF NOT EXISTS statements for the database and its tables and
+// views, in order; running them again changes nothing.
+std::vector<std::string> FleetSchemaStatements(const std::string& database);
+
+}  // namespace lcpi::fleet
+
+#endif  // LCPI_LIBPROFILE_FLEET_FLEET_SCHEMA_H

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# fleet_ship.sh SHIP LCPID LCPICTL TINY - lcpi-ship's guarantees against a
+# real clickhouse-server (clickhouse_server.sh starts one of the test's own):
+#  exact     the counts per image identity and event, and per process, in
+#            ClickHouse (the views of committed windows) equal the sums over
+#            the database's closed windows, names byte for byte
+#  twice     a second run sends nothing; one windows row per window
+#  killed    SIGKILL after a window's rows (before its commit), and after its
+#            commit (before the shipper's bookkeeping): the rerun ships each
+#            window once
+#  away      the server killed mid-ship: the shipper retries, --status shows
+#            the error; restarted, every window arrives, none twice
+# Each case ships into a ClickHouse database of its own, from a state file
+# of its own.
+set -euo pipefail
+ship=$1 lcpid=$2 lcpictl=$3 tiny=$4
+command -v clickhouse-server >/dev/null || { echo "SKIP: clickhouse-server not installed (scripts/setup.sh installs it)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (system-wide perf events for lcpid)"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/clickhouse_server.sh"
+dir=$(mktemp -d /tmp/lcpi-fleet-XXXXXX)
+daemon= shipper=
+cleanup() {
+  [ -z "$daemon" ] || kill $daemon 2>/dev/null || true
+  [ -z "$shipper" ] || kill $shipper 2>/dev/null || true
+  ch_stop
+  [ -n "${KEEP:-}" ] || rm -rf "$dir"
+}
+trap cleanup EXIT
+t_start=$(date +%s.%N)
+
+ch_start "$dir/ch"
+echo "clickhouse-server $(ch_query 'SELECT version()') answered in ${CH_START_SECONDS} s"
+
+# --- a database with closed windows, one program named with hostile bytes
+"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
+  --log-level warn 2>"$dir/lcpid.log" &
+daemon=$!
+for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+evil="$dir/"$'t\tb\\n\nx\xff'
+cp "$tiny" "$evil"
+for w in 1 2 3; do
+  "$tiny" 200 & a=$!
+  "$evil" 200 & b=$!
+  wait $a $b
+  "$lcpictl" --socket "$dir/s" epoch >/dev/null
+done
+"$lcpictl" --socket "$dir/s" stop >/dev/null
+wait $daemon
+daemon=
+
+# What the database's closed windows hold, hex for names: the answer.
+local_sums() {
+  sqlite3 -separator $'\t' "$dir/p.db" \
+    "SELECT hex(i.identity), e.name, sum(c.count) FROM counts c JOIN images i ON i.id = c.image_id
+     JOIN events e ON e.id = c.event_id JOIN epochs p ON p.id = c.epoch_id
+     WHERE p.ended IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
+}
+local_procs() {
+  sqlite3 -separator $'\t' "$dir/p.db" \
+    "SELECT pc.pid, hex(pc.comm), hex(i.identity), sum(pc.count) FROM process_counts pc
+     JOIN images i ON i.id = pc.image_id JOIN epochs p ON p.id = pc.epoch_id
+     WHERE p.ended IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+}
+# (sorted by sort: ClickHouse 18.16 reads ORDER BY 1 as a constant)
+local_sums | LC_ALL=C sort >"$dir/want.counts"
+local_procs | LC_ALL=C sort >"$dir/want.procs"
+windows=$(sqlite3 "$dir/p.db" "SELECT count(*) FROM epochs WHERE ended IS NOT NULL")
+echo "database: $windows closed windows, $(wc -l <"$dir/want.counts") image-event sums"
+grep -q "$(printf '%s' $'t\tb\\n\nx\xff' | xxd -p -u | cut -c1-14)" "$dir/want.procs" ||
+  { echo "FAIL: the hostile program has no samples"; exit 1; }
+
+# check DB: ClickHouse's committed rows equal the database's, one windows row each
+check() {
+  local db=$1 what=$2
+  ch_query "SELECT hex(identity), event, sum(count) FROM $db.shipped_counts
+            GROUP BY identity, event" | LC_ALL=C sort >"$dir/got.counts"
+  ch_query "SELECT pid, hex(comm), hex(identity), sum(count) FROM $db.shipped_processes
+            GROUP BY pid, comm, identity" | LC_ALL=C sort >"$dir/got.procs"
+  local rows dup
+  rows=$(ch_query "SELECT count() FROM $db.windows")
+  dup=$(ch_query "SELECT count() FROM (SELECT host, window_id FROM $db.windows GROUP BY host, window_id HAVING count() > 1)")
+  if ! diff "$dir/want.counts" "$dir/got.counts" >"$dir/diff" || ! diff "$dir/want.procs" "$dir/got.procs" >>"$dir/diff" ||
+     [ "$rows" != "$windows" ] || [ "$dup" != 0 ]; then
+    echo "FAIL ($what): windows rows $rows (want $windows), windows sent twice: $dup"
+    head -20 "$dir/diff"
+    exit 1
+  fi
+  echo "ok ($what): $rows windows, $(wc -l <"$dir/got.counts") sums equal"
+}
+run() {  # run DB [ENV...]: lcpi-ship --once into DB; its status in $rc
+  local db=$1; shift
+  rc=0
+  # a refused insert is retried (the operator may fix the server): bounded here
+  timeout 30 env "$@" "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/$db.state" --database "$db" \
+    --host "test-host" 2>>"$dir/$db.log" || rc=$?
+}
+
+# --- exact, then twice
+run exact
+[ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; head -3 "$dir/exact.log"; exit 1; }
+check exact "shipped once"
+# each image once, with its symbols: the workload's own (from its file) and
+# the kernel's (stored by lcpid)
+bid=$(readelf -n "$tiny" | sed -n 's/.*Build ID: *//p')
+tiny_id=$(sqlite3 "$dir/p.db" "SELECT hex(identity) FROM images WHERE identity LIKE 'build-id:$bid%'")
+spin=$(ch_query "SELECT count() FROM exact.symbols WHERE hex(identity) = '$tiny_id' AND name = 'tiny_spin'")
+kernel=$(ch_query "SELECT count() FROM exact.symbols WHERE identity LIKE 'kernel:%'")
+symbols=$(ch_query "SELECT count() FROM exact.symbols")
+echo "symbols: $symbols rows, the kernel's $kernel, tiny_spin $spin"
+[ "$spin" = 1 ] && [ "$kernel" -gt 1000 ] || { echo "FAIL: symbols missing"; exit 1; }
+run exact
+check exact "shipped twice"
+images=$(ch_query "SELECT count(), uniqExact(identity) FROM exact.images")
+[ "$(ch_query "SELECT count() FROM exact.symbols")" = "$symbols" ] && [ "${images%%$'\t'*}" = "${images##*$'\t'}" ] ||
+  { echo "FAIL: images or symbols sent again: images $images"; exit 1; }
+grep -q "shipped" <(tail -n +$((windows + 1)) "$dir/exact.log") &&
+  { echo "FAIL: the second run sent windows again"; cat "$dir/exact.log"; exit 1; }
+
+# --- killed after its rows, before the commit; then after the commit
+for point in rows marker; do
+  run "kill_$point" LCPI_SHIP_TEST_HOOK=kill-after-$point
+  [ $rc = 137 ] || { echo "FAIL: the hook did not kill lcpi-ship (exit $rc)"; exit 1; }
+  if [ $point = rows ]; then
+    # the first window's rows are in, its windows row is not: none counts
+    sent=$(ch_query "SELECT count() FROM kill_rows.counts") counted=$(ch_query "SELECT count() FROM kill_rows.shipped_counts")
+    [ "$sent" -gt 0 ] && [ "$counted" = 0 ] ||
+      { echo "FAIL (killed after its rows): $sent rows sent, $counted counted before the commit (want 0)"; exit 1; }
+  fi
+  run "kill_$point"
+  [ $rc = 0 ] || { echo "FAIL: rerun exited $rc"; cat "$dir/kill_$point.log"; exit 1; }
+  check "kill_$point" "killed after its $point, rerun"
+done
+grep -q "in ClickHouse already" "$dir/kill_marker.log" ||
+  { echo "FAIL: after the commit the rerun did not find the window"; exit 1; }
+
+# --- the server away mid-ship
+LCPI_SHIP_TEST_HOOK=pause-ms=2000 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/away.state" \
+  --database away --host test-host --backoff-max 1s 2>"$dir/away.log" &
+shipper=$!
+for _ in $(seq 100); do
+  n=$(curl -sf "$CH_URL/" --data-binary "SELECT count() FROM away.windows" 2>/dev/null || echo 0)
+  [ "$n" -ge 1 ] && break; sleep 0.05
+done
+[ "$n" -ge 1 ] || { echo "FAIL: no window reached ClickHouse before the stop"; exit 1; }
+ch_kill
+for _ in $(seq 100); do grep -q "cannot reach ClickHouse" "$dir/away.log" && break; sleep 0.1; done
+"$ship" --status --db "$dir/p.db" --state "$dir/away.state" >"$dir/away.status"
+cat "$dir/away.status"
+grep -q "^last error .* ago" "$dir/away.status" && grep -q "cannot reach ClickHouse" "$dir/away.status" ||
+  { echo "FAIL: --status does not show the server away"; exit 1; }
+grep -Eq "^windows pending +[1-9]" "$dir/away.status" || { echo "FAIL: nothing pending while the server is away"; exit 1; }
+ch_restart
+wait $shipper || { echo "FAIL: lcpi-ship exited $?"; cat "$dir/away.log"; exit 1; }
+shipper=
+grep -c "retrying" "$dir/away.log" | sed 's/^/tries while away: /'
+check away "server killed and restarted mid-ship"
+"$ship" --status --db "$dir/p.db" --state "$dir/away.state" | grep -E "^windows (shipped|pending)"
+
+echo "fleet-ship: $(python3 -c "print(f'{$(date +%s.%N)-$t_start:.1f}')") s"
