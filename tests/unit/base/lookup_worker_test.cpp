@@ -400,3 +400,104 @@ TEST_CASE("one user's overrunning lookups do not take away another user's thread
   gate->Release();
   worker.Stop();  // the attacker's waiting ones end here, while `out` is alive
 }
+
+namespace {
+
+// The pool's lock, held by another thread until the test lets it go: what a
+// lookup thread (nice 10) preempted while it holds the lock does to the
+// caller (lcpid's loop, nice 0) while busier work keeps it off every CPU.
+// Let go after 5 s anyway, so that a caller that waits for the lock fails
+// the test (`released` is then true when it returns) rather than hangs it.
+class LockHolder {
+ public:
+  explicit LockHolder(LookupWorker& worker)
+      : thread_([this, &worker] {
+          std::unique_lock<std::mutex> pool = worker.HoldLockForTest();
+          std::unique_lock<std::mutex> lock(mutex_);
+          held_ = true;
+          cv_.notify_all();
+          cv_.wait_for(lock, 5s, [&] { return let_go_; });
+          released = true;
+        }) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  ~LockHolder() { LetGo(); }
+  void LetGo() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      let_go_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  std::atomic<bool> released{false};
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool let_go_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "the caller never waits for the pool's lock: Submit, RunCompletions and stats "
+    "return while another thread holds it") {
+  LookupWorker worker;
+  Outcomes out;
+  worker.Submit(out.Returns("before"), out.Gives("before"));
+  REQUIRE(worker.WaitIdle(5s));
+  {
+    LockHolder holder(worker);
+    const lcpi::LookupStats before = worker.stats();  // the last figures read
+    worker.Submit(out.Returns("while held"), out.Gives("while held"));
+    CHECK(worker.RunCompletions() == 0);
+    const lcpi::LookupStats during = worker.stats();
+    CHECK_FALSE(holder.released);  // every call above returned with the lock still held
+    CHECK(before.submitted == 1);
+    CHECK(before.completed == 1);
+    CHECK(during.submitted == 2);
+    CHECK(during.queued == 1);  // in the caller's backlog, not yet handed over
+    CHECK(out.completed == std::vector<std::string>{"before"});
+  }
+  REQUIRE(worker.WaitIdle(5s));  // the backlog is handed over once the lock is free
+  CHECK(out.completed == std::vector<std::string>{"before", "while held"});
+  CHECK(out.abandoned.empty());
+  const lcpi::LookupStats after = worker.stats();
+  CHECK(after.submitted == 2);
+  CHECK(after.completed == 2);
+  CHECK(after.queued == 0);
+}
+
+TEST_CASE("the caller's backlog is bounded by max_queued, and Stop ends what waits in it") {
+  LookupWorker worker(LookupWorker::Limits{2, 60s, 4, 1});
+  Outcomes out;
+  {
+    LockHolder holder(worker);
+    worker.Submit(out.Returns("q1"), out.Gives("q1"));
+    worker.Submit(out.Returns("q2"), out.Gives("q2"));
+    worker.Submit(out.Returns("q3"), out.Gives("q3"));  // one too many
+    CHECK(out.abandoned.empty());                       // not inside Submit
+    worker.RunCompletions();                            // the lock still held
+    CHECK_FALSE(holder.released);
+    REQUIRE(out.abandoned.size() == 1);
+    CHECK(out.abandoned[0] == "q3: lookup queue full (2 waiting)");
+    const lcpi::LookupStats st = worker.stats();
+    CHECK(st.refused == 1);
+    CHECK(st.queued == 2);
+  }
+  // Stop takes the lock (it may wait): what was submitted before it ends
+  // as stopped, as queued lookups do, never run and never lost.
+  worker.Stop();
+  CHECK(out.abandoned == std::vector<std::string>{"q3: lookup queue full (2 waiting)",
+                                                  "q1: lookups stopped", "q2: lookups stopped"});
+  CHECK(out.completed.empty());
+  const lcpi::LookupStats st = worker.stats();
+  CHECK(st.submitted == 3);
+  CHECK(st.refused == 1);
+  CHECK(st.abandoned == 2);
+  CHECK(st.queued == 0);
+}
