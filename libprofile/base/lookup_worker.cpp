@@ -183,6 +183,16 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
     job.work = nullptr;
     lock.lock();
     auto it = s->running.find(job.id);
+    if (it->second.stuck && done) {
+      // Given up meanwhile: its result is discarded, and what it holds (a
+      // descriptor, whose close may wait for a file system that stopped
+      // answering) is released without the lock, which every other thread,
+      // WaitIdle and Stop take. Its user's share stays taken until then.
+      lock.unlock();
+      done = nullptr;
+      lock.lock();
+      it = s->running.find(job.id);  // still there: only this thread erases it
+    }
     const bool stuck = it->second.stuck;
     if (!stuck) {
       s->NotRunning(it->second.user);
@@ -206,9 +216,6 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
       if (s->stop || s->threads >= s->target) return;
       s->threads++;
     }
-    // `done` of a stuck lookup is destroyed here: what it held (a
-    // descriptor) is released, nothing of the caller's is touched.
-    done = nullptr;
   }
 }
 

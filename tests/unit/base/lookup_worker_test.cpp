@@ -501,3 +501,64 @@ TEST_CASE("the caller's backlog is bounded by max_queued, and Stop ends what wai
   CHECK(st.abandoned == 2);
   CHECK(st.queued == 0);
 }
+
+TEST_CASE("a given-up lookup's result is released without the pool's lock") {
+  // Its result may hold a descriptor whose close waits for a file system
+  // that stopped answering (a FUSE mount's FLUSH): released with the lock
+  // held, that stopped every other lookup, and WaitIdle and Stop with them.
+  LookupWorker::Limits limits;  // three threads, two per user
+  limits.max_run = 100ms;
+  LookupWorker worker(limits);
+  Outcomes out;
+  OpenedAtEnd returns;   // the given-up lookup returns once this opens
+  OpenedAtEnd releases;  // and its result's release waits for this one
+  auto releasing = std::make_shared<std::atomic<bool>>(false);
+  auto released = std::make_shared<std::atomic<bool>>(false);
+  // What the result holds: its release blocks until `releases` opens, or
+  // 5 s pass (so that a release under the lock fails the test, not hangs it).
+  struct BlocksWhenReleased {
+    BlocksWhenReleased(std::shared_ptr<Gate> g, std::shared_ptr<std::atomic<bool>> ing,
+                       std::shared_ptr<std::atomic<bool>> ed)
+        : gate(std::move(g)), releasing(std::move(ing)), released(std::move(ed)) {}
+    BlocksWhenReleased(const BlocksWhenReleased&) = delete;
+    BlocksWhenReleased& operator=(const BlocksWhenReleased&) = delete;
+    std::shared_ptr<Gate> gate;
+    std::shared_ptr<std::atomic<bool>> releasing, released;
+    ~BlocksWhenReleased() {
+      *releasing = true;
+      std::unique_lock<std::mutex> lock(gate->mutex);
+      gate->cv.wait_for(lock, 5s, [&] { return gate->open; });
+      *released = true;
+    }
+  };
+  worker.Submit(
+      [gate = returns.gate,
+       held = std::make_shared<BlocksWhenReleased>(releases.gate, releasing, released)]() mutable {
+        {
+          std::unique_lock<std::mutex> lock(gate->mutex);
+          gate->cv.wait(lock, [&] { return gate->open; });
+        }
+        return std::function<void()>([held = std::move(held)] {});
+      },
+      out.Gives("given up"), 1);
+  for (int i = 0; i < 500 && out.abandoned.empty(); i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(out.abandoned.size() == 1);  // ran longer than max_run
+  returns->Release();
+  for (int i = 0; i < 500 && !*releasing; i++) std::this_thread::sleep_for(10ms);
+  REQUIRE(*releasing);
+  // Another user's lookup runs and ends, and WaitIdle returns, while that
+  // release still waits.
+  bool still_releasing = false;
+  worker.Submit(
+      [released, &still_releasing] {
+        return std::function<void()>(
+            [released, &still_releasing] { still_releasing = !*released; });
+      },
+      out.Gives("other"), 2);
+  CHECK(worker.WaitIdle(10s));
+  CHECK(still_releasing);
+  CHECK(out.abandoned.size() == 1);
+}
