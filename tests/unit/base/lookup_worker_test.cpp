@@ -64,6 +64,17 @@ LookupWorker::Work BlocksOn(const std::string& fifo, Outcomes& out, std::string 
   };
 }
 
+// Waits until `done()`. A Submit that found the pool's lock taken (a thread
+// taking a lookup) left the lookup in the caller's backlog, handed over at
+// the next RunCompletions, as lcpid's loop calls it each iteration.
+template <typename F>
+void Until(LookupWorker& worker, F done) {
+  while (!done()) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
 // Lets the thread blocked on `fifo` go.
 void Release(const std::string& fifo) {
   for (int i = 0; i < 500; i++) {
@@ -124,7 +135,7 @@ TEST_CASE("a full queue refuses at once, ending the lookup at the next RunComple
   LookupWorker worker(LookupWorker::Limits{2, 60s, 4, 1});
   Outcomes out;
   worker.Submit(BlocksOn(fifo, out, "blocker"), out.Gives("blocker"));
-  while (worker.stats().running == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return worker.stats().running > 0; });
   worker.Submit(out.Returns("q1"), out.Gives("q1"));
   worker.Submit(out.Returns("q2"), out.Gives("q2"));
   worker.Submit(out.Returns("q3"), out.Gives("q3"));  // one too many
@@ -233,7 +244,7 @@ TEST_CASE("Stop ends what is queued and running, and later lookups are refused")
   auto worker = std::make_unique<LookupWorker>(LookupWorker::Limits{16, 60s, 4, 1});
   Outcomes out;
   worker->Submit(BlocksOn(fifo, out, "running"), out.Gives("running"));
-  while (worker->stats().running == 0) std::this_thread::sleep_for(1ms);
+  Until(*worker, [&] { return worker->stats().running > 0; });
   worker->Submit(out.Returns("queued"), out.Gives("queued"));
   worker->Stop();
   CHECK(out.abandoned ==
@@ -289,7 +300,7 @@ TEST_CASE("one user's many slow lookups do not delay another user's") {
   constexpr uint32_t kAttacker = 65534, kVictim = 1000;
   for (int i = 0; i < 20; i++)
     worker.Submit(gate->Waits(out, "slow"), out.Gives("slow"), kAttacker);
-  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return gate->inside > 0; });
   worker.Submit(out.Returns("victim"), out.Gives("victim"), kVictim);
   for (int i = 0; i < 300 && out.completed.empty(); i++) {
     worker.RunCompletions();
@@ -310,7 +321,7 @@ TEST_CASE("users take turns: a user's lookup waits behind at most one of each ot
   Outcomes out;
   OpenedAtEnd gate;
   worker.Submit(gate->Waits(out, "first"), out.Gives("first"), 1);
-  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return gate->inside > 0; });
   for (int i = 0; i < 3; i++) worker.Submit(out.Returns("a"), out.Gives("a"), 1);
   worker.Submit(out.Returns("b"), out.Gives("b"), 2);
   gate->Release();
@@ -327,7 +338,7 @@ TEST_CASE("one user cannot fill the queue for everyone") {
   Outcomes out;
   OpenedAtEnd gate;
   worker.Submit(gate->Waits(out, "first"), out.Gives("first"), 1);
-  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return gate->inside > 0; });
   for (int i = 0; i < 6; i++) worker.Submit(out.Returns("a"), out.Gives("a"), 1);
   worker.Submit(out.Returns("b"), out.Gives("b"), 2);
   worker.RunCompletions();
