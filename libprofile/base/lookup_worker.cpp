@@ -62,18 +62,19 @@ struct LookupWorker::State {
   size_t threads = 0;  // threads taking lookups; stuck ones are not counted
   size_t stuck = 0;
   bool stop = false;
+  // What is counted with the mutex held: refused, abandoned, overran
+  // (submitted and completed are the caller's own: LookupWorker).
   LookupStats stats;
 
-  // On the caller's thread, without the mutex: runs what ended, counts the
-  // completions.
-  void Run(std::vector<Ending>& todo) {
+  // On the caller's thread, without the mutex: runs what ended; returns how
+  // many were completions.
+  static uint64_t Run(std::vector<Ending>& todo) {
     uint64_t completed = 0;
     for (Ending& e : todo) {
       e.run();
       completed += e.completed ? 1 : 0;
     }
-    std::lock_guard<std::mutex> lock(mutex);
-    stats.completed += completed;
+    return completed;
   }
 
   // With the mutex held: the next lookup to run, from the first user in
@@ -182,6 +183,16 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
     job.work = nullptr;
     lock.lock();
     auto it = s->running.find(job.id);
+    if (it->second.stuck && done) {
+      // Given up meanwhile: its result is discarded, and what it holds (a
+      // descriptor, whose close may wait for a file system that stopped
+      // answering) is released without the lock, which every other thread,
+      // WaitIdle and Stop take. Its user's share stays taken until then.
+      lock.unlock();
+      done = nullptr;
+      lock.lock();
+      it = s->running.find(job.id);  // still there: only this thread erases it
+    }
     const bool stuck = it->second.stuck;
     if (!stuck) {
       s->NotRunning(it->second.user);
@@ -205,16 +216,43 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
       if (s->stop || s->threads >= s->target) return;
       s->threads++;
     }
-    // `done` of a stuck lookup is destroyed here: what it held (a
-    // descriptor) is released, nothing of the caller's is touched.
-    done = nullptr;
   }
 }
 
 void LookupWorker::Submit(Work work, Abandoned abandoned, uint32_t user) {
-  std::lock_guard<std::mutex> lock(state_->mutex);
+  submitted_++;
+  std::unique_lock<std::mutex> lock(state_->mutex, std::try_to_lock);
+  if (lock.owns_lock()) {
+    HandOverLocked();  // the backlog goes first: submissions stay in order
+    SubmitLocked({std::move(work), std::move(abandoned), user});
+    return;
+  }
+  // A lookup thread has the lock (and may be preempted holding it): the
+  // lookup waits here, no more of them than the queue would take.
+  if (backlog_.size() >= limits_.max_queued) {
+    backlog_refused_++;
+    std::string why = "lookup queue full (" + std::to_string(backlog_.size()) + " waiting)";
+    refusals_.push_back([a = std::move(abandoned), w = std::move(why)] { a(w); });
+    return;
+  }
+  backlog_.push_back({std::move(work), std::move(abandoned), user});
+}
+
+void LookupWorker::HandOverLocked() {
+  for (Submission& sub : backlog_) SubmitLocked(std::move(sub));
+  backlog_.clear();
+}
+
+size_t LookupWorker::RunRefusals() {
+  std::vector<std::function<void()>> todo;
+  todo.swap(refusals_);  // an `abandoned` may submit again
+  for (auto& refusal : todo) refusal();
+  return todo.size();
+}
+
+void LookupWorker::SubmitLocked(Submission sub) {
   State& s = *state_;
-  s.stats.submitted++;
+  const uint32_t user = sub.user;
   std::string refusal;
   if (s.stop) {
     refusal = "lookups stopped";
@@ -228,12 +266,12 @@ void LookupWorker::Submit(Work work, Abandoned abandoned, uint32_t user) {
   }
   if (!refusal.empty()) {
     s.stats.refused++;
-    s.Abandon(std::move(abandoned), std::move(refusal));
+    s.Abandon(std::move(sub.abandoned), std::move(refusal));
     return;
   }
   std::deque<State::Job>& q = s.queues[user];
   if (q.empty()) s.turns.push_back(user);
-  q.push_back({s.next_id++, std::move(work), std::move(abandoned)});
+  q.push_back({s.next_id++, std::move(sub.work), std::move(sub.abandoned)});
   s.queued++;
   s.wake.notify_all();  // the thread that may take it need not be the first woken
 }
@@ -241,7 +279,10 @@ void LookupWorker::Submit(Work work, Abandoned abandoned, uint32_t user) {
 size_t LookupWorker::RunCompletions() {
   std::vector<State::Ending> todo;
   {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    // Taken: what ended waits for the next call (the loop's next iteration).
+    std::unique_lock<std::mutex> lock(state_->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return RunRefusals();
+    HandOverLocked();
     State& s = *state_;
     const Clock::time_point now = Clock::now();
     // The running lookup `r` ends now, as abandoned for `why`; its thread is
@@ -283,17 +324,25 @@ size_t LookupWorker::RunCompletions() {
       });
     }
     todo.swap(s.endings);
+    ReadStatsLocked();
   }
-  state_->Run(todo);
-  return todo.size();
+  const size_t refused = RunRefusals();
+  completed_ += State::Run(todo);
+  return refused + todo.size();
 }
 
 bool LookupWorker::WaitIdle(std::chrono::milliseconds wait) {
   const Clock::time_point deadline = Clock::now() + wait;
   for (;;) {
     RunCompletions();
+    // WaitIdle waits anyway (for the lookups under way): the lock too.
     std::unique_lock<std::mutex> lock(state_->mutex);
     State& s = *state_;
+    if (!backlog_.empty()) {  // RunCompletions found the lock taken
+      HandOverLocked();
+      continue;
+    }
+    ReadStatsLocked();
     size_t busy = 0;
     for (const auto& [id, r] : s.running) busy += r.stuck ? 0 : 1;
     if (s.queued == 0 && busy == 0 && s.endings.empty()) return true;
@@ -307,9 +356,11 @@ bool LookupWorker::WaitIdle(std::chrono::milliseconds wait) {
 void LookupWorker::Stop() {
   std::vector<State::Ending> todo;
   {
-    std::lock_guard<std::mutex> lock(state_->mutex);
+    std::lock_guard<std::mutex> lock(state_->mutex);  // Stop waits anyway
     State& s = *state_;
     if (s.stop) return;
+    // Submitted before Stop: they end as the queued ones do, stopped.
+    HandOverLocked();
     s.stop = true;
     s.DrainQueues([&](State::Job& job) {
       s.stats.abandoned++;
@@ -326,21 +377,36 @@ void LookupWorker::Stop() {
     }
     s.wake.notify_all();
     todo.swap(s.endings);
+    ReadStatsLocked();
   }
-  state_->Run(todo);
+  RunRefusals();
+  completed_ += State::Run(todo);
 }
 
 bool RefusedForLoad(const std::string& why) {
   return why.starts_with("lookup queue full") || why.starts_with("lookups stalled");
 }
 
+void LookupWorker::ReadStatsLocked() const {
+  last_stats_ = state_->stats;
+  last_stats_.queued = state_->queued;
+  last_stats_.running = state_->running.size();
+  last_stats_.stuck_threads = state_->stuck;
+}
+
 LookupStats LookupWorker::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mutex);
-  LookupStats st = state_->stats;
-  st.queued = state_->queued;
-  st.running = state_->running.size();
-  st.stuck_threads = state_->stuck;
+  std::unique_lock<std::mutex> lock(state_->mutex, std::try_to_lock);
+  if (lock.owns_lock()) ReadStatsLocked();  // else the last figures read
+  LookupStats st = last_stats_;
+  st.submitted = submitted_;
+  st.completed = completed_;
+  st.refused += backlog_refused_;
+  st.queued += backlog_.size();
   return st;
+}
+
+std::unique_lock<std::mutex> LookupWorker::HoldLockForTest() {
+  return std::unique_lock<std::mutex>(state_->mutex);
 }
 
 }  // namespace lcpi

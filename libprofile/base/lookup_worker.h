@@ -33,6 +33,17 @@
 // `abandoned` with the reason (refused, stuck, stopped). Both are counted.
 // They touch the state of whoever submitted them: stop (or destroy) the
 // worker before that state goes.
+//
+// The caller (lcpid's loop, nice 0) never waits for the lock the lookup
+// threads (nice 10) take: one of them preempted while it holds it keeps it
+// for as long as busier work keeps it off every CPU (the loop's lookup
+// results took up to 1,025 ms so under the hostile test). Submit, stats and
+// RunCompletions take it with try_lock: a lookup submitted while it is
+// taken waits in a backlog of the caller's own (max_queued at most, then
+// refused) handed over at the next Submit, RunCompletions or WaitIdle that
+// finds it free; RunCompletions then runs only what the caller holds
+// (refusals of its backlog), and stats answers with the last figures read.
+// WaitIdle and Stop, which wait anyway, take it as they find it.
 #ifndef LCPI_LIBPROFILE_BASE_LOOKUP_WORKER_H
 #define LCPI_LIBPROFILE_BASE_LOOKUP_WORKER_H
 
@@ -41,7 +52,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "libprofile/base/error.h"
 
@@ -92,30 +105,59 @@ class LookupWorker {
   LookupWorker(const LookupWorker&) = delete;
   LookupWorker& operator=(const LookupWorker&) = delete;
 
-  // Queues a lookup; never waits. A refused one ends (abandoned) at the next
-  // RunCompletions, never inside Submit, so callers need not be re-entrant.
+  // Queues a lookup (or keeps it in the backlog); never waits. A refused one
+  // ends (abandoned) at the next RunCompletions, never inside Submit, so
+  // callers need not be re-entrant.
   void Submit(Work work, Abandoned abandoned, uint32_t user = kNoUser);
   // Runs the completions of finished lookups and the `abandoned` of refused
-  // and stuck ones; replaces a stuck thread. Returns how many ended.
+  // and stuck ones; replaces a stuck thread; hands the backlog over. Returns
+  // how many ended. With the lock taken, only the backlog's refusals.
   size_t RunCompletions();
   // RunCompletions until nothing is queued or running (stuck threads aside),
   // or until `wait` has passed. True when idle.
   bool WaitIdle(std::chrono::milliseconds wait);
   // Ends every lookup still queued or running (their `abandoned` run here,
   // "stopped") and lets the threads go; a thread stuck in a system call
-  // ends with the process. Submit after Stop refuses.
+  // ends with the process. Submit after Stop refuses. The backlog is handed
+  // over first: what waits there ends as stopped, as queued lookups do.
   void Stop();
+  // Counters; with the lock taken, the last figures read (submitted,
+  // completed and the backlog's are the caller's own, always current).
   LookupStats stats() const;
+
+  // Tests only: the lock the lookup threads take, held until the returned
+  // lock goes (as a lookup thread preempted while it holds it would).
+  std::unique_lock<std::mutex> HoldLockForTest();
 
  private:
   struct State;
   static void ThreadMain(std::shared_ptr<State> state);
+  struct Submission {
+    Work work;
+    Abandoned abandoned;
+    uint32_t user = kNoUser;
+  };
   // With State::mutex held: one more thread taking lookups.
   void StartThreadLocked();
+  // With State::mutex held: queues (or refuses) one lookup.
+  void SubmitLocked(Submission sub);
+  // With State::mutex held: the backlog, queued in order.
+  void HandOverLocked();
+  // With State::mutex held: last_stats_ as they are now.
+  void ReadStatsLocked() const;
+  // Runs what the caller holds: refusals of its backlog. Returns how many.
+  size_t RunRefusals();
 
   Limits limits_;
   // Shared with the threads, which may outlive this object (a stuck one).
   std::shared_ptr<State> state_;
+  // The caller's own, never touched by the threads (no lock):
+  std::vector<Submission> backlog_;              // submitted while the lock was taken
+  std::vector<std::function<void()>> refusals_;  // the backlog's refusals, to run
+  uint64_t submitted_ = 0;
+  uint64_t completed_ = 0;
+  uint64_t backlog_refused_ = 0;
+  mutable LookupStats last_stats_;  // the threads' figures, as last read
 };
 
 // True when `why` (an Abandoned reason, or the message of RunLookup's

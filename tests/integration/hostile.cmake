@@ -3,8 +3,9 @@
 # at once, beside a victim of known shares: a program on a file system that
 # stops answering (hang_fs, FUSE), one that leaves a FIFO at its own path
 # (fifo_swap), 2 GB programs without build-id, control clients that dribble
-# bytes, 150,000 executable mappings and forks (map_flood) and a JIT whose
-# perf map names a range the store cannot hold (perf_map_spin). lcpid keeps
+# bytes, 150,000 executable mappings and forks (map_flood), a JIT whose
+# perf map names a range the store cannot hold (perf_map_spin) and files of
+# 30,000 program headers over the whole file, mapped executable. lcpid keeps
 # sampling, answers status, ends on SIGTERM with everything flushed, and
 # the victim's shares land within 3 points.
 
@@ -33,7 +34,9 @@ endif()
 lcpi_catch_test(hostile_test ${CMAKE_CURRENT_SOURCE_DIR}/hostile_test.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/hostile_scenario.cpp)
 target_link_libraries(hostile_test PRIVATE lcpiprofile Catch2::Catch2)
-target_include_directories(hostile_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+# tests/unit for image/crafted_elf.h (the whole-file program headers).
+target_include_directories(hostile_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+  ${CMAKE_SOURCE_DIR}/tests/unit)
 target_compile_definitions(hostile_test PRIVATE
   LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
   WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads")

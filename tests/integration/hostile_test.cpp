@@ -15,7 +15,10 @@
 // - programs with a 2 GB loadable segment and no build-id, at several
 //   paths (hard links): identifying each by content hashes 2 GB;
 // - control clients that send a byte at a time (root's; nobody's are
-//   refused by the socket's peer check).
+//   refused by the socket's peer check);
+// - files whose tens of thousands of program headers each cover the whole
+//   file, mapped executable: identifying each by content once read the
+//   file again for each header.
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -25,11 +28,13 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "hostile_scenario.h"
+#include "image/crafted_elf.h"
 #include "reliability_util.h"
 
 using lcpi::hostile::Aftermath;
@@ -167,6 +172,27 @@ const Attack kMapFlood{"150,000 executable mappings and 12 forks", nullptr,
                        },
                        [](const Aftermath& a) { CHECK(Num(a.status, "mappings_refused") > 0); }};
 
+// Two files of nobody's (copies of a program without build-id) whose 30,000
+// program headers each cover the whole file, mapped executable: identified
+// by content, each was read once per header (50 GB), and the two kept both
+// lookup threads busy while a program without a build-id started after them
+// was never named (issue 25). Past 4,096 headers a file is named by what
+// fstat says (file-stat:, counted in images_file_stat).
+const Attack kWholeFileLoads{
+    "two files of 30,000 program headers over the whole file, mapped executable", nullptr,
+    [](Arena& a) {
+      const std::string elf = lcpi::testing::WithWholeFileLoads(
+          lcpi::testing::ReadFile(Arena::Workloads() + "/shares_nobid"), 30000);
+      REQUIRE(!elf.empty());
+      for (int i = 0; i < 2; i++) {
+        const std::string path = a.home() + "/phdrs" + std::to_string(i);
+        std::ofstream(path, std::ios::binary) << elf;
+        REQUIRE(chown(path.c_str(), kNobody, kNogroup) == 0);
+        a.AsNobody({Arena::Workloads() + "/late_map", path, "0", "3"});
+      }
+    },
+    [](const Aftermath& a) { CHECK(Num(a.status, "images_file_stat") >= 2); }};
+
 }  // namespace
 
 TEST_CASE("a program on a mount that hung before lcpid started") { RunScenario({kHungAtStart}); }
@@ -181,12 +207,14 @@ TEST_CASE("control clients that send a byte at a time") { RunScenario({kDribbler
 
 TEST_CASE("a perf map line 0 8000000000000000") { RunScenario({kPoisonedPerfMap}); }
 
+TEST_CASE("files of 30,000 program headers over the whole file") { RunScenario({kWholeFileLoads}); }
+
 TEST_CASE("all attacks at once: the victim's shares, status, SIGTERM and lcpid's peak RSS") {
   // SIGTERM waits 2 s for the lookups under way (kLookupWait), then
   // writes the last batch while abandoned lookups and every attacker still
   // run: 8 s here, where one attack alone has 5.
   Figures f = RunScenario({kHungAtStart, kLateMapOnHungMount, kFifo, kHugeBinaries, kDribblers,
-                           kMapFlood, kPoisonedPerfMap},
+                           kMapFlood, kPoisonedPerfMap, kWholeFileLoads},
                           std::chrono::seconds(8));
   // lcpid's peak RSS under every attack at once (VmHWM; ASan's shadow and
   // quarantine widen the bound in that tree).

@@ -64,6 +64,17 @@ LookupWorker::Work BlocksOn(const std::string& fifo, Outcomes& out, std::string 
   };
 }
 
+// Waits until `done()`. A Submit that found the pool's lock taken (a thread
+// taking a lookup) left the lookup in the caller's backlog, handed over at
+// the next RunCompletions, as lcpid's loop calls it each iteration.
+template <typename F>
+void Until(LookupWorker& worker, F done) {
+  while (!done()) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
 // Lets the thread blocked on `fifo` go.
 void Release(const std::string& fifo) {
   for (int i = 0; i < 500; i++) {
@@ -124,7 +135,7 @@ TEST_CASE("a full queue refuses at once, ending the lookup at the next RunComple
   LookupWorker worker(LookupWorker::Limits{2, 60s, 4, 1});
   Outcomes out;
   worker.Submit(BlocksOn(fifo, out, "blocker"), out.Gives("blocker"));
-  while (worker.stats().running == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return worker.stats().running > 0; });
   worker.Submit(out.Returns("q1"), out.Gives("q1"));
   worker.Submit(out.Returns("q2"), out.Gives("q2"));
   worker.Submit(out.Returns("q3"), out.Gives("q3"));  // one too many
@@ -233,7 +244,7 @@ TEST_CASE("Stop ends what is queued and running, and later lookups are refused")
   auto worker = std::make_unique<LookupWorker>(LookupWorker::Limits{16, 60s, 4, 1});
   Outcomes out;
   worker->Submit(BlocksOn(fifo, out, "running"), out.Gives("running"));
-  while (worker->stats().running == 0) std::this_thread::sleep_for(1ms);
+  Until(*worker, [&] { return worker->stats().running > 0; });
   worker->Submit(out.Returns("queued"), out.Gives("queued"));
   worker->Stop();
   CHECK(out.abandoned ==
@@ -289,7 +300,7 @@ TEST_CASE("one user's many slow lookups do not delay another user's") {
   constexpr uint32_t kAttacker = 65534, kVictim = 1000;
   for (int i = 0; i < 20; i++)
     worker.Submit(gate->Waits(out, "slow"), out.Gives("slow"), kAttacker);
-  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return gate->inside > 0; });
   worker.Submit(out.Returns("victim"), out.Gives("victim"), kVictim);
   for (int i = 0; i < 300 && out.completed.empty(); i++) {
     worker.RunCompletions();
@@ -310,7 +321,7 @@ TEST_CASE("users take turns: a user's lookup waits behind at most one of each ot
   Outcomes out;
   OpenedAtEnd gate;
   worker.Submit(gate->Waits(out, "first"), out.Gives("first"), 1);
-  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return gate->inside > 0; });
   for (int i = 0; i < 3; i++) worker.Submit(out.Returns("a"), out.Gives("a"), 1);
   worker.Submit(out.Returns("b"), out.Gives("b"), 2);
   gate->Release();
@@ -327,7 +338,7 @@ TEST_CASE("one user cannot fill the queue for everyone") {
   Outcomes out;
   OpenedAtEnd gate;
   worker.Submit(gate->Waits(out, "first"), out.Gives("first"), 1);
-  while (gate->inside == 0) std::this_thread::sleep_for(1ms);
+  Until(worker, [&] { return gate->inside > 0; });
   for (int i = 0; i < 6; i++) worker.Submit(out.Returns("a"), out.Gives("a"), 1);
   worker.Submit(out.Returns("b"), out.Gives("b"), 2);
   worker.RunCompletions();
@@ -399,4 +410,166 @@ TEST_CASE("one user's overrunning lookups do not take away another user's thread
   for (const std::string& a : out.abandoned) CHECK(a.find("stalled") == std::string::npos);
   gate->Release();
   worker.Stop();  // the attacker's waiting ones end here, while `out` is alive
+}
+
+namespace {
+
+// The pool's lock, held by another thread until the test lets it go: what a
+// lookup thread (nice 10) preempted while it holds the lock does to the
+// caller (lcpid's loop, nice 0) while busier work keeps it off every CPU.
+// Let go after 5 s anyway, so that a caller that waits for the lock fails
+// the test (`released` is then true when it returns) rather than hangs it.
+class LockHolder {
+ public:
+  explicit LockHolder(LookupWorker& worker)
+      : thread_([this, &worker] {
+          std::unique_lock<std::mutex> pool = worker.HoldLockForTest();
+          std::unique_lock<std::mutex> lock(mutex_);
+          held_ = true;
+          cv_.notify_all();
+          cv_.wait_for(lock, 5s, [&] { return let_go_; });
+          released = true;
+        }) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return held_; });
+  }
+  ~LockHolder() { LetGo(); }
+  void LetGo() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      let_go_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+  std::atomic<bool> released{false};
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool held_ = false;
+  bool let_go_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "the caller never waits for the pool's lock: Submit, RunCompletions and stats "
+    "return while another thread holds it") {
+  LookupWorker worker;
+  Outcomes out;
+  worker.Submit(out.Returns("before"), out.Gives("before"));
+  REQUIRE(worker.WaitIdle(5s));
+  {
+    LockHolder holder(worker);
+    const lcpi::LookupStats before = worker.stats();  // the last figures read
+    worker.Submit(out.Returns("while held"), out.Gives("while held"));
+    CHECK(worker.RunCompletions() == 0);
+    const lcpi::LookupStats during = worker.stats();
+    CHECK_FALSE(holder.released);  // every call above returned with the lock still held
+    CHECK(before.submitted == 1);
+    CHECK(before.completed == 1);
+    CHECK(during.submitted == 2);
+    CHECK(during.queued == 1);  // in the caller's backlog, not yet handed over
+    CHECK(out.completed == std::vector<std::string>{"before"});
+  }
+  REQUIRE(worker.WaitIdle(5s));  // the backlog is handed over once the lock is free
+  CHECK(out.completed == std::vector<std::string>{"before", "while held"});
+  CHECK(out.abandoned.empty());
+  const lcpi::LookupStats after = worker.stats();
+  CHECK(after.submitted == 2);
+  CHECK(after.completed == 2);
+  CHECK(after.queued == 0);
+}
+
+TEST_CASE("the caller's backlog is bounded by max_queued, and Stop ends what waits in it") {
+  LookupWorker worker(LookupWorker::Limits{2, 60s, 4, 1});
+  Outcomes out;
+  {
+    LockHolder holder(worker);
+    worker.Submit(out.Returns("q1"), out.Gives("q1"));
+    worker.Submit(out.Returns("q2"), out.Gives("q2"));
+    worker.Submit(out.Returns("q3"), out.Gives("q3"));  // one too many
+    CHECK(out.abandoned.empty());                       // not inside Submit
+    worker.RunCompletions();                            // the lock still held
+    CHECK_FALSE(holder.released);
+    REQUIRE(out.abandoned.size() == 1);
+    CHECK(out.abandoned[0] == "q3: lookup queue full (2 waiting)");
+    const lcpi::LookupStats st = worker.stats();
+    CHECK(st.refused == 1);
+    CHECK(st.queued == 2);
+  }
+  // Stop takes the lock (it may wait): what was submitted before it ends
+  // as stopped, as queued lookups do, never run and never lost.
+  worker.Stop();
+  CHECK(out.abandoned == std::vector<std::string>{"q3: lookup queue full (2 waiting)",
+                                                  "q1: lookups stopped", "q2: lookups stopped"});
+  CHECK(out.completed.empty());
+  const lcpi::LookupStats st = worker.stats();
+  CHECK(st.submitted == 3);
+  CHECK(st.refused == 1);
+  CHECK(st.abandoned == 2);
+  CHECK(st.queued == 0);
+}
+
+TEST_CASE("a given-up lookup's result is released without the pool's lock") {
+  // Its result may hold a descriptor whose close waits for a file system
+  // that stopped answering (a FUSE mount's FLUSH): released with the lock
+  // held, that stopped every other lookup, and WaitIdle and Stop with them.
+  LookupWorker::Limits limits;  // three threads, two per user
+  limits.max_run = 100ms;
+  LookupWorker worker(limits);
+  Outcomes out;
+  OpenedAtEnd returns;   // the given-up lookup returns once this opens
+  OpenedAtEnd releases;  // and its result's release waits for this one
+  auto releasing = std::make_shared<std::atomic<bool>>(false);
+  auto released = std::make_shared<std::atomic<bool>>(false);
+  // What the result holds: its release blocks until `releases` opens, or
+  // 5 s pass (so that a release under the lock fails the test, not hangs it).
+  struct BlocksWhenReleased {
+    BlocksWhenReleased(std::shared_ptr<Gate> g, std::shared_ptr<std::atomic<bool>> ing,
+                       std::shared_ptr<std::atomic<bool>> ed)
+        : gate(std::move(g)), releasing(std::move(ing)), released(std::move(ed)) {}
+    BlocksWhenReleased(const BlocksWhenReleased&) = delete;
+    BlocksWhenReleased& operator=(const BlocksWhenReleased&) = delete;
+    std::shared_ptr<Gate> gate;
+    std::shared_ptr<std::atomic<bool>> releasing, released;
+    ~BlocksWhenReleased() {
+      *releasing = true;
+      std::unique_lock<std::mutex> lock(gate->mutex);
+      gate->cv.wait_for(lock, 5s, [&] { return gate->open; });
+      *released = true;
+    }
+  };
+  worker.Submit(
+      [gate = returns.gate,
+       held = std::make_shared<BlocksWhenReleased>(releases.gate, releasing, released)]() mutable {
+        {
+          std::unique_lock<std::mutex> lock(gate->mutex);
+          gate->cv.wait(lock, [&] { return gate->open; });
+        }
+        return std::function<void()>([held = std::move(held)] {});
+      },
+      out.Gives("given up"), 1);
+  for (int i = 0; i < 500 && out.abandoned.empty(); i++) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(out.abandoned.size() == 1);  // ran longer than max_run
+  returns->Release();
+  for (int i = 0; i < 500 && !*releasing; i++) std::this_thread::sleep_for(10ms);
+  REQUIRE(*releasing);
+  // Another user's lookup runs and ends, and WaitIdle returns, while that
+  // release still waits.
+  bool still_releasing = false;
+  worker.Submit(
+      [released, &still_releasing] {
+        return std::function<void()>(
+            [released, &still_releasing] { still_releasing = !*released; });
+      },
+      out.Gives("other"), 2);
+  CHECK(worker.WaitIdle(10s));
+  CHECK(still_releasing);
+  CHECK(out.abandoned.size() == 1);
 }

@@ -188,6 +188,39 @@ inline std::string HugeFunctionElf(const std::string& name, uint64_t code_size) 
   return out;
 }
 
+// `elf` (an ELF64 little-endian file's bytes, 56-byte program headers) with
+// `extra` more program headers, each a PT_LOAD (R+X) covering the whole
+// file: the new table is appended at the end and e_phoff/e_phnum point at
+// it. The headers cover `sparse_size` bytes when that is more (the caller
+// then extends the file to it: a hole, no disk). Empty when `elf` has not
+// 56-byte headers or the count would reach PN_XNUM. Identifying such a file
+// by content once read the whole file for each header (image_id_test,
+// hostile_test).
+inline std::string WithWholeFileLoads(std::string elf, uint32_t extra, uint64_t sparse_size = 0) {
+  if (elf.size() < sizeof(Elf64_Ehdr)) return {};
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, elf.data(), sizeof eh);
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum + uint64_t{extra} >= PN_XNUM ||
+      eh.e_phoff + uint64_t{eh.e_phentsize} * eh.e_phnum > elf.size())
+    return {};
+  const std::string old_table = elf.substr(eh.e_phoff, uint64_t{eh.e_phentsize} * eh.e_phnum);
+  while (elf.size() % 8 != 0) elf.push_back('\0');
+  const uint64_t new_phoff = elf.size();
+  const uint64_t written = new_phoff + old_table.size() + sizeof(Elf64_Phdr) * uint64_t{extra};
+  const uint64_t total = written > sparse_size ? written : sparse_size;
+  elf += old_table;
+  Elf64_Phdr ph{};
+  ph.p_type = PT_LOAD;
+  ph.p_flags = PF_R | PF_X;
+  ph.p_filesz = ph.p_memsz = total;  // offset 0, address 0: the whole file
+  ph.p_align = 0x1000;
+  for (uint32_t i = 0; i < extra; ++i) elf.append(reinterpret_cast<const char*>(&ph), sizeof ph);
+  eh.e_phoff = new_phoff;
+  eh.e_phnum = static_cast<Elf64_Half>(eh.e_phnum + extra);
+  Put(&elf, 0, eh);
+  return elf;
+}
+
 }  // namespace lcpi::testing
 
 #endif  // LCPI_TESTS_UNIT_IMAGE_CRAFTED_ELF_H

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "crafted_elf.h"
 #include "libprofile/image/image_id.h"
 #include "test_files.h"
 
@@ -322,49 +323,18 @@ TEST_CASE("kernel modules are identified from /sys/module notes") {
 
 namespace {
 
-// A copy of `bin` (an ELF64 little-endian executable) with `extra` more
-// program headers, each a PT_LOAD covering the whole file: the new table is
-// appended at the end and e_phoff/e_phnum point at it. With `sparse_size`,
-// the file is then extended (a hole, no disk) to that many bytes, which the
-// new headers cover. The bytes are crafted here, in the test; the product
-// reads them only through libelf.
+// A copy of `bin` with `extra` more program headers, each a PT_LOAD over
+// the whole file (crafted_elf.h), extended to `sparse_size` when that is
+// more. The bytes are crafted here, in the test; the product reads them only
+// through libelf.
 std::string WithWholeFileLoads(const TempDir& dir, const std::string& bin, uint32_t extra,
                                uint64_t sparse_size = 0) {
-  std::string bytes = ReadFile(bin);
-  uint64_t phoff = 0;
-  uint16_t phentsize = 0, phnum = 0;
-  std::memcpy(&phoff, bytes.data() + 0x20, 8);
-  std::memcpy(&phentsize, bytes.data() + 0x36, 2);
-  std::memcpy(&phnum, bytes.data() + 0x38, 2);
-  REQUIRE(phentsize == 56);
-  REQUIRE(phnum + extra < 0xffff);  // PN_XNUM
-  const std::string old_table = bytes.substr(phoff, uint64_t{phentsize} * phnum);
-  while (bytes.size() % 8 != 0) bytes.push_back('\0');
-  const uint64_t new_phoff = bytes.size();
-  const uint64_t written = new_phoff + old_table.size() + uint64_t{phentsize} * extra;
-  const uint64_t total = std::max(written, sparse_size);
-  bytes += old_table;
-  for (uint32_t i = 0; i < extra; ++i) {
-    unsigned char ph[56] = {};
-    const uint32_t type = 1, flags = 5;  // PT_LOAD, R+X
-    const uint64_t zero = 0, align = 0x1000;
-    std::memcpy(ph + 0, &type, 4);
-    std::memcpy(ph + 4, &flags, 4);
-    std::memcpy(ph + 8, &zero, 8);    // p_offset
-    std::memcpy(ph + 16, &zero, 8);   // p_vaddr
-    std::memcpy(ph + 24, &zero, 8);   // p_paddr
-    std::memcpy(ph + 32, &total, 8);  // p_filesz: the whole file
-    std::memcpy(ph + 40, &total, 8);  // p_memsz
-    std::memcpy(ph + 48, &align, 8);
-    bytes.append(reinterpret_cast<const char*>(ph), sizeof ph);
-  }
-  REQUIRE(bytes.size() == written);
-  const uint16_t new_phnum = static_cast<uint16_t>(phnum + extra);
-  std::memcpy(bytes.data() + 0x20, &new_phoff, 8);
-  std::memcpy(bytes.data() + 0x38, &new_phnum, 2);
+  const std::string bytes = lcpi::testing::WithWholeFileLoads(ReadFile(bin), extra, sparse_size);
+  REQUIRE(!bytes.empty());
   const std::string out = dir / (std::filesystem::path(bin).filename().string() + ".phdrs");
   WriteFile(out, bytes);
-  if (sparse_size > written) REQUIRE(truncate(out.c_str(), static_cast<off_t>(total)) == 0);
+  if (sparse_size > bytes.size())
+    REQUIRE(truncate(out.c_str(), static_cast<off_t>(sparse_size)) == 0);
   return out;
 }
 
