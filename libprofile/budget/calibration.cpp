@@ -156,6 +156,7 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
   if (pthread_getaffinity_np(pthread_self(), sizeof(before), &before) != 0)
     return Error(Errc::kIo, "calibration: cannot read the thread's CPUs");
   Calibration out;
+  out.rates = rates;
   out.cpu = config.cpu >= 0 ? config.cpu : LastAllowedCpu(before);
   cpu_set_t one;
   CPU_ZERO(&one);

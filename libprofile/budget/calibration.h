@@ -47,6 +47,7 @@ struct CalibrationPoint {
 struct Calibration {
   SlopeFit fit;  // loop CPU ns against samples: slope = ns one sample costs
   int cpu = -1;
+  std::vector<uint64_t> rates;  // the rates asked, ascending
   std::vector<CalibrationPoint> points;
   uint64_t cpu_ns = 0;   // the calibration's own CPU time, all of it
   uint64_t wall_ns = 0;  // its length
