@@ -1,6 +1,7 @@
 // daemon.cpp - lcpid's loop, flushing, epochs and status.
 #include "daemon/daemon.h"
 
+#include <linux/perf_event.h>
 #include <malloc.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -620,6 +621,11 @@ std::string Daemon::Status() {
     b.every_s = options_.calibrate_every;
     b.daemon_cpu_ns = ThreadsCpuNs(calibrator_.running_tid());
     b.samples = all;
+    if (!source_->Events().empty()) {
+      const RealEvent& ev = source_->Events()[0];
+      if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK && ev.period)
+        b.asked_rate = 1e9 / static_cast<double>(ev.period);  // its period is in ns
+    }
     b.module_timed = source_->Name() == "kmod";
     b.module_handler_ns = s.handler_ns_hit + s.handler_ns_miss;
     b.module_samples = s.table.hits + s.table.misses;

@@ -2,6 +2,7 @@
 #include "libprofile/budget/budget_status.h"
 
 #include "libprofile/base/time_spec.h"
+#include "libprofile/budget/governor.h"
 
 namespace lcpi {
 
@@ -36,6 +37,16 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
     o << "calibration_at " << FormatUtc(l.finished_unix) << "\n";
     o << "calibration_ms " << l.wall_ns / 1'000'000 << "\n";
     o << "calibration_cpu_ms " << l.cpu_ns / 1'000'000 << "\n";
+    if (f.asked_rate > 0) {
+      // What sampling at the asked rate costs each CPU, by this estimate,
+      // and the rate a budget of 1 % (the governor's default, not applied
+      // yet) would allow.
+      const GovernedRate g = Govern(f.asked_rate, 1, l.fit.slope);
+      o << "sampling_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
+      o << "sampling_cost_pct " << l.fit.slope * f.asked_rate / 1e7 << "\n";
+      o << "sampling_cost_ci95_pct " << l.fit.half95 * f.asked_rate / 1e7 << "\n";
+      o << "rate_within_1pct " << static_cast<uint64_t>(g.rate) << "\n";
+    }
   }
   // lcpid's own threads (drain, loop, lookups, merges) per sample taken;
   // start-up work included.

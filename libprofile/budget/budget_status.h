@@ -18,7 +18,10 @@ struct BudgetFigures {
   int64_t every_s = 0;         // how often, if periodic
   uint64_t daemon_cpu_ns = 0;  // lcpid's threads' CPU, the calibration's left out
   uint64_t samples = 0;        // samples taken since start
-  bool module_timed = false;   // lcpi.ko timed its handler (1 sample in 64)
+  // samples/s/CPU lcpid asks for (its first event), 0 where unknown in
+  // time (a hardware event's period is in its own unit)
+  double asked_rate = 0;
+  bool module_timed = false;  // lcpi.ko timed its handler (1 sample in 64)
   uint64_t module_handler_ns = 0, module_samples = 0;
 };
 

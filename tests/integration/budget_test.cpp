@@ -61,6 +61,22 @@ TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and i
   CHECK(cpu_ms <= wall_ms + 1);
   CHECK(!st["calibration_at"].empty());
   CHECK(!st["calibration_rates"].empty());
+  // cpu-clock here (no PMU): what the asked rate costs by this estimate, and
+  // the rate a 1 % budget allows: never above the asked one, lower where
+  // the asked one costs more than 1 %.
+  if (st["event.0"].find("sampled-as cpu-clock") != std::string::npos) {
+    const double rate = Number(st, "sampling_rate_per_cpu"), pct = Number(st, "sampling_cost_pct");
+    CHECK(rate > 0);
+    CHECK(pct == Approx(cost * rate / 1e7).epsilon(0.01));
+    CHECK(Number(st, "sampling_cost_ci95_pct") ==
+          Approx(half * rate / 1e7).epsilon(0.01).margin(1e-3));
+    const double within = Number(st, "rate_within_1pct");
+    CHECK(within <= rate);
+    if (pct > 1)
+      CHECK(within == Approx(1e7 / cost).epsilon(0.01));
+    else
+      CHECK(within == Approx(rate).epsilon(0.01));
+  }
 
   // lcpid's own CPU per sample, from its threads' schedstat.
   REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
