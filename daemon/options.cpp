@@ -128,6 +128,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     std::cerr << "lcpid: --calibrate-every: " << every.error().message() << "\n";
     return 2;
   }
+  if (*every != 0 && *every < 60) {  // each costs ~0.5 s of a CPU: at most ~1 % of one
+    std::cerr << "lcpid: --calibrate-every: at least 1m (or 0: only on request)\n";
+    return 2;
+  }
   o.calibrate_every = *every;
   Expected<int64_t> w = ParseDuration(window);
   if (!w) {
