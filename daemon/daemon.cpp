@@ -1,6 +1,7 @@
 // daemon.cpp - lcpid's loop, flushing, epochs and status.
 #include "daemon/daemon.h"
 
+#include <linux/perf_event.h>
 #include <malloc.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -17,6 +18,8 @@
 #include "lcpi_hashtable.h"
 #include "libprofile/aggregate/held_batch.h"
 #include "libprofile/base/time_spec.h"
+#include "libprofile/budget/budget_status.h"
+#include "libprofile/budget/self_cpu.h"
 #include "libprofile/collect/kmod_source.h"
 #include "libprofile/collect/perf_source.h"
 #include "libprofile/image/image_cache.h"
@@ -224,9 +227,26 @@ Expected<void> Daemon::Start() {
   drainer_ = std::make_unique<Drainer>(*source_, *sideband_);
   if (Expected<void> e = drainer_->Start(); !e) return e;
   next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
+  if (options_.calibrate_every > 0) {
+    StartCalibration();
+    next_calibration_ = Clock::now() + std::chrono::seconds(options_.calibrate_every);
+  }
   spdlog::info("lcpid: source {}, {} processes found, epoch {}, database {}", source_->Name(),
                procs, epoch_, options_.db);
   return {};
+}
+
+bool Daemon::StartCalibration() {
+  CalibrationConfig c;
+  if (!source_->Events().empty()) {
+    c.type = source_->Events()[0].type;
+    c.config = source_->Events()[0].config;
+  }
+  // The loop's samples come on top of lcpid's own; perf refuses an event
+  // asking more than kernel.perf_event_max_sample_rate.
+  const uint64_t top = std::min<uint64_t>(10000, MaxSampleRate(100000));
+  c.rates = {0, top / 2, top};
+  return calibrator_.Start(c);
 }
 
 void Daemon::Process(Drained& d) {
@@ -594,6 +614,23 @@ std::string Daemon::Status() {
     o << "handler_ns_per_miss " << (s.table.misses ? s.handler_ns_miss / s.table.misses : 0)
       << "\n";
   }
+  {
+    BudgetFigures b;
+    b.calibration = calibrator_.State();
+    b.periodic = options_.calibrate_every > 0;
+    b.every_s = options_.calibrate_every;
+    b.daemon_cpu_ns = ThreadsCpuNs(calibrator_.running_tid());
+    b.samples = all;
+    if (!source_->Events().empty()) {
+      const RealEvent& ev = source_->Events()[0];
+      if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK && ev.period)
+        b.asked_rate = 1e9 / static_cast<double>(ev.period);  // its period is in ns
+    }
+    b.module_timed = source_->Name() == "kmod";
+    b.module_handler_ns = s.handler_ns_hit + s.handler_ns_miss;
+    b.module_samples = s.table.hits + s.table.misses;
+    WriteBudgetStatus(o, b);
+  }
   o << "records " << t.records << "\n";
   o << "buffers " << t.buffers << "\n";
   o << "sideband_records " << sideband_->records() << "\n";
@@ -715,11 +752,14 @@ std::string Daemon::Handle(const std::string& request) {
     spdlog::info("new epoch {}{}", epoch_, tag ? " (" + *tag + ")" : "");
     return "ok\nepoch " + std::to_string(epoch_) + "\n\n";
   }
+  if (verb == "calibrate") {
+    return StartCalibration() ? "ok\ncalibrating\n\n" : "ok\ncalibrating (already)\n\n";
+  }
   if (verb == "stop") {
     stop_ = true;
     return "ok\nstopping\n\n";
   }
-  return "error unknown request '" + verb + "' (status, flush, epoch [TAG], stop)\n\n";
+  return "error unknown request '" + verb + "' (status, flush, epoch [TAG], calibrate, stop)\n\n";
 }
 
 int Daemon::Run() {
@@ -745,6 +785,10 @@ int Daemon::Run() {
         spdlog::info("signal {}: flushing and stopping", si.ssi_signo);
         stop_ = true;
       }
+    }
+    if (Clock::now() >= next_calibration_) {
+      StartCalibration();  // a calibration still running is left to finish
+      next_calibration_ = Clock::now() + std::chrono::seconds(options_.calibrate_every);
     }
     // The writer has the database while a batch is in flight; the loop
     // only starts the next one (and only runs NewEpoch and retention) once

@@ -32,6 +32,7 @@
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/base/lookup_worker.h"
+#include "libprofile/budget/calibrator.h"
 #include "libprofile/collect/source.h"
 #include "libprofile/image/kernel_symbols.h"
 #include "libprofile/store/profile_db.h"
@@ -90,6 +91,9 @@ class Daemon {
   void ReadRetentionDropped();
   std::string Handle(const std::string& request);
   std::string Status();
+  // Starts a calibration of what one sample costs (libprofile/budget) on
+  // its own thread, for the first event sampled; false if one runs.
+  bool StartCalibration();
 
   DaemonOptions options_;
   StateAccess access_;  // who may read the database
@@ -137,6 +141,10 @@ class Daemon {
   bool stop_ = false;
 
   Clock::time_point started_;
+  // What a sample costs this host: measured at start, every
+  // --calibrate-every and on request; never on this loop's thread.
+  Calibrator calibrator_;
+  Clock::time_point next_calibration_ = Clock::time_point::max();
   Clock::time_point next_flush_;
   Clock::time_point retry_after_;  // no merge starts on its own before (after a failure)
   uint64_t early_merges_ = 0;      // started by --max-pending-entries

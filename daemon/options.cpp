@@ -14,6 +14,7 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   DaemonOptions o;
   std::string events = "cycles";
   std::string window = FormatDuration(o.window);
+  std::string calibrate_every = FormatDuration(o.calibrate_every);
   std::string rollup = FormatDuration(o.retention.rollup_after);
   std::string retain = FormatDuration(o.retention.retain);
   std::string retain_tagged = FormatDuration(o.retention.retain_tagged);
@@ -66,6 +67,11 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "or gone with their container; least recently used go first; 0: no copies")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30))
       ->capture_default_str();
+  app.add_option("--calibrate-every", calibrate_every,
+                 "measure what one sample costs this host's code (about 0.5 s of one CPU, on a "
+                 "thread of lcpid's own) at start and then this often (e.g. 1h; 0: only on "
+                 "request, lcpictl calibrate); lcpictl status shows the estimate")
+      ->capture_default_str();
   app.add_option("--window", window,
                  "close a time window this often (30s, 10m, 1h, 1d; aligned to the clock in "
                  "UTC): each window is an epoch the tools select by time (--since/--until)")
@@ -116,6 +122,17 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     return 2;
   }
   o.events = *parsed;
+  Expected<int64_t> every =
+      calibrate_every == "0" ? Expected<int64_t>(0) : ParseDuration(calibrate_every);
+  if (!every) {
+    std::cerr << "lcpid: --calibrate-every: " << every.error().message() << "\n";
+    return 2;
+  }
+  if (*every != 0 && *every < 60) {  // each costs ~0.5 s of a CPU: at most ~1 % of one
+    std::cerr << "lcpid: --calibrate-every: at least 1m (or 0: only on request)\n";
+    return 2;
+  }
+  o.calibrate_every = *every;
   Expected<int64_t> w = ParseDuration(window);
   if (!w) {
     std::cerr << "lcpid: --window: " << w.error().message() << "\n";

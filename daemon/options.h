@@ -29,6 +29,9 @@ struct DaemonOptions {
   int64_t window = 3600;           // seconds: each time window is one epoch row
   RetentionPolicy retention;       // --retain, --retain-tagged, --max-db-size
   uint64_t max_processes = 1000;   // pids with rows of their own per window; 0: no cap
+  // seconds between calibrations of what a sample costs (the first at
+  // start); 0: only on request (lcpictl calibrate)
+  int64_t calibrate_every = 3600;
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog

@@ -76,6 +76,9 @@ int main(int argc, char** argv) {
       "span, up to the next epoch");
   epoch->add_option("--tag", tag,
                     "a name for the new epoch's span (unique): lcpiprof --epoch TAG sums it");
+  app.add_subcommand("calibrate",
+                     "measure again what one sample costs this host (lcpid does at start and "
+                     "every --calibrate-every); status shows sample_cost_ns when done");
   app.add_subcommand("stop", "flush and stop the daemon");
   app.footer(
       "Examples:\n"

@@ -51,8 +51,10 @@ void Load(int seconds, int flush_interval) {
   // Sample the daemon's figures every 2 s while the load runs.
   uint64_t peak_rss = 0, first_samples = 0, first_cpu = 0;
   Clock::time_point start = Clock::now(), end = start + std::chrono::seconds(seconds);
+  // lcpid's threads, the calibration of a sample's cost (~0.5 s of CPU at
+  // start, which a loaded machine may stretch past the first reading) left out
   auto cpu_ns = [](std::map<std::string, std::string>& st) {
-    return Num(st, "daemon_cpu_ns_per_sample") * Num(st, "samples");
+    return Num(st, "daemon_cpu_ms") * 1'000'000;
   };
   while (Clock::now() < end) {
     std::this_thread::sleep_for(std::chrono::seconds(2));

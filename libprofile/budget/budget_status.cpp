@@ -1,0 +1,61 @@
+// budget_status.cpp - one "key value" line per figure.
+#include "libprofile/budget/budget_status.h"
+
+#include "libprofile/base/time_spec.h"
+#include "libprofile/budget/governor.h"
+
+namespace lcpi {
+
+void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
+  const CalibratorState& c = f.calibration;
+  o << "calibration_state "
+    << (c.running               ? "running"
+        : c.last                ? "done"
+        : !c.last_error.empty() ? "failed"
+        : !f.periodic           ? "off"
+                                : "waiting")
+    << "\n";
+  o << "calibration_every " << (f.periodic ? FormatDuration(f.every_s) : std::string("on request"))
+    << "\n";
+  o << "calibrations " << c.runs << "\n";
+  o << "calibration_failures " << c.failures << "\n";
+  // every calibration's own CPU since start: what measuring has cost
+  o << "calibrations_cpu_ms " << c.cpu_ns / 1'000'000 << "\n";
+  if (!c.last_error.empty()) o << "calibration_error " << c.last_error << "\n";
+  if (c.last) {
+    const Calibration& l = *c.last;
+    // What one sample costs the code it interrupts, kernel side included,
+    // with the half-width of its 95 % interval.
+    o << "sample_cost_ns " << static_cast<int64_t>(l.fit.slope) << "\n";
+    o << "sample_cost_ci95_ns " << static_cast<int64_t>(l.fit.half95) << "\n";
+    o << "sample_cost_r2 " << l.fit.r2 << "\n";
+    o << "calibration_points " << l.points.size() << "\n";
+    o << "calibration_cpu " << l.cpu << "\n";
+    o << "calibration_rates ";
+    for (size_t i = 0; i < l.rates.size(); i++) o << (i ? "," : "") << l.rates[i];
+    o << "\n";
+    o << "calibration_at " << FormatUtc(l.finished_unix) << "\n";
+    o << "calibration_ms " << l.wall_ns / 1'000'000 << "\n";
+    o << "calibration_cpu_ms " << l.cpu_ns / 1'000'000 << "\n";
+    if (f.asked_rate > 0) {
+      // What sampling at the asked rate costs each CPU, by this estimate,
+      // and the rate a budget of 1 % (the governor's default, not applied
+      // yet) would allow.
+      const GovernedRate g = Govern(f.asked_rate, 1, l.fit.slope);
+      o << "sampling_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
+      o << "sampling_cost_pct " << l.fit.slope * f.asked_rate / 1e7 << "\n";
+      o << "sampling_cost_ci95_pct " << l.fit.half95 * f.asked_rate / 1e7 << "\n";
+      o << "rate_within_1pct " << static_cast<uint64_t>(g.rate) << "\n";
+    }
+  }
+  // lcpid's own threads (drain, loop, lookups, merges) per sample taken;
+  // start-up work included.
+  o << "daemon_cpu_ms " << f.daemon_cpu_ns / 1'000'000 << "\n";
+  o << "daemon_ns_per_sample " << (f.samples ? f.daemon_cpu_ns / f.samples : 0) << "\n";
+  // lcpi.ko: its handler's own time, one part of sample_cost_ns, apart.
+  if (f.module_timed)
+    o << "module_handler_ns_per_sample "
+      << (f.module_samples ? f.module_handler_ns / f.module_samples : 0) << "\n";
+}
+
+}  // namespace lcpi

@@ -1,0 +1,32 @@
+// budget_status.h - the cost budget's lines of `lcpictl status`: the
+// calibration's estimate of what one sample costs the sampled code, its
+// 95 % interval and its own cost, and lcpid's own CPU per sample
+// (docs/operators.md, "What a sample costs").
+#ifndef LCPI_LIBPROFILE_BUDGET_BUDGET_STATUS_H
+#define LCPI_LIBPROFILE_BUDGET_BUDGET_STATUS_H
+
+#include <cstdint>
+#include <ostream>
+
+#include "libprofile/budget/calibrator.h"
+
+namespace lcpi {
+
+struct BudgetFigures {
+  CalibratorState calibration;
+  bool periodic = true;        // calibrations run on their own (else only on request)
+  int64_t every_s = 0;         // how often, if periodic
+  uint64_t daemon_cpu_ns = 0;  // lcpid's threads' CPU, the calibration's left out
+  uint64_t samples = 0;        // samples taken since start
+  // samples/s/CPU lcpid asks for (its first event), 0 where unknown in
+  // time (a hardware event's period is in its own unit)
+  double asked_rate = 0;
+  bool module_timed = false;  // lcpi.ko timed its handler (1 sample in 64)
+  uint64_t module_handler_ns = 0, module_samples = 0;
+};
+
+void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f);
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_BUDGET_BUDGET_STATUS_H

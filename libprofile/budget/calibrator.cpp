@@ -1,0 +1,46 @@
+// calibrator.cpp - the calibration's thread and its latest result.
+#include "libprofile/budget/calibrator.h"
+
+#include <unistd.h>
+
+#include "libprofile/base/quiet_thread.h"
+
+namespace lcpi {
+
+Calibrator::~Calibrator() {
+  __atomic_store_n(&stop_, true, __ATOMIC_RELAXED);
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Calibrator::Start(const CalibrationConfig& config) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_.running) return false;
+  if (thread_.joinable()) thread_.join();  // the last one has finished
+  state_.running = true;
+  thread_ = QuietThread([this, config] { RunOne(config); });
+  return true;
+}
+
+void Calibrator::RunOne(CalibrationConfig config) {
+  __atomic_store_n(&tid_, gettid(), __ATOMIC_RELAXED);
+  Expected<Calibration> c = CalibrateSampleCost(config, &stop_);
+  __atomic_store_n(&tid_, 0, __ATOMIC_RELAXED);
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.running = false;
+  state_.runs++;
+  if (c) {
+    state_.cpu_ns += c->cpu_ns;
+    state_.last = std::move(*c);
+    state_.last_error.clear();
+  } else {
+    state_.failures++;
+    state_.last_error = c.error().ToString();
+  }
+}
+
+CalibratorState Calibrator::State() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+}  // namespace lcpi
