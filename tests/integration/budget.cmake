@@ -1,7 +1,6 @@
 # The cost budget (issue #27): lcpid's calibration of what a sample costs,
 # on this host's perf events (needs root).
-add_executable(budget_test ${CMAKE_CURRENT_SOURCE_DIR}/budget_test.cpp
-  $<TARGET_OBJECTS:lcpi_catch_main>)
+lcpi_catch_test(budget_test ${CMAKE_CURRENT_SOURCE_DIR}/budget_test.cpp)
 target_link_libraries(budget_test PRIVATE lcpiprofile Catch2::Catch2)
 target_include_directories(budget_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(budget_test PRIVATE
