@@ -95,21 +95,41 @@ bool CopyBytes(int src, int dst, uint64_t size, const std::atomic<bool>& stop,
   return true;
 }
 
-// A process in a root of its own (a container, a chroot) sees public paths
-// from there, but that root must be reachable by others from the host's "/"
-// as well: docker keeps /var/lib/docker 0710, so no host user can read what
-// is in its containers, public in them or not.
-bool RootReachable(const std::string& proc_root, int root) {
-  UniqueFd host(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+// The host's view of the file tree: pid 1's root and mount namespace
+// (lcpid's own are private under systemd: PrivateTmp=, ProtectSystem=), or
+// lcpid's where pid 1's cannot be read (a container without CAP_SYS_PTRACE
+// over its init).
+struct HostView {
+  UniqueFd root;
+  const char* mount_ns = nullptr;
+};
+
+HostView OpenHostView() {
+  UniqueFd init(open("/proc/1/root", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (init.get() >= 0) return {std::move(init), "/proc/1/ns/mnt"};
+  return {UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)), "/proc/self/ns/mnt"};
+}
+
+bool SameMountNamespace(uint32_t pid, const char* host_ns) {
+  struct stat a, b;
+  const std::string ns = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  return stat(ns.c_str(), &a) == 0 && stat(host_ns, &b) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
+
+// A process in a root of its own (a chroot) sees public paths from there,
+// but that root must be reachable by others from the host's "/" as well: a
+// root under a directory others cannot pass hides all it holds.
+bool RootReachable(const std::string& proc_root, int root, int host) {
   struct stat r, h;
-  if (host.get() < 0 || fstat(root, &r) != 0 || fstat(host.get(), &h) != 0) return false;
+  if (fstat(root, &r) != 0 || fstat(host, &h) != 0) return false;
   if (r.st_dev == h.st_dev && r.st_ino == h.st_ino) return true;
   char target[4096];
   ssize_t n = readlink(proc_root.c_str(), target, sizeof target - 1);
   if (n <= 1 || target[0] != '/') return false;
   target[n] = '\0';
   std::string name;
-  Expected<UniqueFd> dir = OpenPublicParent(host.get(), target, &name);
+  Expected<UniqueFd> dir = OpenPublicParent(host, target, &name);
   struct stat st;
   return dir && fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
          S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH) && st.st_dev == r.st_dev &&
@@ -117,24 +137,31 @@ bool RootReachable(const std::string& proc_root, int root) {
 }
 
 // Whether others could reach the file copied (`copied`, fstat of the
-// descriptor read): every directory above m's path, as its process sees
-// them (from /proc/PID/root while it lives, else from the host's "/"),
-// lets others pass (o+x), with no symbolic link or ".." on the way
-// (OpenPublicParent: the tools' rule for source files, from another root),
-// and that path ends at the very file copied. The pid may be another
+// descriptor read): every directory above m's path lets others pass (o+x),
+// with no symbolic link or ".." on the way (OpenPublicParent: the tools'
+// rule for source files, from another root), and that path ends at the very
+// file copied. The path is walked as its process sees it, from
+// /proc/PID/root, when the process shares the host's mount namespace (its
+// root then reachable by others from the host's, RootReachable); otherwise
+// (a container, a service's private mounts, a process gone) from the
+// host's root: a mount namespace of its own can bind a directory others
+// cannot reach on the host onto a public one. The pid may be another
 // process's by now, in a namespace of its own whose path leads elsewhere:
 // a public path to some other file proves nothing of this one. The file's
 // own o+r is the caller's, on the file copied; OpenPublicFile's allowlist of
 // file systems stays its own (procfs and the like answer each reader
 // differently; an image copied here is the mapped file's bytes). Any doubt
 // is a no (an overlay whose inodes differ gets a private copy).
-// Its process's root must be reachable too (RootReachable).
 bool OthersCanReach(const FileMapping& m, const struct stat& copied) {
+  HostView host = OpenHostView();
+  if (host.root.get() < 0) return false;
   const std::string proc_root = "/proc/" + std::to_string(m.pid) + "/root";
   UniqueFd root(open(proc_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (root.get() >= 0 && !RootReachable(proc_root, root.get())) return false;
-  if (root.get() < 0) root = UniqueFd(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (root.get() < 0) return false;
+  if (root.get() >= 0 && SameMountNamespace(m.pid, host.mount_ns)) {
+    if (!RootReachable(proc_root, root.get(), host.root.get())) return false;
+  } else {
+    root = std::move(host.root);
+  }
   std::string name;
   Expected<UniqueFd> dir = OpenPublicParent(root.get(), m.path, &name);
   if (!dir) return false;

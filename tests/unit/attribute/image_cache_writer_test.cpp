@@ -7,6 +7,8 @@
 // identity, or get a copy read by others that others could not read.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -453,5 +455,57 @@ TEST_CASE_METHOD(PublicCache, "a file in a root others cannot reach gets a priva
   REQUIRE(s.files == 2);
   CHECK(Mode(lcpi::FindCachedImage(db, hidden)) == 0600);
   CHECK(Mode(lcpi::FindCachedImage(db, shown)) == 0640);
+  CHECK(s.private_files == 1);
+}
+
+TEST_CASE_METHOD(PublicCache,
+                 "a file public only in a mount namespace of its own gets a private copy") {
+  // The hostile review's bypass of the root check: the process keeps the
+  // host's root but, in a mount namespace of its own (unshare -m, systemd's
+  // PrivateTmp= and BindPaths=), binds a directory others cannot reach on
+  // the host onto a public one. Its path must lead to the file as the host
+  // sees it.
+  REQUIRE(w.Start());
+  std::filesystem::create_directories(dir / "private/inner");
+  std::filesystem::create_directories(dir / "pub");
+  std::filesystem::permissions(dir / "private", std::filesystem::perms(0700));
+  std::filesystem::permissions(dir / "private/inner", std::filesystem::perms(0755));
+  std::filesystem::permissions(dir / "pub", std::filesystem::perms(0755));
+  Program(dir / "private/inner/prog", kNobody, 0755, 9);
+  const std::string id = Identity(dir / "private/inner/prog");
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  const std::string inner = dir / "private/inner", pub = dir / "pub";
+  pid_t child = fork();
+  if (child == 0) {
+    bool ok = unshare(CLONE_NEWNS) == 0 &&
+              mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+              mount(inner.c_str(), pub.c_str(), nullptr, MS_BIND, nullptr) == 0;
+    (void)!write(ready[1], ok ? "y" : "n", 1);
+    pause();
+    _exit(0);
+  }
+  char c = 0;
+  REQUIRE(read(ready[0], &c, 1) == 1);
+  close(ready[0]);
+  close(ready[1]);
+  struct stat st;
+  REQUIRE(stat((inner + "/prog").c_str(), &st) == 0);
+  FileMapping m;
+  m.pid = static_cast<uint32_t>(child);
+  m.start = 0x1000;
+  m.end = 0x2000;
+  m.path = pub + "/prog";  // as the process sees it: public there
+  m.dev = st.st_dev;
+  m.ino = st.st_ino;
+  int fd = open((inner + "/prog").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  if (c == 'y') w.Offer(id, m, fd);
+  ImageCacheStats s = c == 'y' ? Settle(w, 1) : ImageCacheStats{};
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  REQUIRE(c == 'y');
+  REQUIRE(s.files == 1);
+  CHECK(Mode(lcpi::FindCachedImage(db, id)) == 0600);
   CHECK(s.private_files == 1);
 }
