@@ -115,9 +115,14 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
   so.period = options_.period;
   so.frequency = options_.frequency;
   so.jitter_pct = options_.jitter_pct;
+  so.stack_frequency = options_.stack_frequency;
   std::string kind = options_.source;
   if (kind == "auto") kind = access(LCPI_DEVICE_PATH, F_OK) == 0 ? "kmod" : "perf";
-  if (kind == "kmod") return std::unique_ptr<Source>(new KmodSource(so));
+  if (kind == "kmod") {
+    if (so.stack_frequency)
+      spdlog::warn("call stacks are taken by the perf source only: with lcpi.ko, none yet");
+    return std::unique_ptr<Source>(new KmodSource(so));
+  }
   return std::unique_ptr<Source>(new PerfSource(so, DefaultTableConfig()));
 }
 
@@ -450,7 +455,7 @@ void Daemon::ApplyRetention() {
   DropAndRollUp();
   if (dropped_epochs_ + rolled_up_epochs_ == before) return;
   // Once a pass, not per drop or rollup: a scan of every process row.
-  if (Expected<void> e = db_->DeleteUnusedCgroups(); !e) {
+  if (Expected<void> e = db_->DeleteUnreferenced(); !e) {
     last_retention_error_ = e.error().ToString();
     spdlog::error("retention: {}", last_retention_error_);
   }

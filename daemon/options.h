@@ -21,6 +21,8 @@ struct DaemonOptions {
   uint64_t period = 0;
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
+  // Call stacks per second per CPU (perf source), beside the flat profile; 0: none.
+  uint64_t stack_frequency = 100;
   int flush_interval = 300;  // seconds
   // Distinct (image, event, offset) counts pending before a merge starts
   // early; one more batch may be in flight, so memory holds up to twice this.

@@ -54,6 +54,7 @@ class PerfSource : public Source {
     lcpi_ht table{};
     std::vector<std::unique_ptr<PerfRing>> rings;  // one per event
     uint64_t last_time = 0;                        // newest sample, perf clock
+    std::unique_ptr<PerfRing> stack_ring;          // --stack-frequency; null: none
   };
 
   using Rings = std::vector<std::unique_ptr<PerfRing>>;
@@ -69,6 +70,11 @@ class PerfSource : public Source {
   void AddBatch(Cpu& c, uint32_t event, const BufferSink& sink);
   void DeliverReady(Cpu& c, const BufferSink& sink);
   void RandomisePeriods();
+  // The stack event on every CPU (cpu-clock at options_.stack_frequency,
+  // with the kernel's call chain); a CPU that refuses it has none.
+  Expected<void> OpenStackRings();
+  // Reads c's stack ring and hands its stacks to sink as one buffer.
+  void ReadStacks(Cpu& c, const BufferSink& sink);
 
   SourceOptions options_;
   lcpi_ht_config table_config_;
@@ -90,6 +96,7 @@ class PerfSource : public Source {
   uint64_t lost_ = 0;
   uint64_t throttled_ = 0;
   uint64_t buffers_ = 0;
+  uint64_t stacks_ = 0;
   bool running_ = false;
   std::chrono::steady_clock::time_point next_jitter_{};
 };
