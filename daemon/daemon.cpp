@@ -87,6 +87,7 @@ void AddSourceDeltas(MergeBatch& batch, const DrainStats& now_all, const DrainSt
   // counts exactly)
   add("throttled_lost_estimate", d.throttled_lost_estimate);
   add("bad_records", d.bad_records);
+  add("queue_dropped_stacks", now_all.queue_dropped_stacks - before_all.queue_dropped_stacks);
   // Each event's time enabled and running since the last merge (batch.events
   // is in the source's event order): the reports' multiplex scale.
   for (size_t e = 0; e < batch.events.size() && e < LCPI_MAX_EVENTS; ++e) {
@@ -203,6 +204,7 @@ Expected<void> Daemon::Start() {
                                              &jit_, &kernel_reload_);
   aggregator_->SetLookups(lookups_.get());
   aggregator_->set_max_processes(options_.max_processes);
+  aggregator_->set_max_stacks(options_.max_stacks);
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -586,6 +588,12 @@ std::string Daemon::Status() {
   o << "waiting_samples " << aggregator_->waiting_samples() << "\n";
   o << "queue_dropped_samples " << drain.queue_dropped_samples << "\n";
   o << "queue_dropped_events " << drain.queue_dropped_events << "\n";
+  // Call stacks (--stack-frequency): taken by the source, dropped on a full
+  // queue; those beyond --max-stacks are in the windows' stacks_over_limit.
+  o << "stack_frequency " << (source_->Name() == "perf" ? options_.stack_frequency : 0) << "\n";
+  o << "stacks " << s.stacks << "\n";
+  o << "queue_dropped_stacks " << drain.queue_dropped_stacks << "\n";
+  o << "max_stacks " << options_.max_stacks << "\n";
   o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";

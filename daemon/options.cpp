@@ -52,6 +52,11 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "with lcpi.ko no stacks are taken yet")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
+  app.add_option("--max-stacks", o.max_stacks,
+                 "distinct call stacks a window keeps (in memory: up to ~2 KiB each); the "
+                 "samples of further stacks are counted in stacks_over_limit")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
+      ->capture_default_str();
   app.add_option("--jitter", o.jitter_pct, "randomise each period by +- this percent")
       ->check(CLI::Range(0, 50))
       ->capture_default_str();

@@ -119,6 +119,8 @@ class Aggregator {
   // event with pid kRolledUpPid, so a host that forks thousands of
   // processes a minute stores (and keeps in memory) a bounded number.
   void set_max_processes(size_t n) { max_processes_ = n; }
+  // At most n distinct call stacks a window (StackTable).
+  void set_max_stacks(size_t n) { stacks_.set_max(n); }
   // A new window (epoch) starts: its first pids are admitted again.
   void NewWindow();
   // Pids rolled up since start (each counted once per window).

@@ -41,6 +41,7 @@ class StackTable {
   // Adds count samples of key; false when the window is full and key is new
   // to it (nothing kept: the caller counts it).
   bool Add(StackKey key, uint64_t count);
+  void set_max(size_t n) { max_ = n; }
   // A new window: its stacks are admitted afresh.
   void NewWindow() { admitted_.clear(); }
   // The stacks pending since the last Take, handed over.

@@ -95,6 +95,12 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
                        "perf source)"
                      : "no call stack of the epochs read passes through '" + options.symbol +
                            "' (" + std::to_string(c.stack_samples) + " stack samples)");
+  // Stacks a window did not keep (lcpid --max-stacks) are in no share.
+  auto over = c.header.stats.find("stacks_over_limit");
+  if (over != c.header.stats.end() && over->second > 0)
+    c.warnings.push_back(std::to_string(over->second) +
+                         " stack samples were beyond lcpid --max-stacks in their window and are "
+                         "in none of these shares");
   for (const auto& [p, n] : counts) c.rows.push_back({p.first, p.second, n});
   std::stable_sort(c.rows.begin(), c.rows.end(),
                    [](const CallerRow& a, const CallerRow& b) { return a.count > b.count; });

@@ -2,10 +2,10 @@
  * writes a pipe and this process reads it one byte at a time, so its time
  * is spent in read() in the kernel (entry_SYSCALL_64 -> do_syscall_64 ->
  * ksys_read -> pipe_read). */
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-#include <signal.h>
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? atof(argv[1]) : 2;

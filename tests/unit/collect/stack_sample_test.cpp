@@ -11,13 +11,16 @@ using namespace lcpi;
 
 TEST_CASE("the perf callchain parses into kernel frames, user frames and an end") {
   // PERF_CONTEXT_KERNEL, two kernel frames, PERF_CONTEXT_USER, two user frames.
-  std::vector<uint64_t> ips = {static_cast<uint64_t>(-128), 0xffffffff81001010ull,
-                               0xffffffff81002005ull, static_cast<uint64_t>(-512), 0x401000,
+  std::vector<uint64_t> ips = {static_cast<uint64_t>(-128),
+                               0xffffffff81001010ull,
+                               0xffffffff81002005ull,
+                               static_cast<uint64_t>(-512),
+                               0x401000,
                                0x402000};
   StackSample s;
   ParseCallchain(ips.data(), ips.size(), &s);
-  CHECK(s.pcs == std::vector<uint64_t>{0xffffffff81001010ull, 0xffffffff81002005ull, 0x401000,
-                                       0x402000});
+  CHECK(s.pcs ==
+        std::vector<uint64_t>{0xffffffff81001010ull, 0xffffffff81002005ull, 0x401000, 0x402000});
   CHECK(s.kernel_frames == 2);
   CHECK(s.end == StackEnd::kWalkEnded);
   ParseCallchain(ips.data(), 3, &s);

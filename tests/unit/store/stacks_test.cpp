@@ -29,8 +29,7 @@ void OkVoid(Expected<void> e) {
   REQUIRE(e.has_value());
 }
 
-StackRow Stack(std::vector<std::pair<uint32_t, uint64_t>> frames, uint64_t count,
-               uint8_t end = 0) {
+StackRow Stack(std::vector<std::pair<uint32_t, uint64_t>> frames, uint64_t count, uint8_t end = 0) {
   StackRow r;
   r.frames = std::move(frames);
   r.count = count;
