@@ -5,18 +5,6 @@
 
 namespace lcpi {
 
-const char* StackEndName(StackEnd end) {
-  switch (end) {
-    case StackEnd::kWalkEnded:
-      return "walk-ended";
-    case StackEnd::kDepthCap:
-      return "depth-cap";
-    case StackEnd::kKernelOnly:
-      return "kernel-only";
-  }
-  return "unknown";
-}
-
 void ParseCallchain(const uint64_t* ips, uint64_t nr, StackSample* out) {
   out->pcs.clear();
   out->kernel_frames = 0;

@@ -10,23 +10,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "libprofile/base/stack_end.h"
+
 namespace lcpi {
 
 // The deepest stack kept: perf's own default (kernel.perf_event_max_stack).
 // Frames beyond it are cut and the stack ends with kDepthCap.
 inline constexpr uint32_t kMaxStackDepth = 127;
-
-// Why a stack has no more frames. Stored (one byte per stack): values are
-// never renumbered, new ones are added at the end.
-enum class StackEnd : uint8_t {
-  // The frame-pointer walk (user) or the kernel's unwinder ended there: the
-  // outermost frame, or a frame without a frame pointer (the DWARF
-  // unwinder is not there yet: a binary built without them stops here).
-  kWalkEnded = 0,
-  kDepthCap = 1,    // cut at kMaxStackDepth frames
-  kKernelOnly = 2,  // a kernel thread, or no user frames were given
-};
-const char* StackEndName(StackEnd end);  // "walk-ended", "depth-cap", "kernel-only"
 
 struct StackSample {
   uint32_t pid = 0;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 
+#include "libprofile/base/stack_end.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/report_symbols.h"
 
@@ -38,17 +39,7 @@ class FrameNamer {
   std::map<int64_t, std::unique_ptr<ImageSymbolizer>> symbolizers_;
 };
 
-std::string EndName(uint8_t end) {
-  switch (end) {
-    case 0:
-      return "[stack end: walk ended]";
-    case 1:
-      return "[stack end: depth cap]";
-    case 2:
-      return "[stack end: kernel only]";
-  }
-  return "[stack end: " + std::to_string(end) + "]";
-}
+std::string EndName(uint8_t end) { return "[stack end: " + StackEndName(end) + "]"; }
 
 }  // namespace
 
