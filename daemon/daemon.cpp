@@ -88,6 +88,7 @@ void AddSourceDeltas(MergeBatch& batch, const DrainStats& now_all, const DrainSt
   add("throttled_lost_estimate", d.throttled_lost_estimate);
   add("bad_records", d.bad_records);
   add("queue_dropped_stacks", now_all.queue_dropped_stacks - before_all.queue_dropped_stacks);
+  add("stacks_lost", d.stacks_lost);
   // Each event's time enabled and running since the last merge (batch.events
   // is in the source's event order): the reports' multiplex scale.
   for (size_t e = 0; e < batch.events.size() && e < LCPI_MAX_EVENTS; ++e) {
@@ -593,6 +594,7 @@ std::string Daemon::Status() {
   o << "stack_frequency " << (source_->Name() == "perf" ? options_.stack_frequency : 0) << "\n";
   o << "stacks " << s.stacks << "\n";
   o << "queue_dropped_stacks " << drain.queue_dropped_stacks << "\n";
+  o << "stacks_lost " << s.stacks_lost << "\n";
   o << "max_stacks " << options_.max_stacks << "\n";
   o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";

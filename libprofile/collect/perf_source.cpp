@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include <spdlog/spdlog.h>
 
@@ -189,6 +190,13 @@ void PerfSource::Stop() {
   running_ = false;
 }
 
+uint32_t MaxStackDepth(const std::string& sysctl) {
+  std::ifstream in(sysctl);
+  uint64_t limit = 0;
+  if (!(in >> limit) || limit == 0) return kMaxStackDepth;
+  return static_cast<uint32_t>(std::min<uint64_t>(limit, kMaxStackDepth));
+}
+
 Expected<void> PerfSource::OpenStackRings() {
   // Its own event, not a second sample type on the flat ones: the flat
   // profile keeps its rate and its cost, and stacks (a walk of up to 127
@@ -201,7 +209,9 @@ Expected<void> PerfSource::OpenStackRings() {
   attr.freq = 1;
   attr.sample_freq = options_.stack_frequency;
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-  attr.sample_max_stack = kMaxStackDepth;
+  // The kernel refuses more than kernel.perf_event_max_stack (EOVERFLOW).
+  stack_depth_ = MaxStackDepth();
+  attr.sample_max_stack = static_cast<uint16_t>(stack_depth_);
   attr.disabled = 1;
   attr.exclude_guest = 1;
   attr.watermark = 1;
@@ -226,10 +236,9 @@ void PerfSource::ReadStacks(Cpu& c, const BufferSink& sink) {
     if (hdr.type == PERF_RECORD_LOST && len >= 16) {
       uint64_t lost;
       std::memcpy(&lost, body + 8, 8);
-      lost_ += lost;
+      stacks_lost_ += lost;
       return;
     }
-    if (hdr.type == PERF_RECORD_THROTTLE) throttled_++;
     // ip, pid+tid, time, nr, ips[nr]: every length checked against the record.
     if (hdr.type != PERF_RECORD_SAMPLE || len < 32) return;
     uint64_t nr;
@@ -240,7 +249,7 @@ void PerfSource::ReadStacks(Cpu& c, const BufferSink& sink) {
     std::memcpy(&s.time, body + 16, 8);
     std::vector<uint64_t> ips(nr);
     if (nr) std::memcpy(ips.data(), body + 32, nr * 8);
-    ParseCallchain(ips.data(), nr, &s);
+    ParseCallchain(ips.data(), nr, stack_depth_, &s);
     if (s.pcs.empty()) out.stacks.pop_back();
   });
   if (out.stacks.empty()) return;
@@ -372,6 +381,7 @@ SourceStats PerfSource::Stats() const {
   s.throttled = throttled_;
   s.buffers = buffers_;
   s.stacks = stacks_;
+  s.stacks_lost = stacks_lost_;
   for (const Cpu& c : cpus_) s.as_of_ns = std::max(s.as_of_ns, c.last_time);  // the newest read
   return s;
 }

@@ -5,7 +5,8 @@
 
 namespace lcpi {
 
-void ParseCallchain(const uint64_t* ips, uint64_t nr, StackSample* out) {
+void ParseCallchain(const uint64_t* ips, uint64_t nr, uint32_t max_depth, StackSample* out) {
+  if (max_depth == 0 || max_depth > kMaxStackDepth) max_depth = kMaxStackDepth;
   out->pcs.clear();
   out->kernel_frames = 0;
   out->end = StackEnd::kWalkEnded;
@@ -18,17 +19,17 @@ void ParseCallchain(const uint64_t* ips, uint64_t nr, StackSample* out) {
       user = !kernel;
       continue;
     }
-    if (out->pcs.size() == kMaxStackDepth) {
-      out->end = StackEnd::kDepthCap;
-      return;
-    }
+    if (out->pcs.size() == max_depth) break;
     out->pcs.push_back(ip);
     // Kernel frames come first in a callchain; a marker-less chain is the
     // kernel's own (kernel threads).
     if (kernel || (!user && out->pcs.size() == out->kernel_frames + 1 && ip >> 63))
       out->kernel_frames = static_cast<uint32_t>(out->pcs.size());
   }
-  if (!out->pcs.empty() && out->kernel_frames == out->pcs.size()) out->end = StackEnd::kKernelOnly;
+  if (out->pcs.size() == max_depth)
+    out->end = StackEnd::kDepthCap;
+  else if (!out->pcs.empty() && out->kernel_frames == out->pcs.size())
+    out->end = StackEnd::kKernelOnly;
 }
 
 }  // namespace lcpi

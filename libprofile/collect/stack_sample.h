@@ -30,8 +30,10 @@ struct StackSample {
 
 // Parses a PERF_SAMPLE_CALLCHAIN array (nr entries, context markers such as
 // PERF_CONTEXT_KERNEL among them) into `out`: markers dropped, kernel frames
-// counted, at most kMaxStackDepth frames (then end = kDepthCap).
-void ParseCallchain(const uint64_t* ips, uint64_t nr, StackSample* out);
+// counted, at most max_depth (<= kMaxStackDepth) frames. A chain of
+// max_depth frames ends with kDepthCap: the kernel cuts its chains there
+// without saying so, and a chain of exactly that depth cannot be told apart.
+void ParseCallchain(const uint64_t* ips, uint64_t nr, uint32_t max_depth, StackSample* out);
 
 }  // namespace lcpi
 
