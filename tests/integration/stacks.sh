@@ -47,9 +47,14 @@ for tag in ('callers', 'pipe'):
                          (epoch,)).fetchone()
     samples = db.execute("SELECT coalesce(sum(count), 0) FROM stack_counts WHERE epoch_id = ?",
                          (epoch,)).fetchone()[0]
-    # a stack_counts row: its key (epoch, stack id) and count, ~3 varints and a header
     print(f"window '{tag}': {samples} stack samples, {n} distinct stacks, "
-          f"{blob} bytes of frames + ~{n * 12} bytes of counts")
+          f"{blob} bytes of their frames")
+try:  # what the tables take in the file, SQLite's pages included
+    for name, size in db.execute("SELECT name, sum(pgsize) FROM dbstat WHERE name IN "
+                                 "('stacks', 'stack_counts', 'counts') GROUP BY name"):
+        print(f"table {name}: {size} bytes")
+except sqlite3.OperationalError:
+    pass
 PY
 
 python3 - "$dir/callers.csv" "$dir/callees.json" <<'PY'
