@@ -90,6 +90,8 @@ void AddSourceDeltas(MergeBatch& batch, const DrainStats& now_all, const DrainSt
   // counts exactly)
   add("throttled_lost_estimate", d.throttled_lost_estimate);
   add("bad_records", d.bad_records);
+  add("queue_dropped_stacks", now_all.queue_dropped_stacks - before_all.queue_dropped_stacks);
+  add("stacks_lost", d.stacks_lost);
   // Each event's time enabled and running since the last merge (batch.events
   // is in the source's event order): the reports' multiplex scale.
   for (size_t e = 0; e < batch.events.size() && e < LCPI_MAX_EVENTS; ++e) {
@@ -118,9 +120,14 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
   so.period = options_.period;
   so.frequency = options_.frequency;
   so.jitter_pct = options_.jitter_pct;
+  so.stack_frequency = options_.stack_frequency;
   std::string kind = options_.source;
   if (kind == "auto") kind = access(LCPI_DEVICE_PATH, F_OK) == 0 ? "kmod" : "perf";
-  if (kind == "kmod") return std::unique_ptr<Source>(new KmodSource(so));
+  if (kind == "kmod") {
+    if (so.stack_frequency)
+      spdlog::warn("call stacks are taken by the perf source only: with lcpi.ko, none yet");
+    return std::unique_ptr<Source>(new KmodSource(so));
+  }
   return std::unique_ptr<Source>(new PerfSource(so, DefaultTableConfig()));
 }
 
@@ -201,6 +208,7 @@ Expected<void> Daemon::Start() {
                                              &jit_, &kernel_reload_);
   aggregator_->SetLookups(lookups_.get());
   aggregator_->set_max_processes(options_.max_processes);
+  aggregator_->set_max_stacks(options_.max_stacks);
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -470,7 +478,7 @@ void Daemon::ApplyRetention() {
   DropAndRollUp();
   if (dropped_epochs_ + rolled_up_epochs_ == before) return;
   // Once a pass, not per drop or rollup: a scan of every process row.
-  if (Expected<void> e = db_->DeleteUnusedCgroups(); !e) {
+  if (Expected<void> e = db_->DeleteUnreferenced(); !e) {
     last_retention_error_ = e.error().ToString();
     spdlog::error("retention: {}", last_retention_error_);
   }
@@ -601,6 +609,13 @@ std::string Daemon::Status() {
   o << "waiting_samples " << aggregator_->waiting_samples() << "\n";
   o << "queue_dropped_samples " << drain.queue_dropped_samples << "\n";
   o << "queue_dropped_events " << drain.queue_dropped_events << "\n";
+  // Call stacks (--stack-frequency): taken by the source, dropped on a full
+  // queue; those beyond --max-stacks are in the windows' stacks_over_limit.
+  o << "stack_frequency " << (source_->Name() == "perf" ? options_.stack_frequency : 0) << "\n";
+  o << "stacks " << s.stacks << "\n";
+  o << "queue_dropped_stacks " << drain.queue_dropped_stacks << "\n";
+  o << "stacks_lost " << s.stacks_lost << "\n";
+  o << "max_stacks " << options_.max_stacks << "\n";
   o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";

@@ -132,15 +132,21 @@ void Drainer::Push(Drained d, bool refresh) {
     sideband_stats_ = sideband;
     stats_at_ = std::chrono::steady_clock::now();
   }
+  uint64_t stacks = 0;
   for (const RecordBuffer& b : d.buffers) {
     d.records += b.records.size();
     for (const lcpi_record& r : b.records) d.samples += r.count;
+    // A call stack takes the room of records of its size (16 bytes each),
+    // so stacks are bounded by the same queue.
+    for (const StackSample& s : b.stacks) d.records += 1 + s.pcs.size() / 2;
+    stacks += b.stacks.size();
   }
   for (const SidebandEvent& e : d.events) d.event_bytes += EventBytes(e);
   std::lock_guard<std::mutex> lock(mutex_);
   if (d.records > 0 && queued_records_ + d.records > kMaxQueuedRecords) {
     // The loop is behind: these samples are lost, counted, never waited for.
     queue_dropped_samples_ += d.samples;
+    queue_dropped_stacks_ += stacks;
     for (const RecordBuffer& b : d.buffers) queue_dropped_table_drops_ += b.header.dropped;
     d.buffers.clear();
     d.records = d.samples = 0;
@@ -189,6 +195,7 @@ DrainStats Drainer::Snapshot() const {
   s.source = source_stats_;
   s.sideband = sideband_stats_;
   s.queue_dropped_samples = queue_dropped_samples_;
+  s.queue_dropped_stacks = queue_dropped_stacks_;
   s.queue_dropped_table_drops = queue_dropped_table_drops_;
   s.queue_dropped_events = queue_dropped_events_;
   s.queued_records = queued_records_;

@@ -53,6 +53,7 @@ struct DrainStats {
   uint64_t queue_dropped_samples = 0;      // in buffers dropped on a full queue
   uint64_t queue_dropped_table_drops = 0;  // their headers' drops (already lost in the table)
   uint64_t queue_dropped_events = 0;       // side-band events dropped on a full queue
+  uint64_t queue_dropped_stacks = 0;       // call stacks dropped on a full queue
   size_t queued_records = 0;               // in the queue now
   size_t queued_event_bytes = 0;
   uint64_t queued_samples = 0;
@@ -143,6 +144,7 @@ class Drainer {
   SourceStats source_stats_;
   SidebandReadStats sideband_stats_;
   uint64_t queue_dropped_samples_ = 0, queue_dropped_table_drops_ = 0, queue_dropped_events_ = 0;
+  uint64_t queue_dropped_stacks_ = 0;
   size_t queued_records_ = 0, queued_events_ = 0, queued_event_bytes_ = 0;
   uint64_t queued_samples_ = 0;
   std::chrono::steady_clock::time_point stats_at_{};  // the thread's: last refresh

@@ -47,6 +47,17 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   period->excludes(freq);
   period->check(CLI::PositiveNumber);
   freq->check(CLI::Range(1, 100000));
+  app.add_option("--stack-frequency", o.stack_frequency,
+                 "call stacks per second per CPU, a cpu-clock event of their own beside the "
+                 "flat profile (frame pointers in user space); 0: none. The perf source only: "
+                 "with lcpi.ko no stacks are taken yet")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+  app.add_option("--max-stacks", o.max_stacks,
+                 "distinct call stacks a window keeps (in memory: up to ~2 KiB each); the "
+                 "samples of further stacks are counted in stacks_over_limit")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
+      ->capture_default_str();
   app.add_option("--jitter", o.jitter_pct, "randomise each period by +- this percent")
       ->check(CLI::Range(0, 50))
       ->capture_default_str();

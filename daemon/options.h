@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "libprofile/aggregate/stack_table.h"
 #include "libprofile/base/control_protocol.h"
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/store/retention.h"
@@ -21,7 +22,10 @@ struct DaemonOptions {
   uint64_t period = 0;
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
-  int flush_interval = 300;  // seconds
+  // Call stacks per second per CPU (perf source), beside the flat profile; 0: none.
+  uint64_t stack_frequency = 100;
+  uint64_t max_stacks = kMaxStacksPerWindow;  // distinct call stacks a window keeps
+  int flush_interval = 300;                   // seconds
   // Distinct (image, event, offset) counts pending before a merge starts
   // early; one more batch may be in flight, so memory holds up to twice this.
   uint64_t max_pending_entries = 2000000;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "libprofile/base/command_line.h"
+#include "libprofile/report/callers.h"
 #include "libprofile/report/html_page.h"
 #include "libprofile/report/pprof_profile.h"
 #include "report_cli.h"
@@ -50,6 +51,22 @@ int main(int argc, char** argv) {
   app.add_option("-i,--image", opts.images,
                  "with -p or --format pprof: only images whose path contains this, or with "
                  "this identity (repeatable)");
+  std::string callers, callees;
+  auto* callers_opt = app.add_option(
+      "--callers", callers,
+      "of the call stacks through procedure SYM (named as -p names it), the share through each "
+      "immediate caller (lcpid --stack-frequency)");
+  auto* callees_opt =
+      app.add_option("--callees", callees,
+                     "likewise, the share through each procedure SYM calls ([self]: SYM "
+                     "was the sampled procedure)");
+  callers_opt->excludes(callees_opt)
+      ->excludes(p)
+      ->excludes(P)
+      ->excludes(by)
+      ->excludes(label)
+      ->excludes(epochs_flag);
+  callees_opt->excludes(p)->excludes(P)->excludes(by)->excludes(label)->excludes(epochs_flag);
   tools::AddOutputOptions(app, &out, /*pprof=*/true);
   tools::AddDebuginfoOptions(app, &no_debuginfod);
   tools::AddSourceAnyOption(app, &source_any);
@@ -68,6 +85,7 @@ int main(int argc, char** argv) {
            "lcpiprof --by unit                per systemd unit (--by container: per container)",
            "lcpiprof -P --label unit=nginx.service   the processes of one unit",
            "lcpiprof --label container=3f1c2a9b8e7d  the images one container ran",
+           "lcpiprof --callers memcpy         who called memcpy, from the call stacks",
            "lcpiprof --epochs                 the epochs and windows stored, with their times",
            "lcpiprof --since 2h               the windows of the last two hours, summed",
            "lcpiprof --since 2026-11-23T14:00 --until 2026-11-23T15:00Z",
@@ -115,8 +133,23 @@ int main(int argc, char** argv) {
                  tool.c_str());
     return 2;
   }
+  if ((!callers.empty() || !callees.empty()) && (pprof || ro.format == report::Format::kHtml)) {
+    std::fprintf(stderr, "%s: error: --callers and --callees print text, csv or json\n",
+                 tool.c_str());
+    return 2;
+  }
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
+  if (!callers.empty() || !callees.empty()) {
+    report::CallersOptions co;
+    co.epoch = opts.epoch;
+    co.range = opts.range;
+    co.symbol = callers.empty() ? callees : callers;
+    co.callees = !callees.empty();
+    co.top = opts.top;
+    return tools::PrintReport(tool, report::BuildCallers(*db, co), report::RenderCallers, ro,
+                              out.output);
+  }
   if (list_epochs) {
     return tools::PrintReport(tool, report::BuildEpochList(*db), report::RenderEpochList, ro,
                               out.output);

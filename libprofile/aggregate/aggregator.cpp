@@ -63,7 +63,43 @@ void Aggregator::SetLookups(LookupWorker* lookups) {
   });
 }
 
+std::pair<int32_t, uint64_t> Aggregator::ResolveFrame(uint32_t pid, uint64_t pc, bool kernel,
+                                                      uint64_t time) {
+  if (kernel) {
+    if (std::optional<KernelLocation> r = kernel_ ? kernel_->Locate(pc) : std::nullopt)
+      return {KernelImage(*r), r->offset};
+    return {images_.Intern("kernel:unresolved", "[kernel]", ImageKind::kKernel), RawPcOffset(pc)};
+  }
+  Resolution r = tracker_.Resolve(pid, pc, time, time);
+  if (r.mapped && r.image != kNoImage) return {r.image, r.offset};
+  if (jit_)
+    if (std::optional<JitLocation> j = jit_->Resolve(pid, std::string(r.comm), pc, time))
+      return {j->image, j->offset};
+  std::string_view comm = r.comm;
+  if (pid == 0 && comm.empty()) comm = "swapper";
+  return {UnknownImage(comm), RawPcOffset(pc)};
+}
+
+void Aggregator::AddStack(const StackSample& stack) {
+  StackKey key;
+  key.end = static_cast<uint8_t>(stack.end);
+  key.frames.reserve(stack.pcs.size());
+  for (size_t i = 0; i < stack.pcs.size(); i++) {
+    // Every frame past the leaf is a return address: the call is the
+    // instruction before it (the next procedure's, after a call that never
+    // returns, would be named otherwise).
+    uint64_t pc = i == 0 ? stack.pcs[i] : stack.pcs[i] - 1;
+    key.frames.push_back(ResolveFrame(stack.pid, pc, i < stack.kernel_frames, stack.time));
+  }
+  stats_[kStackSamplesStat]++;
+  if (stack.end == StackEnd::kDepthCap) stats_[kStacksTruncatedStat]++;
+  if (!stacks_.Add(std::move(key), 1)) stats_[kStacksOverLimitStat]++;
+}
+
 void Aggregator::Add(const RecordBuffer& buffer) {
+  for (const StackSample& s : buffer.stacks)
+    if (!s.pcs.empty()) AddStack(s);
+  if (buffer.records.empty() && !buffer.stacks.empty()) return;  // a buffer of stacks only
   const lcpi_buffer_header& h = buffer.header;
   totals_.buffers++;
   totals_.dropped += h.dropped;
@@ -305,6 +341,19 @@ Aggregator::TakenBatch Aggregator::TakeBatch(int64_t epoch, const std::vector<Re
     b.processes.push_back({kRolledUpPid, comm, image_index(static_cast<int32_t>(image)), event,
                            count, PathOf(cgroup)});
   }
+  for (auto& [key, count] : stacks_.Take()) {
+    bool wait = false;
+    for (const auto& frame : key.frames) wait = wait || held(static_cast<uint64_t>(frame.first));
+    if (wait) {
+      stacks_.PutBack(key, count);
+      continue;
+    }
+    StackRow& row = b.stacks.emplace_back();
+    row.end = key.end;
+    row.count = count;
+    for (const auto& [image, offset] : key.frames)
+      row.frames.emplace_back(image_index(image), offset);
+  }
   // Held counts' samples go with their counts into a later batch, and so do
   // the samples of records still waiting for a lookup (not counted yet).
   uint64_t held_samples = 0;
@@ -409,6 +458,7 @@ bool Aggregator::FirstRolledUp(uint32_t pid) {
 }
 
 void Aggregator::NewWindow() {
+  stacks_.NewWindow();
   admitted_.clear();
   rolled_pids_.assign(rolled_pids_.size(), false);
 }
@@ -420,6 +470,8 @@ void Aggregator::MarkImages(std::vector<bool>& in_use) const {
   for (const auto& [key, p] : processes_) in_use[std::get<1>(key)] = true;
   for (const auto& [key, count] : rolled_up_) in_use[std::get<2>(key)] = true;
   for (const auto& [comm, image] : unknown_images_) in_use[image] = true;
+  for (const auto& [key, count] : stacks_.pending())
+    for (const auto& frame : key.frames) in_use[frame.first] = true;
 }
 
 }  // namespace lcpi

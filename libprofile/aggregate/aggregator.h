@@ -34,6 +34,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include "libprofile/aggregate/stack_table.h"
 #include "libprofile/attribute/image_table.h"
 #include "libprofile/attribute/jit_maps.h"
 #include "libprofile/attribute/process_tracker.h"
@@ -118,13 +119,16 @@ class Aggregator {
   // event with pid kRolledUpPid, so a host that forks thousands of
   // processes a minute stores (and keeps in memory) a bounded number.
   void set_max_processes(size_t n) { max_processes_ = n; }
+  // At most n distinct call stacks a window (StackTable).
+  void set_max_stacks(size_t n) { stacks_.set_max(n); }
   // A new window (epoch) starts: its first pids are admitted again.
   void NewWindow();
   // Pids rolled up since start (each counted once per window).
   uint64_t processes_rolled_up() const { return processes_rolled_up_; }
 
   bool empty() const {
-    return counts_.empty() && processes_.empty() && rolled_up_.empty() && stats_.empty();
+    return counts_.empty() && processes_.empty() && rolled_up_.empty() && stats_.empty() &&
+           stacks_.pending().empty();
   }
   size_t entries() const;  // distinct (image, event, offset) pending
   // Sets in_use[image] for every image a pending count or process row names;
@@ -162,6 +166,12 @@ class Aggregator {
   // (and cgroup's) rolled-up row once the window has max_processes_ other pids.
   void AddProcess(uint32_t pid, std::string_view comm, const CgroupRef* cgroup, uint32_t image,
                   uint32_t event, uint64_t count);
+  // Resolves each frame of a call stack as a record's pc is (without
+  // waiting for a lookup: what is not known yet goes to the unknown image)
+  // and counts it in stacks_.
+  void AddStack(const StackSample& stack);
+  // (image, offset) of one frame of pid's stack.
+  std::pair<int32_t, uint64_t> ResolveFrame(uint32_t pid, uint64_t pc, bool kernel, uint64_t time);
   // Adds the counts AddRecord gathered in adds_ to counts_, and empties it.
   void AddCounts();
   // The sampled offsets of each JIT image pending.
@@ -227,6 +237,7 @@ class Aggregator {
   // them, so the table does not forget one and give its index away.
   absl::flat_hash_map<std::string, int32_t> unknown_images_;
   std::map<std::string, int64_t> stats_;
+  StackTable stacks_;
   AggregateTotals totals_;
   // The window's pids with rows of their own (at most max_processes_), and
   // those rolled up, to count each once: a bit per pid, since a host that

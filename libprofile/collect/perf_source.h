@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "lcpi_hashtable.h"
@@ -26,6 +27,10 @@ constexpr uint64_t kAssumedCyclesPerNs = 2;
 // The mean period for ev at the options' rate: options.period if given,
 // else derived from options.frequency or kDefaultSampleRate.
 uint64_t MeanPeriod(const SourceOptions& options, uint32_t type);
+
+// The deepest call stack asked of perf: kMaxStackDepth, or less where the
+// sysctl kernel.perf_event_max_stack is lower.
+uint32_t MaxStackDepth(const std::string& sysctl = "/proc/sys/kernel/perf_event_max_stack");
 
 class PerfSource : public Source {
  public:
@@ -54,6 +59,7 @@ class PerfSource : public Source {
     lcpi_ht table{};
     std::vector<std::unique_ptr<PerfRing>> rings;  // one per event
     uint64_t last_time = 0;                        // newest sample, perf clock
+    std::unique_ptr<PerfRing> stack_ring;          // --stack-frequency; null: none
   };
 
   using Rings = std::vector<std::unique_ptr<PerfRing>>;
@@ -69,6 +75,11 @@ class PerfSource : public Source {
   void AddBatch(Cpu& c, uint32_t event, const BufferSink& sink);
   void DeliverReady(Cpu& c, const BufferSink& sink);
   void RandomisePeriods();
+  // The stack event on every CPU (cpu-clock at options_.stack_frequency,
+  // with the kernel's call chain); a CPU that refuses it has none.
+  Expected<void> OpenStackRings();
+  // Reads c's stack ring and hands its stacks to sink as one buffer.
+  void ReadStacks(Cpu& c, const BufferSink& sink);
 
   SourceOptions options_;
   lcpi_ht_config table_config_;
@@ -90,6 +101,10 @@ class PerfSource : public Source {
   uint64_t lost_ = 0;
   uint64_t throttled_ = 0;
   uint64_t buffers_ = 0;
+  uint64_t stacks_ = 0;
+  uint64_t stacks_lost_ = 0;
+  uint32_t stack_depth_ =
+      kMaxStackDepth;  // asked of perf (MaxStackDepth)  // not in lost_: that counts flat samples
   bool running_ = false;
   std::chrono::steady_clock::time_point next_jitter_{};
 };

@@ -34,6 +34,8 @@ SourceStats operator-(const SourceStats& now, const SourceStats& before) {
   d.handler_ns_miss -= before.handler_ns_miss;
   d.buffers -= before.buffers;
   d.bad_records -= before.bad_records;
+  d.stacks -= before.stacks;
+  d.stacks_lost -= before.stacks_lost;
   for (size_t e = 0; e < LCPI_MAX_EVENTS; ++e) {
     d.time_enabled[e] -= before.time_enabled[e];
     d.time_running[e] -= before.time_running[e];

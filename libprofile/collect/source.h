@@ -16,6 +16,7 @@
 #include "lcpi_abi.h"
 #include "libprofile/base/error.h"
 #include "libprofile/collect/event_spec.h"
+#include "libprofile/collect/stack_sample.h"
 
 namespace lcpi {
 
@@ -24,6 +25,9 @@ namespace lcpi {
 struct RecordBuffer {
   lcpi_buffer_header header{};
   std::vector<lcpi_record> records;
+  // Call stacks of the stack event (perf source, --stack-frequency), taken
+  // in the buffer's window. A buffer of stacks has no records.
+  std::vector<StackSample> stacks;
 };
 
 struct SourceOptions {
@@ -31,6 +35,9 @@ struct SourceOptions {
   uint64_t period = 0;            // mean period (events; ns for cpu-clock), or
   uint64_t frequency = 0;         // samples per second per CPU (exactly one is set)
   uint32_t jitter_pct = 10;       // period randomised by +- this %
+  // Call stacks per second per CPU, sampled by a cpu-clock event of their
+  // own beside the flat events (perf source only); 0: none.
+  uint64_t stack_frequency = 0;
 };
 
 struct SourceStats {
@@ -48,6 +55,8 @@ struct SourceStats {
   // perf: records of impossible size in a sample ring; each ends that read
   // of the ring, whose rest (samples nobody can count) is skipped.
   uint64_t bad_records = 0;
+  uint64_t stacks = 0;       // call stacks taken (perf source, --stack-frequency)
+  uint64_t stacks_lost = 0;  // call stacks the kernel lost (their ring was full)
   // Per event (Source::Events() order), summed over CPUs: ns each event was
   // enabled, and ns it was really on the PMU counting. running < enabled
   // means the PMU multiplexed it: its samples undercount by running/enabled.

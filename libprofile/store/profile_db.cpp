@@ -22,6 +22,7 @@
 #include "libprofile/base/cgroup_label.h"
 #include "libprofile/store/profile_db_schema.h"
 #include "libprofile/store/profile_db_sql.h"
+#include "libprofile/store/stack_codec.h"
 
 namespace lcpi {
 
@@ -137,6 +138,14 @@ Expected<void> ValidateBatch(const MergeBatch& b, std::vector<bool>* quarantine)
     if (s.image >= b.images.size())
       return bad("symbol " + s.name + " names an image not in the batch");
     if (too_big(s.offset) || too_big(s.size)) (*quarantine)[s.image] = true;
+  }
+  for (const StackRow& st : b.stacks) {
+    if (st.frames.empty() || st.frames.size() > kMaxStoredStackFrames)
+      return bad("a call stack has no frames or more than " +
+                 std::to_string(kMaxStoredStackFrames));
+    for (const auto& [image, offset] : st.frames)
+      if (image >= b.images.size()) return bad("a call stack names an image not in the batch");
+    if (too_big(st.count)) return bad("a call stack's count is too large");
   }
   for (const auto& [name, value] : b.stats) {
     if (name.empty()) return bad("a statistic has an empty name");
@@ -706,6 +715,9 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
     }
   }
 
+  int64_t stacks_quarantined = 0;
+  if (auto ok = MergeStacks(b, image_ids, quarantine, &stacks_quarantined); !ok) return ok;
+
   auto stat = Prepare(kSqlUpsertStat);
   if (!stat) return stat.error();
   auto add_stat = [&](const std::string& name, int64_t value) -> Expected<void> {
@@ -721,7 +733,8 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
   }
   for (const auto& [name, value] :
        {std::pair{kCgroupsRefusedStat, cgroups_refused}, std::pair{kCgroupsNewStat, cgroups_new},
-        std::pair{kCgroupsOverLimitStat, cgroups_over_limit}}) {
+        std::pair{kCgroupsOverLimitStat, cgroups_over_limit},
+        std::pair{kStacksQuarantinedStat, stacks_quarantined}}) {
     if (value == 0) continue;
     if (auto ok = add_stat(name, value); !ok) return ok;
   }

@@ -105,6 +105,26 @@ struct SymbolRow {
   std::string name;
 };
 
+// One distinct call stack of a batch and its samples. Frames name images
+// by index into MergeBatch::images, leaf first; every offset after the
+// leaf's is of the call instruction (a return address less one).
+struct StackRow {
+  uint8_t end = 0;  // why the stack has no more frames (collect/stack_sample.h StackEnd)
+  std::vector<std::pair<uint32_t, uint64_t>> frames;
+  uint64_t count = 0;
+};
+
+// A stack as the tools read it: frames by image id, and its samples summed
+// over the epochs asked for.
+struct StoredStack {
+  uint8_t end = 0;
+  std::vector<std::pair<int64_t, uint64_t>> frames;
+  uint64_t count = 0;
+};
+
+// Stacks of a batch that name a quarantined image: not stored, counted.
+inline constexpr const char* kStacksQuarantinedStat = "stacks_quarantined";
+
 // The pid of a process row that sums the processes lcpid did not keep apart
 // (lcpid --max-processes): one row per command, image and event. Stored as
 // pid -1 (no real pid is), read back as this value.
@@ -119,6 +139,7 @@ struct MergeBatch {
   std::vector<CountRow> counts;
   std::vector<ProcessRow> processes;
   std::vector<SymbolRow> symbols;
+  std::vector<StackRow> stacks;                        // added to the epoch's stack counts
   std::vector<std::pair<std::string, int64_t>> stats;  // name -> increment
 };
 
@@ -322,6 +343,9 @@ class ProfileDb {
 
   // Stored symbols of an image (kernel, modules), ascending offsets.
   Expected<std::vector<SymbolInfo>> Symbols(int64_t image_id);
+  // Every call stack of the epochs with its samples summed over them.
+  // kCorrupt: a stored stack is damaged.
+  Expected<std::vector<StoredStack>> Stacks(const EpochSet& epochs);
 
   // Daemon statistics summed over the merges of `epochs`.
   Expected<std::map<std::string, int64_t>> Stats(const EpochSet& epochs);
@@ -364,10 +388,11 @@ class ProfileDb {
   // processes_rolled_up.
   Expected<void> MergeEpochs(const std::vector<int64_t>& ids, size_t max_processes = 0);
   // Deletes the cgroup paths no process row names any more (a host that
-  // runs pods all day makes new ones all day). One scan of process_counts:
-  // lcpid's retention runs it once a pass, after its drops and rollups,
-  // which leave the paths.
-  Expected<void> DeleteUnusedCgroups();
+  // runs pods all day makes new ones all day), and the call stacks no
+  // window counts any more. One scan of process_counts and one of
+  // stack_counts: lcpid's retention runs it once a pass, after its drops
+  // and rollups, which leave them.
+  Expected<void> DeleteUnreferenced();
 
   // The database file's size as SQLite sees it (page_count * page_size), and
   // how much of it is free pages.
@@ -404,6 +429,10 @@ class ProfileDb {
   Expected<int64_t> EpochStat(int64_t epoch, const char* name);
   Expected<void> MergeLocked(const MergeBatch& batch, const std::vector<bool>& quarantine,
                              const MergeReport& quarantined, std::optional<uint32_t>* failed_image);
+  // The batch's stacks into stacks and stack_counts (profile_db_stacks.cpp);
+  // *skipped counts those naming a quarantined image.
+  Expected<void> MergeStacks(const MergeBatch& batch, const std::vector<int64_t>& image_ids,
+                             const std::vector<bool>& quarantine, int64_t* skipped);
   Expected<void> BeginWrite(const char* what);
   Expected<void> Commit(const char* what);
   Error SqlError(int rc, const std::string& what);

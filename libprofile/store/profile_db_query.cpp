@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "libprofile/store/profile_db.h"
 #include "libprofile/store/profile_db_sql.h"
+#include "libprofile/store/stack_codec.h"
 
 namespace lcpi {
 
@@ -87,6 +89,17 @@ constexpr const char kSqlEpochEventsSome[] =
 constexpr const char kSqlSymbols[] =
     "SELECT image_offset, size, name FROM symbols WHERE image_id = ?1 ORDER BY image_offset, name";
 constexpr const char kSqlStats[] = "SELECT name, value FROM stats WHERE epoch_id = ?1";
+// A stack's frames with its samples in the epochs.
+constexpr const char kSqlStacks[] =
+    "SELECT s.frames, c.count FROM stack_counts c JOIN stacks s ON s.id = c.stack_id "
+    "WHERE c.epoch_id = ?1";
+constexpr const char kSqlStacksAll[] =
+    "SELECT s.frames, t.total FROM (SELECT stack_id, sum(count) AS total FROM stack_counts "
+    "GROUP BY stack_id) t JOIN stacks s ON s.id = t.stack_id";
+constexpr const char kSqlStacksSome[] =
+    "SELECT s.frames, t.total FROM (SELECT stack_id, sum(count) AS total FROM stack_counts "
+    "WHERE epoch_id IN (SELECT value FROM json_each(?1)) GROUP BY stack_id) t "
+    "JOIN stacks s ON s.id = t.stack_id";
 constexpr const char kSqlStatsAll[] = "SELECT name, sum(value) FROM stats GROUP BY name";
 // Reading page 1 is what starts the read transaction that BEGIN only announces.
 constexpr const char kSqlTouch[] = "SELECT count(*) FROM sqlite_schema";
@@ -290,6 +303,30 @@ Expected<std::vector<SymbolInfo>> ProfileDb::Symbols(int64_t image_id) {
         out.push_back({U64(s, 0), U64(s, 1), sql::ColumnText(s, 2)});
       });
   if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<StoredStack>> ProfileDb::Stacks(const EpochSet& epochs) {
+  std::vector<StoredStack> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
+  std::optional<Error> damaged;
+  auto ok = Query(
+      Pick(epochs, kSqlStacksAll, kSqlStacks, kSqlStacksSome), "cannot read call stacks",
+      [&](sqlite3_stmt* s) { BindEpochs(s, epochs, json); },
+      [&](sqlite3_stmt* s) {
+        const void* bytes = sqlite3_column_blob(s, 0);
+        auto size = static_cast<size_t>(sqlite3_column_bytes(s, 0));
+        auto decoded =
+            DecodeStack(std::string_view(bytes ? static_cast<const char*>(bytes) : "", size));
+        if (!decoded) {
+          if (!damaged) damaged = decoded.error();
+          return;
+        }
+        out.push_back({decoded->first, std::move(decoded->second), U64(s, 1)});
+      });
+  if (!ok) return ok.error();
+  if (damaged) return Error(Errc::kCorrupt, path_ + ": " + damaged->message());
   return out;
 }
 

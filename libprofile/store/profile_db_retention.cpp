@@ -24,12 +24,15 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM counts WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM process_counts WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM stack_counts WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
 };
-// One scan of process_counts (DeleteUnusedCgroups).
+// One scan of process_counts (DeleteUnreferenced).
 constexpr const char kSqlDeleteUnusedCgroups[] =
     "DELETE FROM cgroups WHERE id NOT IN (SELECT cgroup_id FROM process_counts)";
+constexpr const char kSqlDeleteUnusedStacks[] =
+    "DELETE FROM stacks WHERE id NOT IN (SELECT stack_id FROM stack_counts)";
 constexpr const char kSqlNewestOpen[] = "SELECT max(id) FROM epochs";
 // What a drop takes away stays counted: the dropped epochs' statistics are
 // added to the current epoch (?2) as retention_dropped.NAME, so samples taken
@@ -102,8 +105,10 @@ Expected<void> ProfileDb::DropEpochs(const std::vector<int64_t>& ids) {
   return Exec("PRAGMA wal_checkpoint(PASSIVE)", "cannot checkpoint");
 }
 
-Expected<void> ProfileDb::DeleteUnusedCgroups() {
-  return Exec(kSqlDeleteUnusedCgroups, "cannot delete the unused cgroup paths");
+Expected<void> ProfileDb::DeleteUnreferenced() {
+  if (auto ok = Exec(kSqlDeleteUnusedCgroups, "cannot delete the unused cgroup paths"); !ok)
+    return ok;
+  return Exec(kSqlDeleteUnusedStacks, "cannot delete the unused call stacks");
 }
 
 namespace {
@@ -123,6 +128,10 @@ constexpr const char* kSqlRollup[] = {
      "GROUP BY pid, comm, cgroup_id, image_id, event_id "
      "ON CONFLICT (epoch_id, pid, comm, cgroup_id, image_id, event_id) "
      "DO UPDATE SET count = count + excluded.count"),
+    ("INSERT INTO stack_counts (epoch_id, stack_id, count) "
+     "SELECT ?1, stack_id, sum(count) FROM stack_counts "
+     "WHERE epoch_id IN (SELECT value FROM json_each(?2)) GROUP BY stack_id "
+     "ON CONFLICT (epoch_id, stack_id) DO UPDATE SET count = count + excluded.count"),
     ("INSERT INTO stats (epoch_id, name, value) "
      "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
      "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),

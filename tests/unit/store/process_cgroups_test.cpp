@@ -160,7 +160,7 @@ TEST_CASE("the cgroup paths no row uses are deleted once, after the drops and ro
   OkVoid(db->DropEpochs({a}));
   // Left to the one scan of process_counts a retention pass makes.
   CHECK(RawInt(path, "SELECT count(*) FROM cgroups") == 2);
-  OkVoid(db->DeleteUnusedCgroups());
+  OkVoid(db->DeleteUnreferenced());
   CHECK(RawInt(path, "SELECT count(*) FROM cgroups") == 1);
   CHECK(Totals(*db, b).size() == 1);
   // A path seen again after it was deleted gets a row again.

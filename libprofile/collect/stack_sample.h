@@ -1,0 +1,40 @@
+// stack_sample.h - one call stack as a source takes it: the pcs from the
+// sampled instruction outwards (kernel frames first, then user frames), and
+// why the walk ended. The perf source fills it from PERF_SAMPLE_CALLCHAIN
+// (frame pointers in user space, the kernel's own unwinder in the kernel);
+// an unwinder from a copy of the user stack (.eh_frame through libdw) will
+// add frames and its own reasons without changing the shape.
+#ifndef LCPI_LIBPROFILE_COLLECT_STACK_SAMPLE_H
+#define LCPI_LIBPROFILE_COLLECT_STACK_SAMPLE_H
+
+#include <cstdint>
+#include <vector>
+
+#include "libprofile/base/stack_end.h"
+
+namespace lcpi {
+
+// The deepest stack kept: perf's own default (kernel.perf_event_max_stack).
+// Frames beyond it are cut and the stack ends with kDepthCap.
+inline constexpr uint32_t kMaxStackDepth = 127;
+
+struct StackSample {
+  uint32_t pid = 0;
+  uint64_t time = 0;  // perf clock, as records' windows
+  // Leaf first. pcs[0] is the sampled instruction; every later pc is a
+  // return address (the instruction after a call).
+  std::vector<uint64_t> pcs;
+  uint32_t kernel_frames = 0;  // pcs[0, kernel_frames) are kernel addresses
+  StackEnd end = StackEnd::kWalkEnded;
+};
+
+// Parses a PERF_SAMPLE_CALLCHAIN array (nr entries, context markers such as
+// PERF_CONTEXT_KERNEL among them) into `out`: markers dropped, kernel frames
+// counted, at most max_depth (<= kMaxStackDepth) frames. A chain of
+// max_depth frames ends with kDepthCap: the kernel cuts its chains there
+// without saying so, and a chain of exactly that depth cannot be told apart.
+void ParseCallchain(const uint64_t* ips, uint64_t nr, uint32_t max_depth, StackSample* out);
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_COLLECT_STACK_SAMPLE_H

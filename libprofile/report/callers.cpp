@@ -1,0 +1,145 @@
+// callers.cpp - the callers and callees of one procedure, from the stored
+// call stacks.
+#include "libprofile/report/callers.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "libprofile/base/stack_end.h"
+#include "libprofile/report/percent.h"
+#include "libprofile/report/report_symbols.h"
+
+namespace lcpi::report {
+namespace {
+
+// A frame's procedure: (name, image path), named as -p names it.
+using Proc = std::pair<std::string, std::string>;
+
+class FrameNamer {
+ public:
+  FrameNamer(ProfileDb& db, std::map<int64_t, ImageInfo> images, std::vector<std::string>* warnings)
+      : db_(db), images_(std::move(images)), warnings_(warnings) {}
+
+  Proc Name(int64_t image_id, uint64_t offset) {
+    auto it = images_.find(image_id);
+    if (it == images_.end()) return {"[image " + std::to_string(image_id) + "]", ""};
+    auto& sym = symbolizers_[image_id];
+    if (!sym)
+      sym = std::make_unique<ImageSymbolizer>(ImageSymbolizer::Load(db_, it->second, warnings_));
+    if (std::optional<Procedure> p = sym->Find(offset)) return {p->name, it->second.path};
+    return {RangeName(it->second.path, offset, offset), it->second.path};
+  }
+
+ private:
+  ProfileDb& db_;
+  std::map<int64_t, ImageInfo> images_;
+  std::vector<std::string>* warnings_;
+  std::map<int64_t, std::unique_ptr<ImageSymbolizer>> symbolizers_;
+};
+
+std::string EndName(uint8_t end) { return "[stack end: " + StackEndName(end) + "]"; }
+
+}  // namespace
+
+Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
+  if (options.symbol.empty()) return Error(Errc::kInvalidArgument, "no procedure named");
+  auto header = BeginReport(db, options.epoch, options.range, {});
+  if (!header) return header.error();
+  SnapshotGuard end(db);
+  Callers c;
+  c.header = std::move(*header);
+  c.symbol = options.symbol;
+  c.callees = options.callees;
+  auto stacks = db.Stacks(QueryEpoch(c.header));
+  if (!stacks) return stacks.error();
+  auto images = db.ListImages();
+  if (!images) return images.error();
+  std::map<int64_t, ImageInfo> by_id;
+  for (ImageInfo& i : *images) by_id.emplace(i.id, std::move(i));
+  FrameNamer namer(db, std::move(by_id), &c.warnings);
+  std::map<Proc, uint64_t> counts;
+  for (const StoredStack& s : *stacks) {
+    c.stack_samples += s.count;
+    std::vector<Proc> names;
+    names.reserve(s.frames.size());
+    for (const auto& [image, offset] : s.frames) names.push_back(namer.Name(image, offset));
+    std::set<Proc> seen;  // each neighbour once per stack
+    for (size_t i = 0; i < names.size(); i++) {
+      if (names[i].first != options.symbol) continue;
+      Proc next;
+      if (options.callees)
+        next = i == 0 ? Proc{"[self]", ""} : names[i - 1];
+      else
+        next = i + 1 < names.size() ? names[i + 1] : Proc{EndName(s.end), ""};
+      seen.insert(next);
+    }
+    if (seen.empty()) continue;
+    c.through += s.count;
+    for (const Proc& p : seen) counts[p] += s.count;
+  }
+  if (c.through == 0)
+    return Error(Errc::kNotFound,
+                 c.stack_samples == 0
+                     ? "no call stacks are stored for the epochs read (lcpid --stack-frequency, "
+                       "perf source)"
+                     : "no call stack of the epochs read passes through '" + options.symbol +
+                           "' (" + std::to_string(c.stack_samples) + " stack samples)");
+  // Stacks a window did not keep (lcpid --max-stacks) are in no share.
+  auto over = c.header.stats.find("stacks_over_limit");
+  if (over != c.header.stats.end() && over->second > 0)
+    c.warnings.push_back(std::to_string(over->second) +
+                         " stack samples were beyond lcpid --max-stacks in their window and are "
+                         "in none of these shares");
+  for (const auto& [p, n] : counts) c.rows.push_back({p.first, p.second, n});
+  std::stable_sort(c.rows.begin(), c.rows.end(),
+                   [](const CallerRow& a, const CallerRow& b) { return a.count > b.count; });
+  if (options.top && c.rows.size() > options.top) {
+    c.omitted = c.rows.size() - options.top;
+    c.rows.resize(options.top);
+  }
+  return c;
+}
+
+Document CallersDocument(const Callers& c) {
+  const char* view = c.callees ? "callees" : "callers";
+  Document doc;
+  doc.tool = "lcpiprof";
+  doc.title = std::string("lcpiprof: ") + view + " of " + c.symbol;
+  doc.sources.push_back({c.header, "", "", 0});
+  doc.header_notes.push_back("stacks:   " + std::to_string(c.through) + " of " +
+                             std::to_string(c.stack_samples) + " stack samples pass through " +
+                             c.symbol + " (% of those)");
+  doc.facts_before.push_back({"view", CellType::kText, std::string(view)});
+  doc.facts_before.push_back({"symbol", CellType::kText, c.symbol});
+  doc.facts_after.push_back({"stack_samples", CellType::kCount, uint64_t{c.stack_samples}});
+  doc.facts_after.push_back({"through", CellType::kCount, uint64_t{c.through}});
+  if (c.omitted) doc.omitted = Omitted{c.omitted, std::nullopt};
+  doc.warnings = c.warnings;
+  Table t;
+  t.key = "rows";
+  t.columns = {Column(c.callees ? "callee" : "caller", c.callees ? "callee" : "caller", "name",
+                      CellType::kName),
+               Column("image", CellType::kPath), Column("stacks", CellType::kCount),
+               Column("%", "percent", "percent", CellType::kPercent)};
+  Show(&t, Format::kText, {2, 3, 0, 1});
+  Show(&t, Format::kCsv, {0, 1, 2, 3});
+  Show(&t, Format::kJson, {0, 1, 2, 3});
+  for (const CallerRow& r : c.rows) {
+    TableRow row = NewRow(t);
+    row.cells[0] = r.name;
+    row.cells[1] = r.image;
+    row.cells[2] = uint64_t{r.count};
+    row.cells[3] = Percent(r.count, c.through);
+    t.rows.push_back(std::move(row));
+  }
+  doc.tables.push_back(std::move(t));
+  return doc;
+}
+
+std::string RenderCallers(const Callers& callers, const RenderOptions& options) {
+  return Render(CallersDocument(callers), options);
+}
+
+}  // namespace lcpi::report

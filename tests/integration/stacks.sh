@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# stacks.sh LCPID LCPICTL LCPIPROF CALLERS_6040 PIPE_READS - call stacks end
+# to end: lcpid takes stacks at --stack-frequency, stores them per window,
+# and lcpiprof --callers / --callees reads them back.
+#  1. callers_6040 calls leaf() 60 % through mid_a, 40 % through mid_b:
+#     --callers leaf gives 60/40 within 3 points (1,000 stacks/s/CPU for 4 s:
+#     ~4,000 stacks, a standard error of ~0.8 points), --callees mid_a gives leaf.
+#  2. pipe_reads spends its time reading a pipe: if this kernel gives kernel
+#     call chains, a stack through ksys_read (or the read path) names the
+#     system call entry.
+# Prints the bytes the stack tables hold for the window.
+set -euo pipefail
+lcpid=$1 lcpictl=$2 lcpiprof=$3 callers=$4 pipe_reads=$5
+[ "$(id -u)" = 0 ] || { echo "needs root (system-wide perf events)"; exit 77; }
+dir=$(mktemp -d /tmp/lcpi-stacks-XXXXXX)
+trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+
+"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 1000 \
+  --stack-frequency 1000 --log-level warn 2>"$dir/lcpid.log" &
+daemon=$!
+for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+kill -0 $daemon 2>/dev/null || { cat "$dir/lcpid.log"; exit 1; }
+"$lcpictl" --socket "$dir/s" epoch --tag callers >/dev/null
+"$callers" 4
+"$lcpictl" --socket "$dir/s" epoch --tag pipe >/dev/null
+"$pipe_reads" 2
+"$lcpictl" --socket "$dir/s" stop >/dev/null
+wait $daemon
+daemon=
+
+"$lcpiprof" --db "$dir/p.db" --epoch callers --callers leaf
+"$lcpiprof" --db "$dir/p.db" --epoch callers --callers leaf --format csv >"$dir/callers.csv"
+"$lcpiprof" --db "$dir/p.db" --epoch callers --callees mid_a --format json >"$dir/callees.json"
+"$lcpiprof" --db "$dir/p.db" --epoch pipe --callees ksys_read --format csv \
+  >"$dir/ksys_read.csv" 2>"$dir/ksys_read.err" || true
+"$lcpiprof" --db "$dir/p.db" --epoch pipe --callers ksys_read --format csv \
+  >"$dir/ksys_callers.csv" 2>>"$dir/ksys_read.err" || true
+"$lcpiprof" --db "$dir/p.db" --epoch pipe --callers do_syscall_64 --format csv \
+  >"$dir/syscall_callers.csv" 2>>"$dir/ksys_read.err" || true
+python3 - "$dir/p.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for tag in ('callers', 'pipe'):
+    (epoch,) = db.execute("SELECT id FROM epochs WHERE tag = ?", (tag,)).fetchone()
+    n, blob = db.execute("SELECT count(*), coalesce(sum(length(s.frames)), 0) FROM stack_counts c "
+                         "JOIN stacks s ON s.id = c.stack_id WHERE c.epoch_id = ?",
+                         (epoch,)).fetchone()
+    samples = db.execute("SELECT coalesce(sum(count), 0) FROM stack_counts WHERE epoch_id = ?",
+                         (epoch,)).fetchone()[0]
+    print(f"window '{tag}': {samples} stack samples, {n} distinct stacks, "
+          f"{blob} bytes of their frames")
+try:  # what the tables take in the file, SQLite's pages included
+    for name, size in db.execute("SELECT name, sum(pgsize) FROM dbstat WHERE name IN "
+                                 "('stacks', 'stack_counts', 'counts') GROUP BY name"):
+        print(f"table {name}: {size} bytes")
+except sqlite3.OperationalError:
+    pass
+PY
+
+python3 - "$dir/callers.csv" "$dir/callees.json" <<'PY'
+import csv, json, sys
+rows = {r['caller']: float(r['percent']) for r in csv.DictReader(open(sys.argv[1]))}
+print("callers of leaf:", rows)
+a, b = rows.get('mid_a', 0), rows.get('mid_b', 0)
+assert abs(a - 60) <= 3, f"mid_a {a:.2f} %, not 60 +- 3"
+assert abs(b - 40) <= 3, f"mid_b {b:.2f} %, not 40 +- 3"
+callees = {r['name']: r['percent'] for r in json.load(open(sys.argv[2]))['rows']}
+print("callees of mid_a:", callees)
+assert callees.get('leaf', 0) > 90, "mid_a's callee is not leaf"
+PY
+
+python3 - "$dir/ksys_read.csv" "$dir/ksys_callers.csv" "$dir/syscall_callers.csv" \
+  "$dir/ksys_read.err" <<'PY'
+import csv, os, sys
+paranoid = open('/proc/sys/kernel/perf_event_paranoid').read().strip()
+def rows(path):
+    return list(csv.DictReader(open(path))) if os.path.getsize(path) else []
+callees, callers, syscall = rows(sys.argv[1]), rows(sys.argv[2]), rows(sys.argv[3])
+print(f"perf_event_paranoid {paranoid}; callees of ksys_read:",
+      [(r['callee'], r['percent']) for r in callees[:4]])
+print("callers of ksys_read:", [(r['caller'], r['percent']) for r in callers[:4]])
+print("callers of do_syscall_64:", [(r['caller'], r['percent']) for r in syscall[:4]])
+if not callers:
+    print(open(sys.argv[4]).read())
+assert callers, "no kernel stack passes through ksys_read"
+entry = callers + syscall
+assert any('do_syscall_64' in r['caller'] or 'entry_SYSCALL' in r['caller'] or
+           '__x64_sys_read' in r['caller'] for r in entry), "the system call entry is not named"
+assert any('entry_SYSCALL' in r['caller'] for r in syscall), "entry_SYSCALL_64 is not named"
+PY
