@@ -170,13 +170,17 @@ bool IsLabelKey(std::string_view key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// Whether a cgroup path has every label asked for.
-bool MatchesLabels(const std::string& path, const std::vector<LabelFilter>& labels) {
-  for (const LabelFilter& l : labels) {
+// Whether a cgroup path has every label asked for. A value matches by its
+// bytes, or, for a filter no path matches by bytes (`printed`), as every
+// report prints it (control bytes and bytes that are not UTF-8 as \xNN), so
+// what is copied from a report selects it, and a name that is literally
+// "\x0a" never mixes with one holding a newline.
+bool MatchesLabels(const std::string& path, const std::vector<LabelFilter>& labels,
+                   const std::vector<bool>& printed) {
+  for (size_t i = 0; i < labels.size(); i++) {
+    const LabelFilter& l = labels[i];
     const std::string value = CgroupLabelValue(path, l.key);
-    // By its bytes, or as every report prints it (control bytes and bytes
-    // that are not UTF-8 as \xNN), so what is copied from a report selects it.
-    if (value == l.value || Printable(value) == l.value) continue;
+    if (printed[i] ? Printable(value) == l.value : value == l.value) continue;
     // docker ps shows 12 digits of an id
     const bool short_id = l.key == "container" && l.value.size() >= 12 && !value.empty() &&
                           value.compare(0, l.value.size(), l.value) == 0;
@@ -191,12 +195,19 @@ Expected<std::vector<ProcessTotal>> MatchingProcessTotals(ProfileDb& db, const H
                                                           const std::vector<LabelFilter>& labels) {
   auto totals = db.ProcessTotals(QueryEpoch(h));
   if (!totals || labels.empty()) return totals;
+  std::set<std::string, std::less<>> paths;
+  for (const ProcessTotal& t : *totals) paths.insert(t.cgroup);
+  std::vector<bool> printed(labels.size(), true);
+  for (size_t i = 0; i < labels.size(); i++) {
+    for (const std::string& p : paths) {
+      if (CgroupLabelValue(p, labels[i].key) == labels[i].value) printed[i] = false;
+    }
+  }
   std::map<std::string, bool, std::less<>> matches;
+  for (const std::string& p : paths) matches.emplace(p, MatchesLabels(p, labels, printed));
   std::vector<ProcessTotal> out;
   for (ProcessTotal& t : *totals) {
-    auto it = matches.find(t.cgroup);
-    if (it == matches.end()) it = matches.emplace(t.cgroup, MatchesLabels(t.cgroup, labels)).first;
-    if (it->second) out.push_back(std::move(t));
+    if (matches.find(t.cgroup)->second) out.push_back(std::move(t));
   }
   return out;
 }

@@ -23,11 +23,14 @@ const std::string kId = "0123456789abcdef0123456789abcdef0123456789abcdef0123456
 const std::string kNginx = "/system.slice/nginx.service";
 const std::string kDocker = "/system.slice/docker-" + kId + ".scope";
 const std::string kHostile = "/user.slice/user-1000.slice/user@1000.service/\x1b[2Jevil";
+// A sibling named as reports print kHostile: a backslash, then "x1b".
+const std::string kLiteral = "/user.slice/user-1000.slice/user@1000.service/\\x1b[2Jevil";
 
 struct Env {
   lcpi::testing::TempDir dir{"lcpi-labels-test"};
   std::unique_ptr<ProfileDb> db;
-  Env() {
+  // literal_sibling: one more process, in kLiteral.
+  explicit Env(bool literal_sibling = false) {
     const std::string path = dir.File("p.db");
     {
       auto w = OpenOk(path);
@@ -52,6 +55,7 @@ struct Env {
                      row(11, "nginx", 0, 30, kNginx),  row(20, "sh", 2, 40, kDocker),
                      row(20, "sh", 1, 10, kDocker),    row(30, "cron", 2, 5, ""),
                      row(40, "evil", 1, 1, kHostile)};
+      if (literal_sibling) b.processes.push_back(row(41, "literal", 1, 2, kLiteral));
       REQUIRE(w->Merge(b));
     }
     db = OpenOk(path, DbMode::kReadOnly);
@@ -137,6 +141,18 @@ TEST_CASE("filtering by --label keeps exactly the processes of one unit or conta
     if (r.pid == 10 || r.pid == 11) CHECK(r.label == "nginx.service");
     if (r.pid == 30) CHECK(r.label.empty());
   }
+}
+
+TEST_CASE("a value matched as reports print it never mixes two cgroups", "[report]") {
+  // Reports print both kHostile and kLiteral as kLiteral's bytes: a filter
+  // some path matches by its bytes selects that path alone.
+  Env env(true);
+  ProfOptions o;
+  o.view = View::kProcesses;
+  o.labels = {Label("cgroup=" + kLiteral)};
+  CHECK(ByName(Build(*env.db, o)) == std::map<std::string, uint64_t>{{"literal", 2}});
+  o.labels = {Label("cgroup=" + kHostile)};
+  CHECK(ByName(Build(*env.db, o)) == std::map<std::string, uint64_t>{{"evil", 1}});
 }
 
 TEST_CASE("filtering the image view by --label sums the process rows of those processes",
