@@ -42,10 +42,14 @@ uint64_t Spin(uint64_t iterations, uint64_t seed) {
   return x;
 }
 
-// One event on the calling thread, disabled until a unit runs: sampling
-// at rate (with a ring, so every sample is written as lcpid's are, and
-// counted from it), or, for rate 0, a counting dummy that is enabled and
-// disabled as the others are, so every unit pays the same two ioctls.
+// One event on the loop's CPU, disabled until a unit runs: sampling at
+// rate (with a ring, so every sample is written as lcpid's are, and the
+// loop thread's counted from it), or, for rate 0, a counting dummy that is
+// enabled and disabled as the others are, so every unit pays the same two
+// ioctls. Per CPU, not per thread: the first per-thread event of a host
+// turns on the scheduler's perf hooks (the perf_sched_events static key),
+// code patched in __schedule at each calibration, which Debian 13's 6.12
+// under QEMU's TCG took as an int3 oops (kmod.6.12.events).
 class LoopEvent {
  public:
   static constexpr size_t kDataPages = 16;
@@ -58,8 +62,9 @@ class LoopEvent {
   LoopEvent(const LoopEvent&) = delete;
   LoopEvent& operator=(const LoopEvent&) = delete;
 
-  Expected<void> Open(const CalibrationConfig& c, uint64_t rate) {
+  Expected<void> Open(const CalibrationConfig& c, uint64_t rate, int cpu) {
     rate_ = rate;
+    tid_ = static_cast<uint32_t>(gettid());
     perf_event_attr a{};
     a.size = sizeof(a);
     a.disabled = 1;
@@ -69,7 +74,7 @@ class LoopEvent {
     } else {
       a.type = c.type;
       a.config = c.config;
-      a.sample_type = PERF_SAMPLE_IP;
+      a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
       // cpu-clock counts ns: the period is exact; other events' periods are
       // unknown in time, so perf finds them (frequency mode).
       if (c.type == PERF_TYPE_SOFTWARE && c.config == PERF_COUNT_SW_CPU_CLOCK) {
@@ -80,7 +85,7 @@ class LoopEvent {
       }
       a.wakeup_events = 1u << 30;  // no reader waits on it
     }
-    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
+    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
     if (fd_ < 0) return ErrnoError("calibration: perf_event_open", errno);
     if (rate == 0) return {};
     ring_ = mmap(nullptr, RingBytes(), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
@@ -105,7 +110,8 @@ class LoopEvent {
   uint64_t Head() const {
     return ring_ == MAP_FAILED ? 0 : __atomic_load_n(&Page()->data_head, __ATOMIC_ACQUIRE);
   }
-  // Counts the sample records from `from` to `to` and frees them.
+  // Counts the loop thread's sample records from `from` to `to` (the CPU's
+  // other tasks' are not its cost) and frees them.
   uint64_t CountSamples(uint64_t from, uint64_t to) {
     if (ring_ == MAP_FAILED) return 0;
     const uint64_t size = Page()->data_size;
@@ -116,7 +122,12 @@ class LoopEvent {
       // a header never straddles the end: records are 8-byte aligned
       std::memcpy(&h, data + (at % size), sizeof(h));
       if (h.size < sizeof(h)) break;
-      if (h.type == PERF_RECORD_SAMPLE) n++;
+      if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
+        // ip, then pid and tid: 8-byte aligned, so they never straddle the end
+        uint32_t pid_tid[2];
+        std::memcpy(pid_tid, data + ((at + sizeof(h) + 8) % size), sizeof(pid_tid));
+        if (pid_tid[1] == tid_) n++;
+      }
       at += h.size;
     }
     __atomic_store_n(&Page()->data_tail, to, __ATOMIC_RELEASE);
@@ -126,6 +137,7 @@ class LoopEvent {
   int fd_ = -1;
   void* ring_ = MAP_FAILED;
   uint64_t rate_ = 0;
+  uint32_t tid_ = 0;
 };
 
 // The last CPU this thread may run on.
@@ -171,7 +183,7 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
   std::vector<std::unique_ptr<LoopEvent>> events;
   for (uint64_t rate : rates) {
     events.push_back(std::make_unique<LoopEvent>());
-    if (Expected<void> e = events.back()->Open(config, rate); !e) return e.error();
+    if (Expected<void> e = events.back()->Open(config, rate, out.cpu); !e) return e.error();
   }
 
   // How many iterations make a unit: timed on a short run, unsampled.
