@@ -28,6 +28,9 @@ namespace lcpi::ship {
 
 namespace {
 
+// The most of one IN (...) list in a query (ShipImages).
+constexpr size_t kMaxInListBytes = 64 * 1024;
+
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
 
@@ -134,22 +137,27 @@ class Shipper {
     auto images = db_.ListImages();
     if (!images) return images.error();
     std::vector<const ImageInfo*> wanted;
-    std::string in;
+    std::vector<std::string> hex;
     for (const ImageInfo& i : *images) {
       if (!ids.count(i.id)) continue;
       wanted.push_back(&i);
-      in += (in.empty() ? "" : ", ") + fleet::SqlString(Hex(i.identity));
+      hex.push_back(Hex(i.identity));
     }
-    // hex(identity): the answer is compared without unescaping anything
-    auto present = ch_.Query("SELECT hex(identity) FROM " + Table("images") +
-                             " WHERE hex(identity) IN (" + in + ")");
-    if (!present) return present.error();
+    // hex(identity): the answer is compared without unescaping anything.
+    // Asked in lists of at most 64 KiB: one list of a busy window's images
+    // would pass ClickHouse's max_query_size (256 KiB), an HTTP 400 that
+    // every try repeats while later windows wait behind it.
     std::set<std::string> have;
-    for (size_t pos = 0; pos < present->size();) {
-      size_t nl = present->find('\n', pos);
-      if (nl == std::string::npos) nl = present->size();
-      have.insert(present->substr(pos, nl - pos));
-      pos = nl + 1;
+    for (const std::string& in : fleet::SqlInLists(hex, kMaxInListBytes)) {
+      auto present = ch_.Query("SELECT hex(identity) FROM " + Table("images") +
+                               " WHERE hex(identity) IN (" + in + ")");
+      if (!present) return present.error();
+      for (size_t pos = 0; pos < present->size();) {
+        size_t nl = present->find('\n', pos);
+        if (nl == std::string::npos) nl = present->size();
+        have.insert(present->substr(pos, nl - pos));
+        pos = nl + 1;
+      }
     }
     std::string symbols, rows;
     for (const ImageInfo* i : wanted) {

@@ -8,6 +8,8 @@
 #  killed    SIGKILL after a window's rows (before its commit), and after its
 #            commit (before the shipper's bookkeeping): the rerun ships each
 #            window once
+#  many      4,000 new images in one window: asked about in lists under
+#            max_query_size, every window shipped
 #  away      the server killed mid-ship: the shipper retries, --status shows
 #            the error; restarted, every window arrives, none twice
 # Each case ships into a ClickHouse database of its own, from a state file
@@ -116,6 +118,25 @@ images=$(ch_query "SELECT count(), uniqExact(identity) FROM exact.images")
   { echo "FAIL: images or symbols sent again: images $images"; exit 1; }
 grep -q "shipped" <(tail -n +$((windows + 1)) "$dir/exact.log") &&
   { echo "FAIL: the second run sent windows again"; cat "$dir/exact.log"; exit 1; }
+
+# --- many images: one window naming 4,000 new images (a CI host running
+# fresh test binaries), ~600 KB when asked about in one list, more than
+# ClickHouse's max_query_size (256 KiB)
+cp "$dir/p.db" "$dir/many.db"
+sqlite3 "$dir/many.db" "
+  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+  INSERT INTO images (identity, path, kind, first_seen)
+    SELECT printf('unknown:test-binary-%064d', i), '/nonexistent', 'unknown', 0 FROM n;
+  INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count)
+    SELECT (SELECT min(id) FROM epochs WHERE ended IS NOT NULL), id, (SELECT min(id) FROM events), 0, 1
+    FROM images WHERE path = '/nonexistent';"
+rc=0
+timeout 60 "$ship" --once --url "$CH_URL" --db "$dir/many.db" --state "$dir/many.state" --database many \
+  --host test-host 2>>"$dir/many.log" || rc=$?
+images=$(ch_query "SELECT count() FROM many.images WHERE identity LIKE 'unknown:test-binary-%'")
+[ $rc = 0 ] && [ "$(ch_query "SELECT count() FROM many.windows")" = "$windows" ] && [ "$images" = 4000 ] ||
+  { echo "FAIL (many images): lcpi-ship exited $rc, $images of 4000 images"; grep -m1 "HTTP" "$dir/many.log" | cut -c1-160; exit 1; }
+echo "ok (many images): 4000 new images in one window, $windows windows shipped"
 
 # --- killed after its rows, before the commit; then after the commit
 for point in rows marker; do
