@@ -41,9 +41,10 @@ std::string Part(CURLU* u, CURLUPart part) {
 Expected<std::unique_ptr<ClickHouseHttp>> ClickHouseHttp::Create(const std::string& url,
                                                                  ClickHouseOptions options) {
   InitCurlOnce();
-  // Messages carry the bytes as given: whoever shows them makes them
-  // printable (Printable, base/text.h), once.
-  const std::string& shown_input = url;
+  // Messages carry the bytes as given but the user and password (the
+  // journal is no place for them): whoever shows them makes them printable
+  // (Printable, base/text.h), once.
+  const std::string shown_input = WithoutUserinfo(url);
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     return Error(Errc::kInvalidArgument,
                  "ClickHouse URL '" + shown_input +
