@@ -225,11 +225,14 @@ class Shipper {
     if (earlier_attempts > 0) {
       // Rows of tries cut short are never counted (the views keep the
       // committed attempt); deleting them is only tidiness, so a failure
-      // here is logged, not retried.
+      // here is logged, not retried. Its start time too: window ids start
+      // again at 1 in a recreated database, and another life's committed
+      // rows of the same id are not this window's.
       for (const char* t : {"counts", "processes"}) {
-        auto r = ch_.Query("ALTER TABLE " + Table(t) + " DELETE WHERE host = " +
-                           fleet::SqlString(o_.host) + " AND window_id = " + std::to_string(e.id) +
-                           " AND attempt != " + std::to_string(*committed));
+        auto r = ch_.Query(
+            "ALTER TABLE " + Table(t) + " DELETE WHERE host = " + fleet::SqlString(o_.host) +
+            " AND window_id = " + std::to_string(e.id) + " AND started = toDateTime(" +
+            std::to_string(e.started) + ") AND attempt != " + std::to_string(*committed));
         if (!r) Log("could not delete the rows of earlier tries: " + r.error().message());
       }
     }

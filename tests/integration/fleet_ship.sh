@@ -10,6 +10,8 @@
 #            window once
 #  many      4,000 new images in one window: asked about in lists under
 #            max_query_size, every window shipped
+#  life      a recreated database's windows (same ids, other start times)
+#            retried: the first life's committed rows are kept
 #  away      the server killed mid-ship: the shipper retries, --status shows
 #            the error; restarted, every window arrives, none twice
 # Each case ships into a ClickHouse database of its own, from a state file
@@ -94,7 +96,7 @@ run() {  # run DB [ENV...]: lcpi-ship --once into DB; its status in $rc
   local db=$1; shift
   rc=0
   # a refused insert is retried (the operator may fix the server): bounded here
-  timeout 30 env "$@" "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/$db.state" --database "$db" \
+  timeout 30 env "$@" "$ship" --once --url "$CH_URL" --db "${DBFILE:-$dir/p.db}" --state "${STATE:-$dir/$db.state}" --database "$db" \
     --host "test-host" 2>>"$dir/$db.log" || rc=$?
 }
 
@@ -154,6 +156,26 @@ for point in rows marker; do
 done
 grep -q "in ClickHouse already" "$dir/kill_marker.log" ||
   { echo "FAIL: after the commit the rerun did not find the window"; exit 1; }
+
+# --- another life: a recreated profile database (window ids from 1 again,
+# other start times) shipped as the same host into the same tables; its
+# retried windows' clean-up must not delete the first life's committed rows
+run life
+[ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; exit 1; }
+first=$(ch_query "SELECT count() FROM life.shipped_counts")
+cp "$dir/p.db" "$dir/life2.db"
+sqlite3 "$dir/life2.db" "UPDATE epochs SET started = started - 2592000, ended = ended - 2592000"
+DBFILE=$dir/life2.db STATE=$dir/life2.state run life LCPI_SHIP_TEST_HOOK=kill-after-rows
+DBFILE=$dir/life2.db STATE=$dir/life2.state run life
+[ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; cat "$dir/life.log"; exit 1; }
+for _ in $(seq 100); do
+  [ "$(ch_query "SELECT count() FROM system.mutations WHERE database = 'life' AND is_done = 0")" = 0 ] && break
+  sleep 0.1
+done
+both=$(ch_query "SELECT count() FROM life.shipped_counts")
+[ "$both" = $((2 * first)) ] ||
+  { echo "FAIL (another life): $both committed count rows, want $((2 * first)) (the first life's $first and as many again)"; exit 1; }
+echo "ok (another life): same window ids, other start times: $both committed count rows kept"
 
 # --- the server away mid-ship
 LCPI_SHIP_TEST_HOOK=pause-ms=2000 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/away.state" \
