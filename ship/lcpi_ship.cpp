@@ -15,6 +15,7 @@
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/fleet/fleet_schema.h"
+#include "ship/fleet_host.h"
 #include "ship/shipper.h"
 #include "ship/url_file.h"
 
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
   o.database = lcpi::fleet::kDefaultFleetDatabase;
   char host[HOST_NAME_MAX + 1] = "";
   gethostname(host, sizeof(host));
-  o.host = host;
+  o.host = lcpi::ship::DefaultFleetHost(host);
   bool status = false;
 
   CLI::App app{
@@ -73,7 +74,9 @@ int main(int argc, char** argv) {
   app.add_option("--state", o.state_path,
                  "lcpi-ship's own record of what it shipped (SQLite, created)")
       ->capture_default_str();
-  app.add_option("--host", o.host, "this host's name in the fleet (default: the host name)");
+  app.add_option("--host", o.host,
+                 "this host's name in the fleet (default: HOSTNAME/MACHINE-ID, the host name and "
+                 "/etc/machine-id, so clones of one name stay apart)");
   app.add_option("--database", o.database, "ClickHouse database")->capture_default_str();
   app.add_flag("--once", o.once,
                "ship the windows closed now (retrying while the server is away), then exit");
