@@ -1,15 +1,19 @@
 // shipper.cpp - closed windows into ClickHouse, exactly once (shipper.h).
 #include "ship/shipper.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <set>
@@ -261,6 +265,25 @@ std::unique_ptr<ProfileDb> OpenProfileDb(const std::string& path) {
   return nullptr;
 }
 
+// One shipper per profile database, whatever its state file: an flock on
+// the database file itself (SQLite locks with fcntl, which flock does not
+// see, and lcpid takes no flock), held until the process ends. Two state
+// files on one database would each commit its windows: two windows rows,
+// each run's clean-up deleting the other's rows. The fd stays open.
+bool LockProfileDb(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    Log("cannot lock the profile database " + path + ": " + std::strerror(errno));
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    Log("another lcpi-ship ships " + path + " (one per database, whatever its --state)");
+    close(fd);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int RunShipper(const ShipOptions& o) {
@@ -276,6 +299,7 @@ int RunShipper(const ShipOptions& o) {
   }
   auto db = OpenProfileDb(o.db_path);
   if (!db) return 1;
+  if (!LockProfileDb(o.db_path)) return 1;
   auto state = ShipState::Open(o.state_path, /*read_only=*/false);
   if (!state) {
     Log(state.error().message());

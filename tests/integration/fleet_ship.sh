@@ -12,6 +12,8 @@
 #            max_query_size, every window shipped
 #  life      a recreated database's windows (same ids, other start times)
 #            retried: the first life's committed rows are kept
+#  two       a second shipper (another state file) on the same database
+#            refuses to start
 #  away      the server killed mid-ship: the shipper retries, --status shows
 #            the error; restarted, every window arrives, none twice
 # Each case ships into a ClickHouse database of its own, from a state file
@@ -176,6 +178,19 @@ both=$(ch_query "SELECT count() FROM life.shipped_counts")
 [ "$both" = $((2 * first)) ] ||
   { echo "FAIL (another life): $both committed count rows, want $((2 * first)) (the first life's $first and as many again)"; exit 1; }
 echo "ok (another life): same window ids, other start times: $both committed count rows kept"
+
+# --- two shippers with two state files on one database: the second refuses
+LCPI_SHIP_TEST_HOOK=pause-ms=3000 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/two_a.state" \
+  --database two --host test-host 2>"$dir/two_a.log" &
+shipper=$!
+for _ in $(seq 200); do grep -q "shipped" "$dir/two_a.log" && break; sleep 0.05; done
+rc=0
+timeout 30 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/two_b.state" --database two \
+  --host test-host 2>"$dir/two_b.log" || rc=$?
+kill $shipper; wait $shipper || true; shipper=
+[ $rc = 1 ] && grep -q "another lcpi-ship ships" "$dir/two_b.log" ||
+  { echo "FAIL (two shippers): the second exited $rc: $(tail -1 "$dir/two_b.log")"; exit 1; }
+echo "ok (two shippers): the second refused: $(tail -1 "$dir/two_b.log")"
 
 # --- the server away mid-ship
 LCPI_SHIP_TEST_HOOK=pause-ms=2000 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/away.state" \
