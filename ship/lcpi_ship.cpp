@@ -12,9 +12,12 @@
 
 #include "libprofile/base/command_line.h"
 #include "libprofile/base/control_protocol.h"
+#include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/fleet/fleet_schema.h"
+#include "ship/fleet_host.h"
 #include "ship/shipper.h"
+#include "ship/url_file.h"
 
 namespace {
 
@@ -43,7 +46,7 @@ int main(int argc, char** argv) {
   o.database = lcpi::fleet::kDefaultFleetDatabase;
   char host[HOST_NAME_MAX + 1] = "";
   gethostname(host, sizeof(host));
-  o.host = host;
+  o.host = lcpi::ship::DefaultFleetHost(host);
   bool status = false;
 
   CLI::App app{
@@ -59,12 +62,21 @@ int main(int argc, char** argv) {
       "shipper killed or a server stopped mid-window sends it again, never twice.\n"
       "While the server is away windows wait in the database and the shipper retries\n"
       "with a doubling wait."};
-  app.add_option("--url", o.url, "ClickHouse's HTTP interface, e.g. http://clickhouse:8123");
+  std::string url_file;
+  app.add_option("--url", o.url,
+                 "ClickHouse's HTTP interface, e.g. http://clickhouse:8123; for tests and "
+                 "interactive use: a command line is visible to every local user (ps), so a "
+                 "URL with a password belongs in --url-file");
+  app.add_option("--url-file", url_file,
+                 "a file holding the URL (with user:password@), read at start; refused if "
+                 "others may read it (the unit gives it as a systemd credential)");
   app.add_option("--db", o.db_path, "lcpid's profile database ($LCPI_DB)")->capture_default_str();
   app.add_option("--state", o.state_path,
                  "lcpi-ship's own record of what it shipped (SQLite, created)")
       ->capture_default_str();
-  app.add_option("--host", o.host, "this host's name in the fleet (default: the host name)");
+  app.add_option("--host", o.host,
+                 "this host's name in the fleet (default: HOSTNAME/MACHINE-ID, the host name and "
+                 "/etc/machine-id, so clones of one name stay apart)");
   app.add_option("--database", o.database, "ClickHouse database")->capture_default_str();
   app.add_flag("--once", o.once,
                "ship the windows closed now (retrying while the server is away), then exit");
@@ -80,8 +92,21 @@ int main(int argc, char** argv) {
       "The server being away is not an error: it is retried, and --status shows it.");
   if (auto exit = lcpi::ParseCommandLine(app, argc, argv)) return *exit;
   if (status) return lcpi::ship::PrintStatus(o);
+  if (!url_file.empty()) {
+    if (!o.url.empty()) {
+      std::fprintf(stderr, "lcpi-ship: give --url or --url-file, not both\n");
+      return 2;
+    }
+    auto url = lcpi::ship::ReadUrlFile(url_file);
+    if (!url) {
+      std::fprintf(stderr, "lcpi-ship: %s\n", lcpi::Printable(url.error().message()).c_str());
+      return 2;
+    }
+    o.url = *url;
+  }
   if (o.url.empty()) {
-    std::fprintf(stderr, "lcpi-ship: --url is required (ClickHouse's HTTP interface)\n");
+    std::fprintf(stderr,
+                 "lcpi-ship: --url-file (or --url) is required (ClickHouse's HTTP interface)\n");
     return 2;
   }
   if (o.host.empty()) {

@@ -1,15 +1,19 @@
 // shipper.cpp - closed windows into ClickHouse, exactly once (shipper.h).
 #include "ship/shipper.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <set>
@@ -27,6 +31,9 @@
 namespace lcpi::ship {
 
 namespace {
+
+// The most of one IN (...) list in a query (ShipImages).
+constexpr size_t kMaxInListBytes = 64 * 1024;
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
@@ -134,22 +141,27 @@ class Shipper {
     auto images = db_.ListImages();
     if (!images) return images.error();
     std::vector<const ImageInfo*> wanted;
-    std::string in;
+    std::vector<std::string> hex;
     for (const ImageInfo& i : *images) {
       if (!ids.count(i.id)) continue;
       wanted.push_back(&i);
-      in += (in.empty() ? "" : ", ") + fleet::SqlString(Hex(i.identity));
+      hex.push_back(Hex(i.identity));
     }
-    // hex(identity): the answer is compared without unescaping anything
-    auto present = ch_.Query("SELECT hex(identity) FROM " + Table("images") +
-                             " WHERE hex(identity) IN (" + in + ")");
-    if (!present) return present.error();
+    // hex(identity): the answer is compared without unescaping anything.
+    // Asked in lists of at most 64 KiB: one list of a busy window's images
+    // would pass ClickHouse's max_query_size (256 KiB), an HTTP 400 that
+    // every try repeats while later windows wait behind it.
     std::set<std::string> have;
-    for (size_t pos = 0; pos < present->size();) {
-      size_t nl = present->find('\n', pos);
-      if (nl == std::string::npos) nl = present->size();
-      have.insert(present->substr(pos, nl - pos));
-      pos = nl + 1;
+    for (const std::string& in : fleet::SqlInLists(hex, kMaxInListBytes)) {
+      auto present = ch_.Query("SELECT hex(identity) FROM " + Table("images") +
+                               " WHERE hex(identity) IN (" + in + ")");
+      if (!present) return present.error();
+      for (size_t pos = 0; pos < present->size();) {
+        size_t nl = present->find('\n', pos);
+        if (nl == std::string::npos) nl = present->size();
+        have.insert(present->substr(pos, nl - pos));
+        pos = nl + 1;
+      }
     }
     std::string symbols, rows;
     for (const ImageInfo* i : wanted) {
@@ -217,11 +229,14 @@ class Shipper {
     if (earlier_attempts > 0) {
       // Rows of tries cut short are never counted (the views keep the
       // committed attempt); deleting them is only tidiness, so a failure
-      // here is logged, not retried.
+      // here is logged, not retried. Its start time too: window ids start
+      // again at 1 in a recreated database, and another life's committed
+      // rows of the same id are not this window's.
       for (const char* t : {"counts", "processes"}) {
-        auto r = ch_.Query("ALTER TABLE " + Table(t) + " DELETE WHERE host = " +
-                           fleet::SqlString(o_.host) + " AND window_id = " + std::to_string(e.id) +
-                           " AND attempt != " + std::to_string(*committed));
+        auto r = ch_.Query(
+            "ALTER TABLE " + Table(t) + " DELETE WHERE host = " + fleet::SqlString(o_.host) +
+            " AND window_id = " + std::to_string(e.id) + " AND started = toDateTime(" +
+            std::to_string(e.started) + ") AND attempt != " + std::to_string(*committed));
         if (!r) Log("could not delete the rows of earlier tries: " + r.error().message());
       }
     }
@@ -250,6 +265,25 @@ std::unique_ptr<ProfileDb> OpenProfileDb(const std::string& path) {
   return nullptr;
 }
 
+// One shipper per profile database, whatever its state file: an flock on
+// the database file itself (SQLite locks with fcntl, which flock does not
+// see, and lcpid takes no flock), held until the process ends. Two state
+// files on one database would each commit its windows: two windows rows,
+// each run's clean-up deleting the other's rows. The fd stays open.
+bool LockProfileDb(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    Log("cannot lock the profile database " + path + ": " + std::strerror(errno));
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    Log("another lcpi-ship ships " + path + " (one per database, whatever its --state)");
+    close(fd);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int RunShipper(const ShipOptions& o) {
@@ -265,6 +299,7 @@ int RunShipper(const ShipOptions& o) {
   }
   auto db = OpenProfileDb(o.db_path);
   if (!db) return 1;
+  if (!LockProfileDb(o.db_path)) return 1;
   auto state = ShipState::Open(o.state_path, /*read_only=*/false);
   if (!state) {
     Log(state.error().message());

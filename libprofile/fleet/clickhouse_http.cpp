@@ -41,9 +41,10 @@ std::string Part(CURLU* u, CURLUPart part) {
 Expected<std::unique_ptr<ClickHouseHttp>> ClickHouseHttp::Create(const std::string& url,
                                                                  ClickHouseOptions options) {
   InitCurlOnce();
-  // Messages carry the bytes as given: whoever shows them makes them
-  // printable (Printable, base/text.h), once.
-  const std::string& shown_input = url;
+  // Messages carry the bytes as given but the user and password (the
+  // journal is no place for them): whoever shows them makes them printable
+  // (Printable, base/text.h), once.
+  const std::string shown_input = WithoutUserinfo(url);
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     return Error(Errc::kInvalidArgument,
                  "ClickHouse URL '" + shown_input +
@@ -105,7 +106,8 @@ Expected<std::string> ClickHouseHttp::Post(const std::string& query_param,
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_bytes);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   // no "Expect: 100-continue" round trip before a large insert

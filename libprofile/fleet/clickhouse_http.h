@@ -15,9 +15,13 @@
 namespace lcpi::fleet {
 
 struct ClickHouseOptions {
-  // How long a connection may take, and a whole request.
+  // How long a connection may take. A request has no total time limit (a
+  // large insert over a slow link takes what it takes; a total one made
+  // such a window fail on every try): it is given up when fewer than
+  // `low_speed_bytes` per second move for `low_speed_time`.
   std::chrono::milliseconds connect_timeout{5000};
-  std::chrono::milliseconds request_timeout{120000};
+  long low_speed_bytes = 1024;
+  std::chrono::seconds low_speed_time{60};
 };
 
 class ClickHouseHttp {

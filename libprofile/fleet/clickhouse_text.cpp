@@ -2,6 +2,8 @@
 // string literals (clickhouse_text.h).
 #include "libprofile/fleet/clickhouse_text.h"
 
+#include <algorithm>
+
 namespace lcpi::fleet {
 
 namespace {
@@ -73,6 +75,32 @@ std::string UrlEncode(std::string_view value) {
     }
   }
   return out;
+}
+
+std::vector<std::string> SqlInLists(const std::vector<std::string>& values, size_t max_bytes) {
+  std::vector<std::string> lists;
+  std::string list;
+  for (const std::string& v : values) {
+    const std::string literal = SqlString(v);
+    if (!list.empty() && list.size() + 2 + literal.size() > max_bytes) {
+      lists.push_back(std::move(list));
+      list.clear();
+    }
+    if (!list.empty()) list += ", ";
+    list += literal;
+  }
+  if (!list.empty()) lists.push_back(std::move(list));
+  return lists;
+}
+
+std::string WithoutUserinfo(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const size_t end = std::min(url.find_first_of("/?#", start), url.size());
+  // The last '@' of the authority ends the userinfo (a password may hold '@').
+  const size_t at = url.substr(start, end - start).rfind('@');
+  if (at == std::string_view::npos) return std::string(url);
+  return std::string(url.substr(0, start)) + std::string(url.substr(start + at + 1));
 }
 
 }  // namespace lcpi::fleet

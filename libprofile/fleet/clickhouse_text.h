@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lcpi::fleet {
 
@@ -29,6 +30,16 @@ std::string SqlString(std::string_view value);
 // `value` percent-encoded for a URL's query parameter (RFC 3986 unreserved
 // characters kept).
 std::string UrlEncode(std::string_view value);
+
+// `values` as the insides of IN (...) lists, each as SqlString, ", "
+// between, each list at most `max_bytes` long (a value longer alone is a
+// list of its own): a query naming many values is sent as several, each
+// well under the server's max_query_size (256 KiB by default).
+std::vector<std::string> SqlInLists(const std::vector<std::string>& values, size_t max_bytes);
+
+// `url` without its user and password ("http://u:pw@h/" is "http://h/"),
+// whether or not it parses: what every message prints of a URL.
+std::string WithoutUserinfo(std::string_view url);
 
 }  // namespace lcpi::fleet
 

@@ -75,7 +75,7 @@ std::string BuildIdFromNoteData(Elf_Data* data) {
     // gelf_getnote validated these, but this is the cheap place to be sure.
     if (name_offset + nhdr.n_namesz <= data->d_size &&
         desc_offset + nhdr.n_descsz <= data->d_size && nhdr.n_type == NT_GNU_BUILD_ID &&
-        nhdr.n_namesz == kGnuOwnerSize && nhdr.n_descsz > 0 &&
+        nhdr.n_namesz == kGnuOwnerSize && nhdr.n_descsz > 0 && nhdr.n_descsz <= kMaxBuildIdBytes &&
         std::memcmp(static_cast<const char*>(data->d_buf) + name_offset, kGnuOwner,
                     kGnuOwnerSize) == 0) {
       return HexBytes(static_cast<const char*>(data->d_buf) + desc_offset, nhdr.n_descsz);
@@ -177,6 +177,7 @@ std::optional<std::string> FindGnuBuildIdInNoteBlob(std::string_view blob) {
     // missing, so it is checked only when another note follows.
     if (desc_pos > end || descsz > end - desc_pos) return std::nullopt;
     if (type == NT_GNU_BUILD_ID && namesz == kGnuOwnerSize && descsz > 0 &&
+        descsz <= kMaxBuildIdBytes &&
         std::memcmp(blob.data() + name_pos, kGnuOwner, kGnuOwnerSize) == 0) {
       return HexBytes(blob.data() + desc_pos, descsz);
     }

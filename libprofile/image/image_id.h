@@ -83,6 +83,12 @@ Expected<ImageIdentity> IdentifyElf(Elf* elf, int fd, uint64_t file_size,
 // hostile file may claim thousands of notes, each as large as the file).
 // IdentifyElf spends its HashLimits' deadline and bytes on this search too.
 inline constexpr size_t kMaxNoteHeaders = 4096;
+// A build-id longer than this is not taken: the image is named by its
+// content as a file without one is. GNU build-ids are 20 bytes (sha1), the
+// kernel's side band carries at most 20, and an identity is repeated in
+// every row lcpi-ship sends, so a user's huge one (the linker takes any
+// length) must not become one.
+inline constexpr size_t kMaxBuildIdBytes = 64;
 std::string ElfBuildIdHex(Elf* elf);
 // The same within `budget`, which it updates.
 struct NoteBudget {

@@ -8,6 +8,12 @@
 #  killed    SIGKILL after a window's rows (before its commit), and after its
 #            commit (before the shipper's bookkeeping): the rerun ships each
 #            window once
+#  many      4,000 new images in one window: asked about in lists under
+#            max_query_size, every window shipped
+#  life      a recreated database's windows (same ids, other start times)
+#            retried: the first life's committed rows are kept
+#  two       a second shipper (another state file) on the same database
+#            refuses to start
 #  away      the server killed mid-ship: the shipper retries, --status shows
 #            the error; restarted, every window arrives, none twice
 # Each case ships into a ClickHouse database of its own, from a state file
@@ -92,7 +98,7 @@ run() {  # run DB [ENV...]: lcpi-ship --once into DB; its status in $rc
   local db=$1; shift
   rc=0
   # a refused insert is retried (the operator may fix the server): bounded here
-  timeout 30 env "$@" "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/$db.state" --database "$db" \
+  timeout 30 env "$@" "$ship" --once --url "$CH_URL" --db "${DBFILE:-$dir/p.db}" --state "${STATE:-$dir/$db.state}" --database "$db" \
     --host "test-host" 2>>"$dir/$db.log" || rc=$?
 }
 
@@ -117,6 +123,25 @@ images=$(ch_query "SELECT count(), uniqExact(identity) FROM exact.images")
 grep -q "shipped" <(tail -n +$((windows + 1)) "$dir/exact.log") &&
   { echo "FAIL: the second run sent windows again"; cat "$dir/exact.log"; exit 1; }
 
+# --- many images: one window naming 4,000 new images (a CI host running
+# fresh test binaries), ~600 KB when asked about in one list, more than
+# ClickHouse's max_query_size (256 KiB)
+cp "$dir/p.db" "$dir/many.db"
+sqlite3 "$dir/many.db" "
+  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+  INSERT INTO images (identity, path, kind, first_seen)
+    SELECT printf('unknown:test-binary-%064d', i), '/nonexistent', 'unknown', 0 FROM n;
+  INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count)
+    SELECT (SELECT min(id) FROM epochs WHERE ended IS NOT NULL), id, (SELECT min(id) FROM events), 0, 1
+    FROM images WHERE path = '/nonexistent';"
+rc=0
+timeout 60 "$ship" --once --url "$CH_URL" --db "$dir/many.db" --state "$dir/many.state" --database many \
+  --host test-host 2>>"$dir/many.log" || rc=$?
+images=$(ch_query "SELECT count() FROM many.images WHERE identity LIKE 'unknown:test-binary-%'")
+[ $rc = 0 ] && [ "$(ch_query "SELECT count() FROM many.windows")" = "$windows" ] && [ "$images" = 4000 ] ||
+  { echo "FAIL (many images): lcpi-ship exited $rc, $images of 4000 images"; grep -m1 "HTTP" "$dir/many.log" | cut -c1-160; exit 1; }
+echo "ok (many images): 4000 new images in one window, $windows windows shipped"
+
 # --- killed after its rows, before the commit; then after the commit
 for point in rows marker; do
   run "kill_$point" LCPI_SHIP_TEST_HOOK=kill-after-$point
@@ -133,6 +158,39 @@ for point in rows marker; do
 done
 grep -q "in ClickHouse already" "$dir/kill_marker.log" ||
   { echo "FAIL: after the commit the rerun did not find the window"; exit 1; }
+
+# --- another life: a recreated profile database (window ids from 1 again,
+# other start times) shipped as the same host into the same tables; its
+# retried windows' clean-up must not delete the first life's committed rows
+run life
+[ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; exit 1; }
+first=$(ch_query "SELECT count() FROM life.shipped_counts")
+cp "$dir/p.db" "$dir/life2.db"
+sqlite3 "$dir/life2.db" "UPDATE epochs SET started = started - 2592000, ended = ended - 2592000"
+DBFILE=$dir/life2.db STATE=$dir/life2.state run life LCPI_SHIP_TEST_HOOK=kill-after-rows
+DBFILE=$dir/life2.db STATE=$dir/life2.state run life
+[ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; cat "$dir/life.log"; exit 1; }
+for _ in $(seq 100); do
+  [ "$(ch_query "SELECT count() FROM system.mutations WHERE database = 'life' AND is_done = 0")" = 0 ] && break
+  sleep 0.1
+done
+both=$(ch_query "SELECT count() FROM life.shipped_counts")
+[ "$both" = $((2 * first)) ] ||
+  { echo "FAIL (another life): $both committed count rows, want $((2 * first)) (the first life's $first and as many again)"; exit 1; }
+echo "ok (another life): same window ids, other start times: $both committed count rows kept"
+
+# --- two shippers with two state files on one database: the second refuses
+LCPI_SHIP_TEST_HOOK=pause-ms=3000 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/two_a.state" \
+  --database two --host test-host 2>"$dir/two_a.log" &
+shipper=$!
+for _ in $(seq 200); do grep -q "shipped" "$dir/two_a.log" && break; sleep 0.05; done
+rc=0
+timeout 30 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/two_b.state" --database two \
+  --host test-host 2>"$dir/two_b.log" || rc=$?
+kill $shipper; wait $shipper || true; shipper=
+[ $rc = 1 ] && grep -q "another lcpi-ship ships" "$dir/two_b.log" ||
+  { echo "FAIL (two shippers): the second exited $rc: $(tail -1 "$dir/two_b.log")"; exit 1; }
+echo "ok (two shippers): the second refused: $(tail -1 "$dir/two_b.log")"
 
 # --- the server away mid-ship
 LCPI_SHIP_TEST_HOOK=pause-ms=2000 "$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/away.state" \

@@ -127,6 +127,29 @@ TEST_CASE("a build-id names the image") {
   CHECK(nid->identity == id->identity);
 }
 
+TEST_CASE("a build-id longer than 64 bytes is not taken: the content names the image") {
+  // GNU build-ids are 20 bytes (sha1); the linker takes any length, and each
+  // identity is repeated in every row the fleet ships, so a user's 30,000-byte
+  // one would make every count row 60 KB (and its queries too long).
+  TempDir dir;
+  const std::string at_cap =
+      Build(dir, "id64", kProgram, "-Wl,--build-id=0x" + std::string(128, 'a'));
+  auto ok = IdentifyElfFile(at_cap);
+  REQUIRE(ok.has_value());
+  CHECK(ok->build_id == std::string(128, 'a'));
+  const std::string huge =
+      Build(dir, "id30000", kProgram, "-Wl,--build-id=0x" + std::string(60000, 'b'));
+  REQUIRE(ReadelfBuildId(huge).size() == 60000);  // the linker wrote it
+  auto id = IdentifyElfFile(huge);
+  REQUIRE(id.has_value());
+  CHECK(id->build_id.empty());
+  CHECK(id->identity.rfind("build-id:", 0) != 0);
+  CHECK(id->identity.size() < 100);
+  // The raw note blobs of the kernel and modules: the same limit.
+  CHECK(lcpi::FindGnuBuildIdInNoteBlob(Note(3, kGnu, std::string(64, 'x'))).has_value());
+  CHECK_FALSE(lcpi::FindGnuBuildIdInNoteBlob(Note(3, kGnu, std::string(65, 'x'))).has_value());
+}
+
 TEST_CASE("without a build-id the identity is a hash of the content") {
   TempDir dir;
   const std::string a = Build(dir, "a", kProgram, "-Wl,--build-id=none");
