@@ -49,8 +49,8 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   freq->check(CLI::Range(1, 100000));
   app.add_option("--stack-frequency", o.stack_frequency,
                  "call stacks per second per CPU, a cpu-clock event of their own beside the "
-                 "flat profile (frame pointers in user space); 0: none. The perf source only: "
-                 "with lcpi.ko no stacks are taken yet")
+                 "flat profile (frame pointers in user space), e.g. 100; 0 (the default for "
+                 "now): none. The perf source only: with lcpi.ko no stacks are taken yet")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
   app.add_option("--max-stacks", o.max_stacks,

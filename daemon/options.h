@@ -23,7 +23,7 @@ struct DaemonOptions {
   uint64_t frequency = 0;
   uint32_t jitter_pct = 10;
   // Call stacks per second per CPU (perf source), beside the flat profile; 0: none.
-  uint64_t stack_frequency = 100;
+  uint64_t stack_frequency = 0;  // off until stacks are bounded in bytes (docs/operators.md)
   uint64_t max_stacks = kMaxStacksPerWindow;  // distinct call stacks a window keeps
   int flush_interval = 300;                   // seconds
   // Distinct (image, event, offset) counts pending before a merge starts

@@ -2,6 +2,7 @@
 // as a record's pc is (kernel frames on the kernel image, return addresses
 // less one), identical stacks counted once per window, at most the cap of
 // distinct stacks a window (counted beyond), admitted afresh each window.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -43,7 +44,8 @@ TEST_CASE("a window keeps at most its cap of distinct stacks, and counts the res
 }
 
 TEST_CASE("stack frames resolve as samples do and identical stacks count once") {
-  auto dir = std::filesystem::temp_directory_path() / "lcpi-stack-table-test";
+  auto dir = std::filesystem::temp_directory_path() /
+             ("lcpi-stack-table-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "kallsyms") << "ffffffff81000000 T _text\n"
                                      "ffffffff81001000 T schedule\n"

@@ -1,6 +1,7 @@
 // stack_sample_test.cpp - the kernel's PERF_SAMPLE_CALLCHAIN array as a
 // StackSample: context markers dropped, kernel frames first and counted,
 // cut at kMaxStackDepth with the end that says so.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -43,7 +44,8 @@ TEST_CASE("the perf callchain parses into kernel frames, user frames and an end"
 }
 
 TEST_CASE("the stack depth asked of perf follows kernel.perf_event_max_stack") {
-  auto path = std::filesystem::temp_directory_path() / "lcpi-max-stack-test";
+  auto path =
+      std::filesystem::temp_directory_path() / ("lcpi-max-stack-test-" + std::to_string(getpid()));
   std::ofstream(path) << "64\n";
   CHECK(MaxStackDepth(path.string()) == 64);
   std::ofstream(path) << "4096\n";

@@ -10,25 +10,22 @@
 
 #include "libprofile/report/callers.h"
 #include "libprofile/store/profile_db.h"
+#include "store/store_test_util.h"
 
 using namespace lcpi;
 using namespace lcpi::report;
 
 namespace {
 
+// A database of its own in a directory of its own: CTest runs the cases
+// side by side (-j), and a fixed path was shared by both.
 struct Db {
   Db() {
-    path = std::filesystem::temp_directory_path() / "lcpi-callers-test.db";
-    std::filesystem::remove(path);
-    auto opened = ProfileDb::Open(path.string(), DbMode::kReadWrite);
+    auto opened = ProfileDb::Open(dir.File("p.db"), DbMode::kReadWrite);
     REQUIRE(opened);
     db = std::move(*opened);
   }
-  ~Db() {
-    db.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
-  }
-  std::filesystem::path path;
+  lcpi::testing::TempDir dir{"lcpi-callers-test"};
   std::unique_ptr<ProfileDb> db;
 };
 
