@@ -425,9 +425,10 @@ Expected<void> ProfileDb::Exec(const char* sql_text, const char* what) {
 Expected<int64_t> ProfileDb::EpochStat(int64_t epoch, const char* name) {
   auto stmt = Prepare(kSqlEpochStat);
   if (!stmt) return stmt.error();
+  const std::string key = name;  // bound without a copy: it must outlive the step
   sql::Reset reset(*stmt);
   sql::Bind(*stmt, 1, epoch);
-  sql::Bind(*stmt, 2, std::string(name));
+  sql::Bind(*stmt, 2, key);
   int rc = sqlite3_step(*stmt);
   if (rc == SQLITE_DONE) return int64_t{0};
   if (rc != SQLITE_ROW) return SqlError(rc, std::string("cannot read the statistic ") + name);
