@@ -18,6 +18,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -394,17 +395,19 @@ TEST_CASE_METHOD(PublicCache, "a file reached through a symbolic link gets a pri
   CHECK(s.private_files == 1);
 }
 
-// A live process chrooted into `root` and the mapping of root/prog as it
-// sees it ("/prog"); killed at the end of the scope.
-struct ChrootedProcess {
+// A live process confined by `confine` (run in the child: a chroot, a
+// mount namespace of its own) and its mapping of host_file, which it sees
+// at `seen`; killed at the end of the scope.
+struct ConfinedProcess {
   pid_t pid = -1;
   FileMapping mapping;
-  explicit ChrootedProcess(const std::string& root) {
+  ConfinedProcess(const std::function<bool()>& confine, const std::string& host_file,
+                  const std::string& seen) {
     int ready[2];
     REQUIRE(pipe(ready) == 0);
     pid = fork();
     if (pid == 0) {
-      bool ok = chroot(root.c_str()) == 0 && chdir("/") == 0;
+      bool ok = confine();
       (void)!write(ready[1], ok ? "y" : "n", 1);
       pause();
       _exit(0);
@@ -415,15 +418,15 @@ struct ChrootedProcess {
     close(ready[1]);
     REQUIRE(c == 'y');
     struct stat st;
-    REQUIRE(stat((root + "/prog").c_str(), &st) == 0);
+    REQUIRE(stat(host_file.c_str(), &st) == 0);
     mapping.pid = static_cast<uint32_t>(pid);
     mapping.start = 0x1000;
     mapping.end = 0x2000;
-    mapping.path = "/prog";
+    mapping.path = seen;
     mapping.dev = st.st_dev;
     mapping.ino = st.st_ino;
   }
-  ~ChrootedProcess() {
+  ~ConfinedProcess() {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
   }
@@ -445,7 +448,8 @@ TEST_CASE_METHOD(PublicCache, "a file in a root others cannot reach gets a priva
   const std::string hidden = Identity(dir / "private/root/prog");
   const std::string shown = Identity(dir / "open/root/prog");
   for (const std::string& d : {dir / "private/root", dir / "open/root"}) {
-    ChrootedProcess p(d);
+    ConfinedProcess p([&] { return chroot(d.c_str()) == 0 && chdir("/") == 0; }, d + "/prog",
+                      "/prog");
     int fd = open((d + "/prog").c_str(), O_RDONLY | O_CLOEXEC);
     REQUIRE(fd >= 0);
     w.Offer(d == dir / "open/root" ? shown : hidden, p.mapping, fd);
@@ -473,38 +477,22 @@ TEST_CASE_METHOD(PublicCache,
   std::filesystem::permissions(dir / "pub", std::filesystem::perms(0755));
   Program(dir / "private/inner/prog", kNobody, 0755, 9);
   const std::string id = Identity(dir / "private/inner/prog");
-  int ready[2];
-  REQUIRE(pipe(ready) == 0);
   const std::string inner = dir / "private/inner", pub = dir / "pub";
-  pid_t child = fork();
-  if (child == 0) {
-    bool ok = unshare(CLONE_NEWNS) == 0 &&
-              mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-              mount(inner.c_str(), pub.c_str(), nullptr, MS_BIND, nullptr) == 0;
-    (void)!write(ready[1], ok ? "y" : "n", 1);
-    pause();
-    _exit(0);
+  ImageCacheStats s;
+  {
+    // public where the process sees it
+    ConfinedProcess p(
+        [&] {
+          return unshare(CLONE_NEWNS) == 0 &&
+                 mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+                 mount(inner.c_str(), pub.c_str(), nullptr, MS_BIND, nullptr) == 0;
+        },
+        inner + "/prog", pub + "/prog");
+    int fd = open((inner + "/prog").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    w.Offer(id, p.mapping, fd);
+    s = Settle(w, 1);
   }
-  char c = 0;
-  REQUIRE(read(ready[0], &c, 1) == 1);
-  close(ready[0]);
-  close(ready[1]);
-  struct stat st;
-  REQUIRE(stat((inner + "/prog").c_str(), &st) == 0);
-  FileMapping m;
-  m.pid = static_cast<uint32_t>(child);
-  m.start = 0x1000;
-  m.end = 0x2000;
-  m.path = pub + "/prog";  // as the process sees it: public there
-  m.dev = st.st_dev;
-  m.ino = st.st_ino;
-  int fd = open((inner + "/prog").c_str(), O_RDONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  if (c == 'y') w.Offer(id, m, fd);
-  ImageCacheStats s = c == 'y' ? Settle(w, 1) : ImageCacheStats{};
-  kill(child, SIGKILL);
-  waitpid(child, nullptr, 0);
-  REQUIRE(c == 'y');
   REQUIRE(s.files == 1);
   CHECK(Mode(lcpi::FindCachedImage(db, id)) == 0600);
   CHECK(s.private_files == 1);
