@@ -2,6 +2,11 @@
 # perf rings while a batch of a million entries is written, and a cap on the
 # pending entries starts a merge early. As root on this host's perf events.
 lcpi_workload(sled ${CMAKE_CURRENT_SOURCE_DIR}/workloads/sled.c)
+# Three more sleds that are images of their own (sled.c says why).
+foreach(i 1 2 3)
+  lcpi_workload(sled${i} ${CMAKE_CURRENT_SOURCE_DIR}/workloads/sled.c)
+  target_compile_definitions(workload_sled${i} PRIVATE SLED_VARIANT=${i})
+endforeach()
 
 lcpi_catch_test(merge_test ${CMAKE_CURRENT_SOURCE_DIR}/merge_test.cpp)
 target_link_libraries(merge_test PRIVATE lcpiprofile Catch2::Catch2)
@@ -16,7 +21,8 @@ endif()
 target_compile_definitions(merge_test PRIVATE
   LCPID_PATH="$<TARGET_FILE:lcpid>" LCPICTL_PATH="$<TARGET_FILE:lcpictl>"
   WORKLOAD_DIR="${CMAKE_CURRENT_BINARY_DIR}/workloads" MERGE_ENTRIES=${LCPI_MERGE_ENTRIES}ULL)
-add_dependencies(merge_test lcpid lcpictl workload_sled)
+add_dependencies(merge_test lcpid lcpictl workload_sled workload_sled1 workload_sled2
+  workload_sled3)
 add_test(NAME "daemon: merge" COMMAND merge_test "~[slow]")
 set_tests_properties("daemon: merge" PROPERTIES
   LABELS "integration;root" RUN_SERIAL TRUE TIMEOUT 300)
