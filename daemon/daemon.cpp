@@ -485,7 +485,8 @@ void Daemon::ApplyRetention() {
 }
 
 void Daemon::DropAndRollUp() {
-  const RetentionPolicy& policy = options_.retention;
+  RetentionPolicy policy = options_.retention;
+  policy.hold_from = ship_hold_.Refresh();
   auto drop = [this](const std::vector<int64_t>& ids) {
     Expected<void> e = db_->DropEpochs(ids);
     if (!e) {
@@ -532,6 +533,8 @@ void Daemon::DropAndRollUp() {
       return;
     }
     if (!drop({*oldest})) return;
+    for (const EpochInfo& e : *epochs)
+      if (e.id == *oldest) ship_hold_.Dropped(e);
   }
 }
 
@@ -576,6 +579,7 @@ std::string Daemon::Status() {
                                             : std::string("never"))
     << "\n";
   o << "dropped_epochs " << dropped_epochs_ << "\n";
+  ship_hold_.AppendStatus(o, static_cast<int64_t>(std::time(nullptr)));
   o << "rolled_up_epochs " << rolled_up_epochs_ << "\n";
   // What retention took away, still counted (ProfileDb::DropEpochs).
   o << "retention_dropped_samples " << retention_dropped_samples_ << "\n";

@@ -23,6 +23,7 @@
 #include "daemon/drainer.h"
 #include "daemon/merge_writer.h"
 #include "daemon/options.h"
+#include "daemon/ship_hold.h"
 #include "daemon/slowest_step.h"
 #include "daemon/state_files.h"
 #include "libprofile/aggregate/aggregator.h"
@@ -173,10 +174,11 @@ class Daemon {
   // idle, since status may be asked while the writer has the connection.
   int64_t retention_dropped_samples_ = 0;
   int64_t retention_dropped_counts_ = 0;
-  uint64_t db_bytes_ = 0;          // the file's size when the writer was last idle
-  int64_t window_end_ = 0;         // unix seconds: CloseWindow is due
-  uint64_t dropped_epochs_ = 0;    // by retention, since start
-  uint64_t rolled_up_epochs_ = 0;  // merged into coarser ones, since start
+  uint64_t db_bytes_ = 0;                   // the file's size when the writer was last idle
+  int64_t window_end_ = 0;                  // unix seconds: CloseWindow is due
+  uint64_t dropped_epochs_ = 0;             // by retention, since start
+  uint64_t rolled_up_epochs_ = 0;           // merged into coarser ones, since start
+  ShipHold ship_hold_{options_.ship_mark};  // the windows lcpi-ship has not sent
   std::string last_retention_error_;
   DrainStats stored_stats_;  // drain statistics already handed to a batch
   uint64_t flushes_ = 0;

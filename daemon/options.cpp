@@ -106,6 +106,11 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "cap on the database file (e.g. 2G, 500M; 0: none): over it, the oldest "
                  "windows are dropped first (untagged before tagged) and the file shrinks")
       ->capture_default_str();
+  app.add_option("--hold-unshipped", o.ship_mark,
+                 "lcpi-ship's mark file (its --state path with .mark added, e.g. "
+                 "/var/lib/lcpi-ship/state.db.mark): windows it has not sent are kept past "
+                 "--retain and never rolled up; only --max-db-size drops them, counted in "
+                 "status (unshipped_dropped_epochs). Without a mark every window is held");
   app.add_option("--max-processes", o.max_processes,
                  "pids per window whose samples are stored per process; the samples of later "
                  "pids are summed by command into one row of pid -1 ('[rolled up]' in lcpiprof "

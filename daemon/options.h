@@ -32,6 +32,7 @@ struct DaemonOptions {
   uint64_t image_cache_mb = 1024;  // copies of profiled images; 0: none
   int64_t window = 3600;           // seconds: each time window is one epoch row
   RetentionPolicy retention;       // --retain, --retain-tagged, --max-db-size
+  std::string ship_mark;           // --hold-unshipped: lcpi-ship's mark; empty: none
   uint64_t max_processes = 1000;   // pids with rows of their own per window; 0: no cap
   // seconds between calibrations of what a sample costs (the first at
   // start); 0: only on request (lcpictl calibrate)

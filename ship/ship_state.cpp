@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace lcpi::ship {
@@ -159,6 +160,33 @@ Expected<std::map<std::string, std::string>> ShipState::Notes() {
     out[text(0)] = text(1);
   }
   return out;
+}
+
+ShipProgress Progress(const std::vector<EpochInfo>& epochs,
+                      const std::map<WindowKey, ShippedWindow>& done) {
+  ShipProgress p;
+  std::optional<int64_t> oldest_pending_start;
+  int64_t newest_start = 0;
+  for (const EpochInfo& e : epochs) {
+    newest_start = std::max(newest_start, e.started);
+    if (!e.ended) continue;
+    auto it = done.find({e.id, e.started});
+    if (it != done.end() && it->second.done) {
+      p.shipped++;
+      continue;
+    }
+    p.pending++;
+    if (it != done.end() && it->second.attempts > 0) p.retried++;
+    if (!p.oldest_pending_end || *e.ended < *p.oldest_pending_end) p.oldest_pending_end = *e.ended;
+    if (!oldest_pending_start || e.started < *oldest_pending_start)
+      oldest_pending_start = e.started;
+  }
+  // Caught up: only the open window (or nothing newer) is held.
+  p.unshipped_from = oldest_pending_start  ? *oldest_pending_start
+                     : epochs.empty()      ? 0
+                     : epochs.back().ended ? newest_start + 1
+                                           : newest_start;
+  return p;
 }
 
 }  // namespace lcpi::ship

@@ -10,10 +10,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "libprofile/base/error.h"
+#include "libprofile/store/profile_db.h"
 
 struct sqlite3;
 
@@ -55,6 +58,21 @@ class ShipState {
   sqlite3* db_;
   int lock_fd_;
 };
+
+// Where shipping stands against the profile database's epochs (oldest
+// first, ProfileDb::ListEpochs) and the state's windows: --status prints it,
+// and `unshipped_from` is the mark left for lcpid (ship_mark.h).
+struct ShipProgress {
+  uint64_t shipped = 0;
+  uint64_t pending = 0;  // closed and not shipped
+  uint64_t retried = 0;  // of those, begun before
+  std::optional<int64_t> oldest_pending_end;
+  // Every closed epoch that started before this is shipped: the oldest
+  // pending one's start, else past the newest epoch's start.
+  int64_t unshipped_from = 0;
+};
+ShipProgress Progress(const std::vector<EpochInfo>& epochs,
+                      const std::map<WindowKey, ShippedWindow>& done);
 
 }  // namespace lcpi::ship
 

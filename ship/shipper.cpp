@@ -25,6 +25,7 @@
 #include "libprofile/fleet/clickhouse_text.h"
 #include "libprofile/fleet/fleet_schema.h"
 #include "libprofile/store/profile_db.h"
+#include "libprofile/store/ship_mark.h"
 #include "ship/ship_state.h"
 #include "ship/window_rows.h"
 
@@ -284,6 +285,17 @@ bool LockProfileDb(const std::string& path) {
   return true;
 }
 
+// The mark lcpid holds windows by (--hold-unshipped; ship_mark.h), beside
+// the state file. Failing to write it is said, not fatal: lcpid then holds
+// from the last mark, which errs on keeping windows.
+void LeaveMark(const ShipOptions& o, ProfileDb& db, ShipState& state) {
+  auto epochs = db.ListEpochs();
+  auto done = state.Windows();
+  if (!epochs || !done) return;
+  auto ok = WriteShipMark(MarkPath(o.state_path), Progress(*epochs, *done).unshipped_from);
+  if (!ok) Log(ok.error().message());
+}
+
 }  // namespace
 
 int RunShipper(const ShipOptions& o) {
@@ -316,6 +328,7 @@ int RunShipper(const ShipOptions& o) {
   double backoff = static_cast<double>(o.backoff_min);
   while (!g_stop) {
     auto left = shipper.Pass();
+    LeaveMark(o, *db, **state);
     if (left) {
       (void)(*state)->SetNote("last_ok_at", std::to_string(Now()));
       backoff = static_cast<double>(o.backoff_min);
@@ -358,19 +371,7 @@ int PrintStatus(const ShipOptions& o) {
     return 1;
   }
   const int64_t now = Now();
-  uint64_t shipped = 0, pending = 0, retried = 0;
-  std::optional<int64_t> oldest;
-  for (const EpochInfo& e : *epochs) {
-    if (!e.ended) continue;
-    auto it = done.find({e.id, e.started});
-    if (it != done.end() && it->second.done) {
-      shipped++;
-      continue;
-    }
-    pending++;
-    if (it != done.end() && it->second.attempts > 0) retried++;
-    if (!oldest || *e.ended < *oldest) oldest = *e.ended;
-  }
+  const ShipProgress p = Progress(*epochs, done);
   auto when = [&](const std::string& key) -> std::string {
     auto it = notes.find(key);
     if (it == notes.end()) return "never";
@@ -386,10 +387,11 @@ int PrintStatus(const ShipOptions& o) {
               state ? "" : " (none yet)");
   std::printf("clickhouse        %s\n", note("url").c_str());
   std::printf("host              %s\n", note("host").c_str());
-  std::printf("windows shipped   %llu\n", static_cast<unsigned long long>(shipped));
+  std::printf("windows shipped   %llu\n", static_cast<unsigned long long>(p.shipped));
   std::printf("windows pending   %llu (%llu begun and not finished)\n",
-              static_cast<unsigned long long>(pending), static_cast<unsigned long long>(retried));
-  if (oldest) {
+              static_cast<unsigned long long>(p.pending),
+              static_cast<unsigned long long>(p.retried));
+  if (const std::optional<int64_t>& oldest = p.oldest_pending_end) {
     std::printf("oldest pending    closed %s, %s ago\n", FormatUtc(*oldest).c_str(),
                 now > *oldest ? FormatDuration(now - *oldest).c_str() : "0s");
   } else {

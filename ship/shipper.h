@@ -22,6 +22,10 @@ struct ShipOptions {
   bool once = false;         // ship what is closed, retrying, then exit
 };
 
+// The mark lcpid's --hold-unshipped reads (ship_mark.h): the state file's
+// path with ".mark" added.
+inline std::string MarkPath(const std::string& state_path) { return state_path + ".mark"; }
+
 // Ships until SIGTERM/SIGINT (or, with once, until every window closed at
 // the start is shipped). Returns the exit status: 0, 1 (the profile
 // database or state file unusable, stopped before done), 2 (bad options).

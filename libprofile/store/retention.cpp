@@ -16,6 +16,15 @@ std::vector<std::optional<std::string>> SpanTags(const std::vector<EpochInfo>& e
   return out;
 }
 
+namespace {
+
+// Not shipped yet: kept for lcpi-ship (RetentionPolicy::hold_from).
+bool Held(const EpochInfo& e, const RetentionPolicy& policy) {
+  return policy.hold_from && e.started >= *policy.hold_from;
+}
+
+}  // namespace
+
 std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
                                    const RetentionPolicy& policy, int64_t now) {
   std::vector<int64_t> out;
@@ -30,6 +39,7 @@ std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
     const EpochInfo& e = epochs[i];
     if (!e.ended) continue;  // the current one
     if (seen++ >= may_expire) break;
+    if (Held(e, policy)) continue;
     const int64_t keep = tags[i] ? policy.retain_tagged : policy.retain;
     if (*e.ended < now - keep) out.push_back(e.id);
   }
@@ -56,7 +66,7 @@ std::vector<std::vector<int64_t>> RollupGroups(const std::vector<EpochInfo>& epo
   };
   for (const EpochInfo& e : epochs) {
     const bool old_enough = e.ended && *e.ended < now - policy.rollup_after;
-    if (!old_enough) {
+    if (!old_enough || Held(e, policy)) {
       close_run();
       continue;
     }

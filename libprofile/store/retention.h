@@ -24,6 +24,12 @@ struct RetentionPolicy {
   // drop all history at once. Only the size cap (max_bytes) drops them.
   // 24: a day of hourly windows, four hours of the default 10-minute ones.
   size_t keep_newest = 24;
+  // Epochs that started at or after hold_from are not shipped yet
+  // (ship_mark.h): they never expire by age and are never rolled up (a
+  // rollup would fold them into a shipped epoch, and the shipper would never
+  // send them). Only the size cap drops them, and lcpid counts it. nullopt:
+  // no shipper to wait for.
+  std::optional<int64_t> hold_from;
 };
 
 // The tag of the span each epoch is in (its own, or that of the epoch of kind
@@ -31,8 +37,8 @@ struct RetentionPolicy {
 std::vector<std::optional<std::string>> SpanTags(const std::vector<EpochInfo>& epochs);
 
 // The epochs whose end is longer ago than their retention, oldest first. The
-// current epoch (not ended) and the newest policy.keep_newest ended ones are
-// never among them.
+// current epoch (not ended), the newest policy.keep_newest ended ones and
+// those not shipped yet (policy.hold_from) are never among them.
 std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
                                    const RetentionPolicy& policy, int64_t now);
 
@@ -41,7 +47,9 @@ std::vector<int64_t> ExpiredEpochs(const std::vector<EpochInfo>& epochs,
 // each run within one span (every member after the first is a window),
 // one UTC day (by start) and one set of event facts (`facts`:
 // ProfileDb::EpochEvents: what was sampled, its period and precise_ip, so a
-// rolled-up epoch keeps the period it was sampled at). Oldest first; none when rollup_after is 0.
+// rolled-up epoch keeps the period it was sampled at), none of them held
+// for the shipper (policy.hold_from). Oldest first; none when rollup_after
+// is 0.
 std::vector<std::vector<int64_t>> RollupGroups(const std::vector<EpochInfo>& epochs,
                                                const std::vector<EpochEvent>& facts,
                                                const RetentionPolicy& policy, int64_t now);

@@ -242,6 +242,38 @@ TEST_CASE("rollup groups: old windows of one span, one day and one period", "[re
   CHECK(RollupGroups(e, facts, p, now).empty());
 }
 
+// Issue 28: retention dropped windows lcpi-ship had not sent, and a rollup
+// folded unsent windows into a sent one; both were lost to the fleet
+// without a count. Held windows go only by the size cap, which lcpid counts.
+TEST_CASE("windows the shipper has not sent are held from age and rollups", "[retention]") {
+  const int64_t hour = 3600, t0 = 10 * 86400;
+  std::vector<EpochInfo> e;
+  for (int64_t id = 1; id <= 6; ++id) {
+    EpochInfo w = Epoch(id, t0 + id * hour);
+    w.started = t0 + (id - 1) * hour;
+    e.push_back(w);
+  }
+  e.push_back(Epoch(7, std::nullopt));
+  std::vector<EpochEvent> facts;
+  for (int64_t id = 1; id <= 6; ++id) facts.push_back({id, 1, "cpu-clock", 1000u});
+  RetentionPolicy p;
+  p.keep_newest = 0;
+  p.retain = 60;
+  p.rollup_after = 60;
+  const int64_t now = t0 + 7 * hour;
+  using G = std::vector<std::vector<int64_t>>;
+  CHECK(ExpiredEpochs(e, p, now) == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  CHECK(RollupGroups(e, facts, p, now) == G{{1, 2, 3, 4, 5, 6}});
+  p.hold_from = t0 + 3 * hour;  // 4, 5 and 6 are not shipped yet
+  CHECK(ExpiredEpochs(e, p, now) == std::vector<int64_t>{1, 2, 3});
+  CHECK(RollupGroups(e, facts, p, now) == G{{1, 2, 3}});
+  p.hold_from = 0;  // nothing shipped yet
+  CHECK(ExpiredEpochs(e, p, now).empty());
+  CHECK(RollupGroups(e, facts, p, now).empty());
+  // The size cap still drops the oldest: the caller counts it as unshipped.
+  CHECK(NextOverCap(e) == 1);
+}
+
 TEST_CASE("rollup groups: windows opened at another precise_ip stay apart", "[retention]") {
   const int64_t day = 86400, t0 = 10 * day;
   std::vector<EpochInfo> e;
