@@ -432,20 +432,13 @@ Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelect
       return Error(Errc::kInvalidArgument,
                    "--build-id takes a build-id in lowercase hex, not " + Printable(b));
   }
-  if (options.keep_percent < 0 || options.keep_percent > 100)
-    return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
-  if (auto ok = CheckLabels(options); !ok) return ok.error();
+  if (auto ok = CheckProfOptions(options); !ok) return ok.error();
   const FleetSql sql(f, options.range);
   auto header = FleetHeader(ch, sql, f, options);
   if (!header) return header.error();
-  Profile p;
-  p.view = options.view;
-  p.by = options.by;
-  p.labels = options.labels;
-  p.header = std::move(*header);
-  auto column = SortColumn(p.header, options.sort);
-  if (!column) return column.error();
-  p.sort_column = *column;
+  auto started = StartProfile(options, std::move(*header));
+  if (!started) return started.error();
+  Profile& p = *started;
   Expected<std::vector<Row>> rows = std::vector<Row>{};
   switch (options.view) {
     case View::kImages:
@@ -463,7 +456,7 @@ Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelect
   p.rows = std::move(*rows);
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
-  return p;
+  return started;
 }
 
 }  // namespace lcpi::report

@@ -17,6 +17,11 @@ namespace lcpi::report {
 
 // What the labels of `o` ask is answerable: known keys, a view that can.
 Expected<void> CheckLabels(const ProfOptions& o);
+// --keep in [0, 100] and CheckLabels.
+Expected<void> CheckProfOptions(const ProfOptions& o);
+// A Profile of o's view, by and labels over `header`, its sort column set
+// (kInvalidArgument: --sort names no event of the header).
+Expected<Profile> StartProfile(const ProfOptions& o, Header header);
 // The header's column of event `sort` ("" the first); kInvalidArgument if none.
 Expected<size_t> SortColumn(const Header& h, const std::string& sort);
 // The sampled offsets of `info` grouped by procedure (sym), the samples no

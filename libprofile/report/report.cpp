@@ -291,6 +291,25 @@ Expected<size_t> SortColumn(const Header& h, const std::string& sort) {
   return Error(Errc::kInvalidArgument, "cannot sort by " + sort + ": not an event of the report");
 }
 
+Expected<void> CheckProfOptions(const ProfOptions& o) {
+  if (o.keep_percent < 0 || o.keep_percent > 100) {
+    return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
+  }
+  return CheckLabels(o);
+}
+
+Expected<Profile> StartProfile(const ProfOptions& o, Header header) {
+  Profile p;
+  p.view = o.view;
+  p.by = o.by;
+  p.labels = o.labels;
+  p.header = std::move(header);
+  auto column = SortColumn(p.header, o.sort);
+  if (!column) return column.error();
+  p.sort_column = *column;
+  return p;
+}
+
 void AddProcedureRows(const CountsByOffset& offsets, const ImageSymbolizer& sym,
                       const ImageInfo& info, size_t events, std::vector<Row>* rows) {
   std::map<std::pair<uint64_t, std::string>, Row> procs;  // by (lo, name)
@@ -595,21 +614,13 @@ Expected<std::vector<std::string>> BuildIdConflicts(ProfileDb& db, const std::ve
 }
 
 Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
-  if (options.keep_percent < 0 || options.keep_percent > 100) {
-    return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
-  }
-  if (auto ok = CheckLabels(options); !ok) return ok.error();
+  if (auto ok = CheckProfOptions(options); !ok) return ok.error();
   auto header = BeginReport(db, options.epoch, options.range, options.events);
   if (!header) return header.error();
   SnapshotGuard end(db);
-  Profile p;
-  p.view = options.view;
-  p.by = options.by;
-  p.labels = options.labels;
-  p.header = std::move(*header);
-  auto column = SortColumn(p.header, options.sort);
-  if (!column) return column.error();
-  p.sort_column = *column;
+  auto started = StartProfile(options, std::move(*header));
+  if (!started) return started.error();
+  Profile& p = *started;
   Expected<std::vector<Row>> rows = std::vector<Row>{};
   switch (options.view) {
     case View::kImages:
@@ -636,7 +647,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
   for (std::string& w : EventWarnings(p.header)) p.warnings.push_back(std::move(w));
-  return p;
+  return started;
 }
 
 Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
