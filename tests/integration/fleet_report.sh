@@ -150,6 +150,16 @@ grep -q "^# database: .*fleet" "$dir/text" || { echo "FAIL: text header"; head -
 # hostile input goes through the escaping: a host with a quote selects nothing, errors not
 "$prof" $fleet --host "x' OR '1'='1" --format csv >"$dir/evil.csv" 2>"$dir/evil.err" || true
 [ "$(wc -l <"$dir/evil.csv")" -le 1 ] || { echo "FAIL: a quoted host selected rows"; cat "$dir/evil.csv"; exit 1; }
+# the URL from a file only its owner reads; one others may read is refused
+(umask 077; echo "$url_a" >"$dir/url")
+"$prof" --fleet-url-file "$dir/url" --database fleet --format csv >"$dir/file.csv"
+cmp -s "$dir/file.csv" <("$prof" $fleet --format csv) || { echo "FAIL: --fleet-url-file reads another report"; exit 1; }
+chmod 644 "$dir/url"
+rc=0; "$prof" --fleet-url-file "$dir/url" 2>"$dir/url.err" >/dev/null || rc=$?
+[ $rc = 2 ] && grep -q "others may read" "$dir/url.err" || { echo "FAIL: a readable URL file: exit $rc $(cat "$dir/url.err")"; exit 1; }
+rc=0; "$prof" $fleet --epoch all 2>"$dir/epoch.err" >/dev/null || rc=$?
+[ $rc = 1 ] && grep -q "epoch names one host" "$dir/epoch.err" || { echo "FAIL: --epoch over --fleet: exit $rc"; exit 1; }
+echo "ok (--fleet-url-file, refused: $(cut -c1-60 "$dir/url.err")...)"
 rc=0; "$prof" $fleet --format pprof -o "$dir/x.pb.gz" 2>"$dir/pprof.err" || rc=$?
 [ $rc = 2 ] && grep -q "not yet .*fleet\|fleet.*not yet" "$dir/pprof.err" || { echo "FAIL: pprof over --fleet: exit $rc $(cat "$dir/pprof.err")"; exit 1; }
 echo "ok (refused): $(cat "$dir/pprof.err")"
