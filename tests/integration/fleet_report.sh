@@ -125,7 +125,7 @@ compare "procedures, two shards" 2 "-p" "$fleet -p" alpha beta
 grep -q tiny_spin "$dir/got" || { echo "FAIL: no tiny_spin among the procedures"; exit 1; }
 # (per image: each local -p reads the symbols of every image the host ran,
 # a compiler's among them on a busy machine: seconds each)
-compare "one shard" 2 "" "--fleet $url_b" beta
+compare "one shard, its own tables (GLOBAL IN on a plain table)" 2 "--since @0" "--fleet $url_b --since @0" beta
 compare "one host through the shards" 2 "" "$fleet --host alpha" alpha
 # --since/--until: the windows that overlap, as one database selects its epochs
 since=$(sqlite3 "$dir/alpha.db" "SELECT max(started) FROM epochs")
