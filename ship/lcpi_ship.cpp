@@ -14,10 +14,11 @@
 #include "libprofile/base/control_protocol.h"
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
+#include "libprofile/fleet/clickhouse_http.h"
 #include "libprofile/fleet/fleet_schema.h"
+#include "libprofile/fleet/url_file.h"
 #include "ship/fleet_host.h"
 #include "ship/shipper.h"
-#include "ship/url_file.h"
 
 namespace {
 
@@ -34,6 +35,33 @@ CLI::Option* AddDuration(CLI::App& app, const std::string& name, int64_t* second
           },
           help + " (default " + lcpi::FormatDuration(*seconds) + ")")
       ->type_name("DURATION");
+}
+
+// --create-distributed: the Distributed tables over the shards, then exit.
+int CreateDistributed(const std::string& url, const std::string& database,
+                      const std::string& cluster, const std::string& shard_database) {
+  for (const std::string* name : {&database, &cluster, &shard_database}) {
+    if (auto ok = lcpi::fleet::CheckDatabaseName(*name); !ok) {
+      std::fprintf(stderr, "lcpi-ship: %s: %s\n", lcpi::Printable(*name).c_str(),
+                   ok.error().message().c_str());
+      return 2;
+    }
+  }
+  auto ch = lcpi::fleet::ClickHouseHttp::Create(url);
+  if (!ch) {
+    std::fprintf(stderr, "lcpi-ship: %s\n", lcpi::Printable(ch.error().message()).c_str());
+    return 2;
+  }
+  for (const std::string& sql :
+       lcpi::fleet::FleetDistributedStatements(database, cluster, shard_database)) {
+    if (auto done = (*ch)->Query(sql); !done) {
+      std::fprintf(stderr, "lcpi-ship: %s\n", lcpi::Printable(done.error().message()).c_str());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "lcpi-ship: %s: Distributed tables over %s.* of cluster %s\n",
+               database.c_str(), shard_database.c_str(), cluster.c_str());
+  return 0;
 }
 
 }  // namespace
@@ -86,6 +114,17 @@ int main(int argc, char** argv) {
   app.add_flag("--status", status,
                "print progress and lag (windows shipped and pending, the oldest pending one's "
                "age, the last error) from the database and state file, and exit");
+  std::string cluster, shard_database = lcpi::fleet::kDefaultFleetDatabase;
+  app.add_option("--create-distributed", cluster,
+                 "instead of shipping: create, in --database, Distributed tables over the "
+                 "tables each shard of CLUSTER (the server's <remote_servers>) holds in "
+                 "--shard-database, for lcpiprof --fleet to read every shard through one "
+                 "server; then exit (docs/fleet.md)")
+      ->type_name("CLUSTER");
+  app.add_option("--shard-database", shard_database,
+                 "with --create-distributed: the shards' database (each host ships into one "
+                 "shard's)")
+      ->capture_default_str();
   app.footer(
       "Exit status: 0 done (or stopped by SIGTERM), 1 the profile database or state file\n"
       "cannot be used (or --once stopped before done), 2 a bad command line or URL.\n"
@@ -97,7 +136,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "lcpi-ship: give --url or --url-file, not both\n");
       return 2;
     }
-    auto url = lcpi::ship::ReadUrlFile(url_file);
+    auto url = lcpi::fleet::ReadUrlFile(url_file);
     if (!url) {
       std::fprintf(stderr, "lcpi-ship: %s\n", lcpi::Printable(url.error().message()).c_str());
       return 2;
@@ -109,6 +148,7 @@ int main(int argc, char** argv) {
                  "lcpi-ship: --url-file (or --url) is required (ClickHouse's HTTP interface)\n");
     return 2;
   }
+  if (!cluster.empty()) return CreateDistributed(o.url, o.database, cluster, shard_database);
   if (o.host.empty()) {
     std::fprintf(stderr, "lcpi-ship: no host name: give --host\n");
     return 2;

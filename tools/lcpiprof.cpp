@@ -6,6 +6,7 @@
 
 #include "libprofile/base/command_line.h"
 #include "libprofile/report/callers.h"
+#include "libprofile/report/fleet_profile.h"
 #include "libprofile/report/html_page.h"
 #include "libprofile/report/pprof_profile.h"
 #include "report_cli.h"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
       ->excludes(label)
       ->excludes(epochs_flag);
   callees_opt->excludes(p)->excludes(P)->excludes(by)->excludes(label)->excludes(epochs_flag);
+  tools::FleetFlags fleet;
+  tools::AddFleetOptions(app, &fleet);
   tools::AddOutputOptions(app, &out, /*pprof=*/true);
   tools::AddDebuginfoOptions(app, &no_debuginfod);
   tools::AddSourceAnyOption(app, &source_any);
@@ -91,7 +94,9 @@ int main(int argc, char** argv) {
            "lcpiprof --since 2026-11-23T14:00 --until 2026-11-23T15:00Z",
            "lcpiprof --epoch before-upgrade --sort imiss --format json",
            "lcpiprof --epoch all --format pprof -o lcpi.pb.gz && go tool pprof -top lcpi.pb.gz",
-           "lcpiprof --epoch all --format html -o profile.html   one page to open in a browser"},
+           "lcpiprof --epoch all --format html -o profile.html   one page to open in a browser",
+           "lcpiprof --fleet-url-file ~/.lcpi-fleet -p -i libc.so.6 --since 7d --build-id HEX",
+           "                                  libc's procedures of one build, every host, a week"},
           tools::kExitStatus));
   if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   tools::ConfigureDebuginfo(no_debuginfod);
@@ -135,6 +140,35 @@ int main(int argc, char** argv) {
   }
   if ((!callers.empty() || !callees.empty()) && (pprof || ro.format == report::Format::kHtml)) {
     std::fprintf(stderr, "%s: error: --callers and --callees print text, csv or json\n",
+                 tool.c_str());
+    return 2;
+  }
+  if (fleet.given()) {
+    // Not yet over the fleet: what reads call stacks, the epoch list and
+    // per-offset locations (pprof) from a local database.
+    const char* local = !callers.empty() || !callees.empty() ? "--callers and --callees"
+                        : list_epochs                        ? "--epochs"
+                        : pprof                              ? "--format pprof"
+                                                             : nullptr;
+    if (local) {
+      std::fprintf(stderr,
+                   "%s: error: %s is not yet available over --fleet (it reads one host's "
+                   "database: give --db); --fleet gives the image, procedure (-p), process "
+                   "(-P) and label (--by) views in text, csv, json and html\n",
+                   tool.c_str(), local);
+      return 2;
+    }
+    auto ch = tools::OpenFleet(tool, fleet);
+    if (!ch) return 2;
+    report::FleetSelection sel;
+    sel.database = fleet.database;
+    sel.hosts = fleet.hosts;
+    sel.build_ids = fleet.build_ids;
+    return tools::PrintReport(tool, report::BuildFleetProfile(*ch, sel, opts),
+                              report::RenderProfile, ro, out.output);
+  }
+  if (!fleet.hosts.empty() || !fleet.build_ids.empty()) {
+    std::fprintf(stderr, "%s: error: --host and --build-id select in the fleet: give --fleet URL\n",
                  tool.c_str());
     return 2;
   }

@@ -12,6 +12,7 @@
 
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
+#include "libprofile/fleet/url_file.h"
 
 namespace lcpi::tools {
 
@@ -114,6 +115,44 @@ const char* const kSymbolSourcesHelp =
     ".debug/, under /usr/lib/debug/<dir>), then from debuginfod ($DEBUGINFOD_URLS,\n"
     "cached in $DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client). Samples no\n"
     "symbol covers are shown as offset ranges (prog+0x10-0x2f).\n\n";
+
+void AddFleetOptions(CLI::App& app, FleetFlags* flags) {
+  auto* url = app.add_option(
+      "--fleet", flags->url,
+      "report over the fleet's ClickHouse (lcpi-ship's tables, or Distributed ones over its "
+      "shards) at this HTTP URL instead of --db; a URL with a password belongs in "
+      "--fleet-url-file (a command line is visible to every local user)");
+  auto* file = app.add_option("--fleet-url-file", flags->url_file,
+                              "--fleet's URL (with user:password@) read from FILE; refused if "
+                              "others may read it");
+  url->excludes(file);
+  app.add_option("--database", flags->database, "with --fleet: the ClickHouse database")
+      ->capture_default_str();
+  app.add_option("--host", flags->hosts,
+                 "with --fleet: only the windows of this host, as lcpi-ship named it "
+                 "(repeatable: any of them)");
+  app.add_option("--build-id", flags->build_ids,
+                 "with --fleet: only the images of this build-id (lowercase hex; repeatable)");
+}
+
+std::unique_ptr<fleet::ClickHouseHttp> OpenFleet(const std::string& tool, const FleetFlags& flags) {
+  std::string url = flags.url;
+  if (!flags.url_file.empty()) {
+    auto read = fleet::ReadUrlFile(flags.url_file);
+    if (!read) {
+      std::fprintf(stderr, "%s: error: %s\n", tool.c_str(),
+                   Printable(read.error().message()).c_str());
+      return nullptr;
+    }
+    url = *read;
+  }
+  auto ch = fleet::ClickHouseHttp::Create(url);
+  if (!ch) {
+    std::fprintf(stderr, "%s: error: %s\n", tool.c_str(), Printable(ch.error().message()).c_str());
+    return nullptr;
+  }
+  return std::move(*ch);
+}
 
 std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& path) {
   auto db = ProfileDb::Open(path, DbMode::kReadOnly);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "libprofile/base/control_protocol.h"
+#include "libprofile/fleet/clickhouse_http.h"
 #include "libprofile/image/debuginfo.h"
 #include "libprofile/report/report.h"
 #include "libprofile/store/profile_db.h"
@@ -64,6 +65,20 @@ void AddDebuginfoOptions(CLI::App& app, bool* no_debuginfod);
 void ConfigureDebuginfo(bool no_debuginfod);
 // What --help says about where procedure names come from.
 extern const char* const kSymbolSourcesHelp;
+
+// --fleet URL, --fleet-url-file FILE, --database, --host and --build-id:
+// a report over the fleet's ClickHouse tables instead of --db.
+struct FleetFlags {
+  std::string url, url_file;
+  std::string database = "lcpi";
+  std::vector<std::string> hosts, build_ids;
+  bool given() const { return !url.empty() || !url_file.empty(); }
+};
+void AddFleetOptions(CLI::App& app, FleetFlags* flags);
+// The server of --fleet or --fleet-url-file (read as lcpi-ship reads its
+// --url-file: refused if others may read it), or null after printing why
+// (exit status 2: a bad command line, URL or file).
+std::unique_ptr<fleet::ClickHouseHttp> OpenFleet(const std::string& tool, const FleetFlags& flags);
 
 // Opens `path` read-only, or prints why not ("<tool>: <path>: not an lcpi
 // database") and returns null.

@@ -16,39 +16,58 @@ Expected<void> CheckDatabaseName(const std::string& name) {
   return {};
 }
 
+namespace {
+
+// Each table's columns, written once: the local tables and the Distributed
+// ones over them have the same.
+struct TableColumns {
+  const char* name;
+  const char* columns;
+};
+constexpr TableColumns kWindows{
+    "windows",
+    "host String, window_id UInt64, attempt UInt64, kind String, tag String, "
+    "started DateTime, ended DateTime, shipped DateTime, count_rows UInt64, "
+    "process_rows UInt64, samples UInt64"};
+constexpr TableColumns kCounts{
+    "counts",
+    "host String, window_id UInt64, attempt UInt64, started DateTime, "
+    "identity String, event String, used String, period UInt64, offset UInt64, count UInt64"};
+constexpr TableColumns kProcesses{
+    "processes",
+    "host String, window_id UInt64, attempt UInt64, started DateTime, "
+    "pid UInt32, comm String, cgroup String, unit String, container String, pod String, "
+    "identity String, event String, count UInt64"};
+constexpr TableColumns kImages{"images",
+                               "identity String, kind String, path String, host String, "
+                               "symbols UInt64"};
+constexpr TableColumns kSymbols{"symbols",
+                                "identity String, offset UInt64, size UInt64, name String"};
+
+std::string Create(const std::string& db, const TableColumns& t, const std::string& engine) {
+  return "CREATE TABLE IF NOT EXISTS " + db + "." + t.name + " (" + t.columns +
+         ") ENGINE = " + engine;
+}
+
+}  // namespace
+
 std::vector<std::string> FleetSchemaStatements(const std::string& db) {
   return {
       "CREATE DATABASE IF NOT EXISTS " + db,
       // One row per window shipped: written last, it commits the window's
       // rows of that attempt. started/ended: the window's times on its host.
-      "CREATE TABLE IF NOT EXISTS " + db +
-          ".windows (host String, window_id UInt64, attempt UInt64, kind String, tag String, "
-          "started DateTime, ended DateTime, shipped DateTime, count_rows UInt64, "
-          "process_rows UInt64, samples UInt64) "
-          "ENGINE = MergeTree() ORDER BY (host, window_id)",
+      Create(db, kWindows, "MergeTree() ORDER BY (host, window_id)"),
       // The profile: per window, image identity, event and offset, with the
       // event as really sampled and its mean period in that window.
-      "CREATE TABLE IF NOT EXISTS " + db +
-          ".counts (host String, window_id UInt64, attempt UInt64, started DateTime, "
-          "identity String, event String, used String, period UInt64, "
-          "offset UInt64, count UInt64) "
-          "ENGINE = MergeTree() ORDER BY (host, window_id, identity, event, offset)",
+      Create(db, kCounts, "MergeTree() ORDER BY (host, window_id, identity, event, offset)"),
       // Per process: pid (4294967295: the processes lcpid rolled up), its
       // command, its cgroup and the labels read from it.
-      "CREATE TABLE IF NOT EXISTS " + db +
-          ".processes (host String, window_id UInt64, attempt UInt64, started DateTime, "
-          "pid UInt32, comm String, cgroup String, unit String, container String, pod String, "
-          "identity String, event String, count UInt64) "
-          "ENGINE = MergeTree() ORDER BY (host, window_id, identity, event)",
+      Create(db, kProcesses, "MergeTree() ORDER BY (host, window_id, identity, event)"),
       // Each image identity once for the fleet; its row is written after its
       // symbols, so a present identity has all of them. Replacing: a row sent
       // twice by two hosts at once is folded by the next merge.
-      "CREATE TABLE IF NOT EXISTS " + db +
-          ".images (identity String, kind String, path String, host String, symbols UInt64) "
-          "ENGINE = ReplacingMergeTree() ORDER BY identity",
-      "CREATE TABLE IF NOT EXISTS " + db +
-          ".symbols (identity String, offset UInt64, size UInt64, name String) "
-          "ENGINE = ReplacingMergeTree() ORDER BY (identity, offset, name)",
+      Create(db, kImages, "ReplacingMergeTree() ORDER BY identity"),
+      Create(db, kSymbols, "ReplacingMergeTree() ORDER BY (identity, offset, name)"),
       // What readers use: the rows of committed attempts only.
       "CREATE VIEW IF NOT EXISTS " + db + ".shipped_counts AS SELECT * FROM " + db +
           ".counts WHERE (host, window_id, attempt) IN (SELECT host, window_id, attempt FROM " +
@@ -56,6 +75,29 @@ std::vector<std::string> FleetSchemaStatements(const std::string& db) {
       "CREATE VIEW IF NOT EXISTS " + db + ".shipped_processes AS SELECT * FROM " + db +
           ".processes WHERE (host, window_id, attempt) IN (SELECT host, window_id, attempt FROM " +
           db + ".windows)",
+  };
+}
+
+std::vector<std::string> FleetDistributedStatements(const std::string& db,
+                                                    const std::string& cluster,
+                                                    const std::string& shard_db) {
+  auto over = [&](const TableColumns& t, const char* remote) {
+    return Create(db, {remote, t.columns},
+                  "Distributed(" + cluster + ", " + shard_db + ", " + remote + ")");
+  };
+  return {
+      "CREATE DATABASE IF NOT EXISTS " + db,
+      over(kWindows, "windows"),
+      over(kCounts, "counts"),
+      over(kProcesses, "processes"),
+      over(kImages, "images"),
+      over(kSymbols, "symbols"),
+      // Over each shard's own views: a host's windows and rows are on one
+      // shard, so each shard keeps its committed attempts, and no IN
+      // subquery runs over the Distributed tables (18.16 refuses those
+      // unless distributed_product_mode allows them).
+      over(kCounts, "shipped_counts"),
+      over(kProcesses, "shipped_processes"),
   };
 }
 

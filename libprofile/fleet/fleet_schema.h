@@ -36,6 +36,17 @@ Expected<void> CheckDatabaseName(const std::string& name);
 // views, in order; running them again changes nothing.
 std::vector<std::string> FleetSchemaStatements(const std::string& database);
 
+// The same names in `database` as Distributed tables over `shard_database`
+// (made by FleetSchemaStatements on every shard) of the servers' cluster
+// `cluster` (their <remote_servers>): the tables and the two views, for
+// lcpiprof --fleet to read the whole fleet through one server. Each host
+// ships to one shard's own tables (not through these: a host's windows and
+// rows must be on one shard for its views to see them). `cluster` must pass
+// CheckDatabaseName's rule too. CREATE ... IF NOT EXISTS, as above.
+std::vector<std::string> FleetDistributedStatements(const std::string& database,
+                                                    const std::string& cluster,
+                                                    const std::string& shard_database);
+
 }  // namespace lcpi::fleet
 
 #endif  // LCPI_LIBPROFILE_FLEET_FLEET_SCHEMA_H

@@ -19,6 +19,7 @@
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/offset_counts.h"
 #include "libprofile/report/percent.h"
+#include "libprofile/report/profile_rows.h"
 #include "libprofile/report/report_symbols.h"
 #include "libprofile/store/epoch_select.h"
 
@@ -31,35 +32,6 @@ int64_t Now() { return static_cast<int64_t>(std::time(nullptr)); }
 int64_t Stat(const std::map<std::string, int64_t>& stats, const char* name) {
   auto it = stats.find(name);
   return it == stats.end() ? 0 : it->second;
-}
-
-// Sorts rows by the sort column, largest first; ties by the other columns,
-// then by name so that the order is stable across runs.
-void SortRows(std::vector<Row>* rows, size_t column) {
-  std::sort(rows->begin(), rows->end(), [column](const Row& a, const Row& b) {
-    if (a.counts[column] != b.counts[column]) return a.counts[column] > b.counts[column];
-    if (a.counts != b.counts) return a.counts > b.counts;
-    return std::tie(a.name, a.image, a.pid) < std::tie(b.name, b.image, b.pid);
-  });
-}
-
-// Applies --keep and --top to sorted rows.
-void Trim(Profile* p, double keep, size_t top) {
-  const uint64_t total = p->header.totals.empty() ? 0 : p->header.totals[p->sort_column];
-  size_t n = 0;
-  while (n < p->rows.size()) {
-    if (top && n >= top) break;
-    if (keep > 0 && Percent(p->rows[n].counts[p->sort_column], total) < keep) break;
-    ++n;
-  }
-  p->omitted_counts.assign(p->header.events.size(), 0);
-  for (size_t i = n; i < p->rows.size(); ++i) {
-    for (size_t e = 0; e < p->omitted_counts.size(); ++e) {
-      p->omitted_counts[e] += p->rows[i].counts[e];
-    }
-  }
-  p->omitted = p->rows.size() - n;
-  p->rows.resize(n);
 }
 
 Expected<std::map<int64_t, ImageInfo>> ImagesById(ProfileDb& db) {
@@ -128,39 +100,7 @@ Expected<std::vector<Row>> ProcedureRows(ProfileDb& db, const Header& h,
     auto offsets = CountOffsets(db, h, id, 0, std::numeric_limits<uint64_t>::max());
     if (!offsets) return offsets.error();
     ImageSymbolizer sym = ImageSymbolizer::Load(db, info, warnings);
-    std::map<std::pair<uint64_t, std::string>, Row> procs;  // by (lo, name)
-    Row* range = nullptr;  // the open range of unsymbolized samples
-    for (const auto& [offset, c] : *offsets) {
-      std::optional<Procedure> proc = sym.Find(offset);
-      Row* row;
-      if (proc) {
-        row = &procs[{proc->lo, proc->name}];
-        if (row->counts.empty()) {
-          row->name = proc->name;
-          row->lo = proc->lo;
-          row->hi = proc->hi;
-        }
-        range = nullptr;
-      } else {
-        if (!range || offset - range->hi > kRangeGap) {
-          range = &procs[{offset, std::string()}];
-          range->symbol = false;
-          range->lo = offset;
-        }
-        range->hi = offset;  // the last sampled offset
-        row = range;
-      }
-      row->counts.resize(h.events.size(), 0);
-      for (size_t e = 0; e < c.size(); ++e) row->counts[e] += c[e];
-    }
-    for (auto& [key, r] : procs) {
-      if (!r.symbol) r.name = RangeName(info.path, r.lo, r.hi);
-      r.image = info.path;
-      r.identity = info.identity;
-      r.kind = info.kind;
-      r.image_id = id;
-      rows.push_back(std::move(r));
-    }
+    AddProcedureRows(*offsets, sym, info, h.events.size(), &rows);
   }
   return rows;
 }
@@ -294,6 +234,37 @@ Expected<std::vector<Row>> LabelledImageRows(ProfileDb& db, const Header& h, con
       });
 }
 
+}  // namespace
+
+// Sorts rows by the sort column, largest first; ties by the other columns,
+// then by name so that the order is stable across runs.
+void SortRows(std::vector<Row>* rows, size_t column) {
+  std::sort(rows->begin(), rows->end(), [column](const Row& a, const Row& b) {
+    if (a.counts[column] != b.counts[column]) return a.counts[column] > b.counts[column];
+    if (a.counts != b.counts) return a.counts > b.counts;
+    return std::tie(a.name, a.image, a.pid) < std::tie(b.name, b.image, b.pid);
+  });
+}
+
+// Applies --keep and --top to sorted rows.
+void Trim(Profile* p, double keep, size_t top) {
+  const uint64_t total = p->header.totals.empty() ? 0 : p->header.totals[p->sort_column];
+  size_t n = 0;
+  while (n < p->rows.size()) {
+    if (top && n >= top) break;
+    if (keep > 0 && Percent(p->rows[n].counts[p->sort_column], total) < keep) break;
+    ++n;
+  }
+  p->omitted_counts.assign(p->header.events.size(), 0);
+  for (size_t i = n; i < p->rows.size(); ++i) {
+    for (size_t e = 0; e < p->omitted_counts.size(); ++e) {
+      p->omitted_counts[e] += p->rows[i].counts[e];
+    }
+  }
+  p->omitted = p->rows.size() - n;
+  p->rows.resize(n);
+}
+
 // What the labels of `o` ask is answerable: known keys, a view that can.
 Expected<void> CheckLabels(const ProfOptions& o) {
   auto bad = [](const std::string& why) { return Error(Errc::kInvalidArgument, why); };
@@ -320,7 +291,61 @@ Expected<size_t> SortColumn(const Header& h, const std::string& sort) {
   return Error(Errc::kInvalidArgument, "cannot sort by " + sort + ": not an event of the report");
 }
 
-}  // namespace
+Expected<void> CheckProfOptions(const ProfOptions& o) {
+  if (o.keep_percent < 0 || o.keep_percent > 100) {
+    return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
+  }
+  return CheckLabels(o);
+}
+
+Expected<Profile> StartProfile(const ProfOptions& o, Header header) {
+  Profile p;
+  p.view = o.view;
+  p.by = o.by;
+  p.labels = o.labels;
+  p.header = std::move(header);
+  auto column = SortColumn(p.header, o.sort);
+  if (!column) return column.error();
+  p.sort_column = *column;
+  return p;
+}
+
+void AddProcedureRows(const CountsByOffset& offsets, const ImageSymbolizer& sym,
+                      const ImageInfo& info, size_t events, std::vector<Row>* rows) {
+  std::map<std::pair<uint64_t, std::string>, Row> procs;  // by (lo, name)
+  Row* range = nullptr;                                   // the open range of unsymbolized samples
+  for (const auto& [offset, c] : offsets) {
+    std::optional<Procedure> proc = sym.Find(offset);
+    Row* row;
+    if (proc) {
+      row = &procs[{proc->lo, proc->name}];
+      if (row->counts.empty()) {
+        row->name = proc->name;
+        row->lo = proc->lo;
+        row->hi = proc->hi;
+      }
+      range = nullptr;
+    } else {
+      if (!range || offset - range->hi > kRangeGap) {
+        range = &procs[{offset, std::string()}];
+        range->symbol = false;
+        range->lo = offset;
+      }
+      range->hi = offset;  // the last sampled offset
+      row = range;
+    }
+    row->counts.resize(events, 0);
+    for (size_t e = 0; e < c.size(); ++e) row->counts[e] += c[e];
+  }
+  for (auto& [key, r] : procs) {
+    if (!r.symbol) r.name = RangeName(info.path, r.lo, r.hi);
+    r.image = info.path;
+    r.identity = info.identity;
+    r.kind = info.kind;
+    r.image_id = info.id;
+    rows->push_back(std::move(r));
+  }
+}
 
 const char* ViewName(View view) {
   switch (view) {
@@ -589,21 +614,13 @@ Expected<std::vector<std::string>> BuildIdConflicts(ProfileDb& db, const std::ve
 }
 
 Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
-  if (options.keep_percent < 0 || options.keep_percent > 100) {
-    return Error(Errc::kInvalidArgument, "--keep takes a percentage from 0 to 100");
-  }
-  if (auto ok = CheckLabels(options); !ok) return ok.error();
+  if (auto ok = CheckProfOptions(options); !ok) return ok.error();
   auto header = BeginReport(db, options.epoch, options.range, options.events);
   if (!header) return header.error();
   SnapshotGuard end(db);
-  Profile p;
-  p.view = options.view;
-  p.by = options.by;
-  p.labels = options.labels;
-  p.header = std::move(*header);
-  auto column = SortColumn(p.header, options.sort);
-  if (!column) return column.error();
-  p.sort_column = *column;
+  auto started = StartProfile(options, std::move(*header));
+  if (!started) return started.error();
+  Profile& p = *started;
   Expected<std::vector<Row>> rows = std::vector<Row>{};
   switch (options.view) {
     case View::kImages:
@@ -630,7 +647,7 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
   for (std::string& w : EventWarnings(p.header)) p.warnings.push_back(std::move(w));
-  return p;
+  return started;
 }
 
 Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {

@@ -89,6 +89,14 @@ ImageSymbolizer ImageSymbolizer::Load(ProfileDb& db, const ImageInfo& image,
   return s;
 }
 
+ImageSymbolizer ImageSymbolizer::FromShipped(std::vector<SymbolInfo> symbols, bool elf_extents) {
+  ImageSymbolizer s;
+  s.stored_ = std::move(symbols);
+  s.elf_extents_ = elf_extents;
+  s.trusted_ = true;
+  return s;
+}
+
 std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) const {
   if (elf_) {
     if (!trusted_ && !untrusted) return std::nullopt;
@@ -101,6 +109,16 @@ std::optional<Procedure> ImageSymbolizer::Find(uint64_t offset, bool untrusted) 
   auto it = std::upper_bound(stored_.begin(), stored_.end(), offset,
                              [](uint64_t o, const SymbolInfo& si) { return o < si.offset; });
   if (it == stored_.begin()) return std::nullopt;
+  if (elf_extents_) {
+    // As ElfImage::Lookup: a large function may enclose a smaller symbol
+    // that starts inside it; the nearest start is not always the container.
+    for (int steps = 0; it != stored_.begin() && steps < 16; ++steps) {
+      --it;
+      if (offset >= it->offset && offset - it->offset < it->size)
+        return Procedure{Shown(it->name), it->offset, it->offset + it->size};
+    }
+    return std::nullopt;
+  }
   auto sym = std::prev(it);
   uint64_t end = StoredEnd(stored_, static_cast<size_t>(sym - stored_.begin()));
   if (offset >= end) return std::nullopt;

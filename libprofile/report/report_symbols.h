@@ -32,6 +32,13 @@ class ImageSymbolizer {
   static ImageSymbolizer Load(ProfileDb& db, const ImageInfo& image,
                               std::vector<std::string>* warnings);
 
+  // The procedures shipped for an image (lcpiprof --fleet: the fleet's
+  // symbols table, ascending offsets), found as Load's would be: an ELF
+  // file's (`elf_extents`: each [offset, offset + size), the container
+  // looked for among the few before, as ElfImage::Lookup does) or the
+  // symbols lcpid stored (sizes 0 reach the next symbol).
+  static ImageSymbolizer FromShipped(std::vector<SymbolInfo> symbols, bool elf_extents);
+
   // The procedure holding `offset`; with `untrusted`, an ELF file whose
   // identity differs from the profiled one is used too.
   std::optional<Procedure> Find(uint64_t offset, bool untrusted = false) const;
@@ -52,6 +59,7 @@ class ImageSymbolizer {
   std::shared_ptr<ElfImage> elf_;
   bool trusted_ = false;
   std::vector<SymbolInfo> stored_;  // kernel, modules, JIT code, vDSO: ascending offsets
+  bool elf_extents_ = false;        // FromShipped of an ELF file's symbols
   // Each mangled name demangled once, not once per sampled offset: a name
   // costs up to kMaxDemangledBytes of work (image/demangle.h). Keyed by the
   // mangled name; not shared between threads.

@@ -9,6 +9,9 @@
 #   ch_kill          kills it (SIGKILL): the server gone at once
 #   ch_query SQL     runs SQL over HTTP, prints the answer (TabSeparated)
 #
+# CH_EXTRA_CONFIG, when set, is written into config.xml as it is (e.g. a
+# <remote_servers> section: fleet_report.sh's two shards).
+#
 # Ports: picked free by the kernel (bind to port 0) just before the start;
 # the same ports are kept by ch_restart so a shipper's URL stays valid.
 ch_free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -30,6 +33,7 @@ ch_write_config() {
   <default_database>default</default_database>
   <mark_cache_size>5368709</mark_cache_size>
   <max_concurrent_queries>20</max_concurrent_queries>
+  ${CH_EXTRA_CONFIG:-}
 </yandex>
 XML
   cat >"$dir/users.xml" <<XML

@@ -43,6 +43,6 @@ lcpi_layering(image SEES base BLIND collect attribute store aggregate report fle
 lcpi_layering(attribute SEES base collect image BLIND store aggregate report fleet budget)
 lcpi_layering(store SEES base BLIND collect image attribute aggregate report fleet budget)
 lcpi_layering(aggregate SEES base collect image attribute store BLIND report fleet budget)
-lcpi_layering(report SEES base image store BLIND collect attribute aggregate fleet budget)
+lcpi_layering(report SEES base image store fleet BLIND collect attribute aggregate budget)
 lcpi_layering(fleet SEES base BLIND collect image attribute store aggregate report budget)
 lcpi_layering(budget SEES base BLIND collect image attribute store aggregate report fleet)

@@ -1,5 +1,5 @@
 // url_file.cpp - the ClickHouse URL read from a file (url_file.h).
-#include "ship/url_file.h"
+#include "libprofile/fleet/url_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-namespace lcpi::ship {
+namespace lcpi::fleet {
 
 Expected<std::string> ReadUrlFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -59,4 +59,4 @@ Expected<std::string> ReadUrlFile(const std::string& path) {
   return text.substr(first, text.find_last_not_of(space) - first + 1);
 }
 
-}  // namespace lcpi::ship
+}  // namespace lcpi::fleet

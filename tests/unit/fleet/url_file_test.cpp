@@ -1,6 +1,6 @@
 // url_file_test.cpp - the ClickHouse URL (with its password) read from a
-// file only its owner and group may read (ship/url_file.h).
-#include "ship/url_file.h"
+// file only its owner and group may read (libprofile/fleet/url_file.h).
+#include "libprofile/fleet/url_file.h"
 
 #include <sys/stat.h>
 
@@ -10,7 +10,7 @@
 
 #include "test_files.h"
 
-using lcpi::ship::ReadUrlFile;
+using lcpi::fleet::ReadUrlFile;
 using lcpi::testing::TempDir;
 using lcpi::testing::WriteFile;
 

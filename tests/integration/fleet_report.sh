@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# fleet_report.sh LCPIPROF SHIP LCPID LCPICTL TINY - lcpiprof --fleet over
+# two clickhouse-server shards (clickhouse_server.sh; Debian 12's 18.16):
+#  - two hosts, each a real short lcpid run (its own database), each shipped
+#    by lcpi-ship into the `lcpi` tables of its own shard; the first host's
+#    workload relabelled into a unit (its process rows' cgroup);
+#  - `lcpi-ship --create-distributed` makes the Distributed tables over both
+#    shards (database `fleet`, cluster lcpi_test of the servers' config);
+#  - lcpiprof --fleet through them, per image and per procedure (CSV),
+#    equals the sum of lcpiprof over the two databases, counts and names;
+#    per shard (one host), each equals that host's own report;
+#  - --label unit=UNIT keeps exactly the first host's workload: per image its
+#    samples, --by unit that one unit, -P exactly its pids;
+#  - --host, JSON/HTML/text render, and views not fleet-capable refused.
+set -euo pipefail
+prof=$1 ship=$2 lcpid=$3 lcpictl=$4 tiny=$5
+command -v clickhouse-server >/dev/null || { echo "SKIP: clickhouse-server not installed (scripts/setup.sh installs it)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (system-wide perf events for lcpid)"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/clickhouse_server.sh"
+dir=$(mktemp -d /tmp/lcpi-fleetrep-XXXXXX)
+daemon= pid_a= pid_b=
+cleanup() {
+  [ -z "$daemon" ] || kill $daemon 2>/dev/null || true
+  for p in $pid_a $pid_b; do CH_PID=$p; ch_stop; done
+  [ -n "${KEEP:-}" ] || rm -rf "$dir"
+}
+trap cleanup EXIT
+t_start=$(date +%s.%N)
+
+# --- two servers, two shards of cluster lcpi_test (each knows both)
+http_a=$(ch_free_port) tcp_a=$(ch_free_port) http_b=$(ch_free_port) tcp_b=$(ch_free_port)
+export CH_EXTRA_CONFIG="<remote_servers><lcpi_test>
+  <shard><replica><host>127.0.0.1</host><port>$tcp_a</port></replica></shard>
+  <shard><replica><host>127.0.0.1</host><port>$tcp_b</port></replica></shard>
+</lcpi_test></remote_servers>"
+CH_DIR=$dir/ch_a CH_HTTP_PORT=$http_a CH_TCP_PORT=$tcp_a CH_URL=http://127.0.0.1:$http_a
+ch_write_config "$CH_DIR"; ch_launch; pid_a=$CH_PID url_a=$CH_URL
+CH_DIR=$dir/ch_b CH_HTTP_PORT=$http_b CH_TCP_PORT=$tcp_b CH_URL=http://127.0.0.1:$http_b
+ch_write_config "$CH_DIR"; ch_launch; pid_b=$CH_PID url_b=$CH_URL
+CH_URL=$url_a
+echo "two shards: clickhouse-server $(ch_query 'SELECT version()') on $url_a and $url_b"
+
+# --- two hosts from one short lcpid run (four windows): each keeps two of
+# them, its own samples (two lcpid runs cost 8 s more on a busy machine)
+"$lcpid" --foreground --db "$dir/run.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
+  --log-level warn 2>"$dir/lcpid.log" &
+daemon=$!
+for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+for w in 1 2 3 4; do "$tiny" 150; "$lcpictl" --socket "$dir/s" epoch >/dev/null; done
+"$lcpictl" --socket "$dir/s" stop >/dev/null
+wait $daemon; daemon=
+# the open epoch closed too: local --epoch all and the shipped windows are the same set
+sqlite3 "$dir/run.db" "UPDATE epochs SET ended = max(started, CAST(strftime('%s','now') AS INTEGER)) WHERE ended IS NULL"
+half=$(sqlite3 "$dir/run.db" "SELECT id FROM epochs ORDER BY id LIMIT 1 OFFSET 1")
+keep_epochs() {  # keep_epochs HOST CONDITION: HOST.db holds the run's epochs where id CONDITION
+  cp "$dir/run.db" "$dir/$1.db"
+  local sql="" t
+  for t in $(sqlite3 "$dir/$1.db" "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c
+             WHERE m.type = 'table' AND c.name = 'epoch_id'"); do
+    sql+="DELETE FROM $t WHERE NOT (epoch_id $2);"
+  done
+  sqlite3 "$dir/$1.db" "$sql DELETE FROM epochs WHERE NOT (id $2);"
+}
+keep_epochs alpha "<= $half"
+keep_epochs beta "> $half"
+echo "two hosts made (at ${SECONDS}s)"
+# host alpha's workload in a unit of its own (as lcpid records a unit's cgroup)
+unit=lcpi-fleet-test.service
+sqlite3 "$dir/alpha.db" "INSERT INTO cgroups (path) VALUES ('/system.slice/$unit');
+  UPDATE process_counts SET cgroup_id = (SELECT id FROM cgroups WHERE path = '/system.slice/$unit')
+  WHERE comm = 'tiny'"
+"$ship" --once --url "$url_a" --db "$dir/alpha.db" --state "$dir/alpha.state" --host alpha 2>"$dir/ship-alpha.log"
+"$ship" --once --url "$url_b" --db "$dir/beta.db" --state "$dir/beta.state" --host beta 2>"$dir/ship-beta.log"
+echo "shipped (at ${SECONDS}s)"
+"$ship" --url "$url_a" --database fleet --create-distributed lcpi_test 2>"$dir/dist.log" ||
+  { echo "FAIL: lcpi-ship --create-distributed: $(tail -2 "$dir/dist.log")"; exit 1; }
+
+# sum NAMECOLS CSV...: the CSVs' rows summed by their first NAMECOLS columns
+# (name, image...). The samples no symbol covers are grouped into ranges
+# over the offsets sampled (kRangeGap), and two hosts' offsets together may
+# join ranges each had apart: those are compared per image, summed; every
+# named procedure row is compared as it is.
+sum_csv() {
+  local names=$1; shift
+  python3 - "$names" "$@" <<'PY'
+import csv, sys, collections, re
+n = int(sys.argv[1]); sums = collections.Counter()
+ranged = re.compile(r'\+0x[0-9a-f]+(-0x[0-9a-f]+)?$')
+for path in sys.argv[2:]:
+    rows = list(csv.reader(open(path, newline='', encoding='utf-8', errors='surrogateescape')))
+    head = rows[0]; c = head.index('cpu-clock')
+    for r in rows[1:]:
+        key = r[:n]
+        if ranged.search(key[0]): key[0] = '[offset ranges]'
+        sums[tuple(key)] += int(r[c])
+for k in sorted(sums): print('\t'.join(k) + '\t' + str(sums[k]))
+PY
+}
+fleet="--fleet $url_a --database fleet"
+compare() {  # compare WHAT NAMECOLS 'LOCAL ARGS' 'FLEET ARGS' DB...
+  local what=$1 n=$2 largs=$3 fargs=$4; shift 4
+  local files=()
+  for db in "$@"; do
+    if ! "$prof" --db "$dir/$db.db" --epoch all --format csv $largs >"$dir/local-$db.csv" 2>"$dir/prof.err"; then
+      # a time range may hold none of this host's windows: it adds nothing
+      grep -q "no epoch or window" "$dir/prof.err" && continue
+      echo "FAIL ($what): lcpiprof --db $db.db: $(tail -1 "$dir/prof.err")"; exit 1
+    fi
+    files+=("$dir/local-$db.csv")
+  done
+  if ! "$prof" $fargs --format csv >"$dir/fleet.csv" 2>"$dir/fleet.err"; then
+    echo "FAIL ($what): lcpiprof --fleet: $(tail -2 "$dir/fleet.err")"; exit 1
+  fi
+  sum_csv $n "${files[@]}" >"$dir/want"
+  sum_csv $n "$dir/fleet.csv" >"$dir/got"
+  if ! diff "$dir/want" "$dir/got" >"$dir/diff"; then
+    echo "FAIL ($what): the fleet report differs from the local ones summed"; head -20 "$dir/diff"; exit 1
+  fi
+  [ -s "$dir/want" ] || { echo "FAIL ($what): nothing to compare"; exit 1; }
+  echo "ok ($what): $(wc -l <"$dir/got") rows equal (at ${SECONDS}s)"
+}
+compare "images, two shards" 2 "" "$fleet" alpha beta
+compare "procedures, two shards" 2 "-p" "$fleet -p" alpha beta
+grep -q tiny_spin "$dir/got" || { echo "FAIL: no tiny_spin among the procedures"; exit 1; }
+# (per image: each local -p reads the symbols of every image the host ran,
+# a compiler's among them on a busy machine: seconds each)
+compare "one shard, its own tables (GLOBAL IN on a plain table)" 2 "--since @0" "--fleet $url_b --since @0" beta
+compare "one host through the shards" 2 "" "$fleet --host alpha" alpha
+# --since/--until: the windows that overlap, as one database selects its epochs
+since=$(sqlite3 "$dir/alpha.db" "SELECT max(started) FROM epochs")
+compare "--since, one host through the shards" 2 "--since @$since" "$fleet --host alpha --since @$since" alpha
+until=$(sqlite3 "$dir/beta.db" "SELECT min(ended) FROM epochs")
+compare "--until, two shards" 2 "--until @$until" "$fleet --until @$until" alpha beta
+compare "label, images" 2 "--label unit=$unit" "$fleet --label unit=$unit" alpha beta
+compare "by unit" 1 "--by unit --label unit=$unit" "$fleet --by unit --label unit=$unit" alpha beta
+[ "$(wc -l <"$dir/got")" = 1 ] && grep -q "^$unit" "$dir/got" || { echo "FAIL: --by unit shows more than the unit"; cat "$dir/got"; exit 1; }
+# -P: exactly the pids of the unit's processes
+want=$(sqlite3 "$dir/alpha.db" "SELECT DISTINCT pc.pid FROM process_counts pc JOIN cgroups c ON c.id = pc.cgroup_id
+  WHERE c.path = '/system.slice/$unit' ORDER BY 1" | tr '\n' ' ')
+"$prof" $fleet -P --label unit=$unit --format csv >"$dir/P.csv"
+got=$(python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(' '.join(sorted({x['pid'] for x in r}, key=int)) + ' ')" "$dir/P.csv")
+[ -n "${want// }" ] && [ "$want" = "$got" ] || { echo "FAIL (-P --label): pids '$got', want '$want'"; exit 1; }
+echo "ok (-P --label unit=$unit): exactly the unit's pids: $got"
+# the other formats render the same model
+"$prof" $fleet -p --top 3 --format text --width 120 >"$dir/text"
+grep -q "^# database: .*fleet" "$dir/text" || { echo "FAIL: text header"; head -5 "$dir/text"; exit 1; }
+"$prof" $fleet --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["rows"], d'
+"$prof" $fleet -p --format html -o "$dir/p.html" && grep -q "tiny_spin" "$dir/p.html" || { echo "FAIL: html"; exit 1; }
+# hostile input goes through the escaping: a host with a quote selects nothing, errors not
+"$prof" $fleet --host "x' OR '1'='1" --format csv >"$dir/evil.csv" 2>"$dir/evil.err" || true
+[ "$(wc -l <"$dir/evil.csv")" -le 1 ] || { echo "FAIL: a quoted host selected rows"; cat "$dir/evil.csv"; exit 1; }
+# the URL from a file only its owner reads; one others may read is refused
+(umask 077; echo "$url_a" >"$dir/url")
+"$prof" --fleet-url-file "$dir/url" --database fleet --format csv >"$dir/file.csv"
+cmp -s "$dir/file.csv" <("$prof" $fleet --format csv) || { echo "FAIL: --fleet-url-file reads another report"; exit 1; }
+chmod 644 "$dir/url"
+rc=0; "$prof" --fleet-url-file "$dir/url" 2>"$dir/url.err" >/dev/null || rc=$?
+[ $rc = 2 ] && grep -q "others may read" "$dir/url.err" || { echo "FAIL: a readable URL file: exit $rc $(cat "$dir/url.err")"; exit 1; }
+rc=0; "$prof" $fleet --epoch all 2>"$dir/epoch.err" >/dev/null || rc=$?
+[ $rc = 1 ] && grep -q "epoch names one host" "$dir/epoch.err" || { echo "FAIL: --epoch over --fleet: exit $rc"; exit 1; }
+echo "ok (--fleet-url-file, refused: $(cut -c1-60 "$dir/url.err")...)"
+rc=0; "$prof" $fleet --format pprof -o "$dir/x.pb.gz" 2>"$dir/pprof.err" || rc=$?
+[ $rc = 2 ] && grep -q "not yet .*fleet\|fleet.*not yet" "$dir/pprof.err" || { echo "FAIL: pprof over --fleet: exit $rc $(cat "$dir/pprof.err")"; exit 1; }
+echo "ok (refused): $(cat "$dir/pprof.err")"
+echo "fleet-report: $(python3 -c "print(f'{$(date +%s.%N)-$t_start:.1f}')") s"
