@@ -132,7 +132,7 @@ if not m:
 elif int(m.group(1)) > int(m.group(2)):
     fail(f"the page is {m.group(1)} pixels wide in a {m.group(2)}-pixel window")
 
-chromium("--screenshot=" + shot, "--hide-scrollbars", "file://" + page + "#flame")
+chromium("--screenshot=" + shot, "--hide-scrollbars", "file://" + page + "#stacks")
 if not os.path.exists(shot) or open(shot, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
     fail(f"no PNG screenshot at {shot}")
 

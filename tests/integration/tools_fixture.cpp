@@ -60,7 +60,8 @@ void MakeWindows(const lcpi::testing::ReportFixture& f, const std::string& path)
 // hostile_names.py renders in each format (tests/golden/hostile_*): a path
 // holding a newline and a forged row, bytes that are not UTF-8, the one-byte
 // CSI raw and UTF-8 encoded, DEL, formula prefixes for spreadsheets, and a
-// JIT procedure whose demangled name doubles per level.
+// JIT procedure whose demangled name doubles per level; call stacks
+// through them.
 void MakeHostile(const std::string& path) {
   std::filesystem::remove(path);
   auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
@@ -107,6 +108,16 @@ void MakeHostile(const std::string& path) {
                   2, 0, 300},
                  {104, "-2+3\x7f", 3, 0, 200},
                  {105, "@SUM(A1)", 4, 0, 350}};
+  // Call stacks through the hostile names: the HTML page's flame graph and
+  // icicle name them in titles and labels.
+  StackRow through;
+  through.frames = {{4, 0x1008}, {4, 0x2008}, {4, 0x3008}};
+  through.count = 30;
+  StackRow cut = through;
+  cut.frames = {{4, 0x3008}, {0, 0x10}};
+  cut.end = 1;  // depth cap
+  cut.count = 10;
+  b.stacks = {through, cut};
   auto merged = db.Merge(b);
   FixtureCheck(merged.has_value(), "merge hostile: " + (merged ? "" : merged.error().ToString()));
 }
@@ -169,8 +180,14 @@ void MakeStacks(const std::string& path) {
   ProfileDb& db = **opened;
   auto id = db.NewEpoch(std::string("stacks"), EpochKind::kEpoch, kEight);
   FixtureCheck(id.has_value(), "new epoch");
-  enum : uint64_t { kLeaf = 0x1000, kMidA = 0x1100, kMidB = 0x1200, kTop = 0x1300, kMain = 0x1400,
-                    kLong = 0x1500 };
+  enum : uint64_t {
+    kLeaf = 0x1000,
+    kMidA = 0x1100,
+    kMidB = 0x1200,
+    kTop = 0x1300,
+    kMain = 0x1400,
+    kLong = 0x1500
+  };
   const std::string head = "lcpi::fixture::";
   const std::string tail = "::push_the_long_named_frame";
   const std::string long_name = head + std::string(256 - head.size() - tail.size(), 'v') + tail;
@@ -180,7 +197,7 @@ void MakeStacks(const std::string& path) {
   b.events = {{"cycles", "cpu-clock", 1000}};
   b.counts = {{0, 0, kLeaf + 8, 900}, {0, 0, kLong + 8, 200}, {0, 0, kMidA + 8, 50}};
   b.symbols = {{0, kLeaf, 0x100, "leaf"}, {0, kMidA, 0x100, "mid_a"}, {0, kMidB, 0x100, "mid_b"},
-               {0, kTop, 0x100, "top"},   {0, kMain, 0x100, "main"},   {0, kLong, 0x100, long_name}};
+               {0, kTop, 0x100, "top"},   {0, kMain, 0x100, "main"},  {0, kLong, 0x100, long_name}};
   b.processes = {{100, "stacks", 0, 0, 1150}};
   auto stack = [](std::vector<uint64_t> procs, uint64_t count) {
     StackRow r;
