@@ -15,9 +15,9 @@ namespace lcpi::report {
 namespace {
 
 constexpr double kViewWidth = 1200;
-constexpr int kRow = 18;  // a level: a 17-unit frame and a 1-unit gap
-// A label's character, about, at the style sheet's 12 px.
-constexpr double kCharWidth = 7;
+constexpr int kRow = 20;  // a level: a 19-unit frame and a 1-unit gap
+// A label's character, about, at the style sheet's 13 px.
+constexpr double kCharWidth = 8;
 // Light, warm fills (black text on each above 7:1) told apart by name;
 // the labels and titles carry the meaning, not the colour.
 const char* const kFills[] = {"#fbd3a3", "#f9c08a", "#fde0b8", "#f7b27a", "#fcd0c0", "#f5c9a0"};
@@ -137,7 +137,7 @@ std::string FlameSvg(const FlameNode& root, const std::string& id, const std::st
            std::to_string(kRow - 1) + "\" fill=\"" + Fill(n.name) + "\"/>";
     const auto chars = static_cast<size_t>((w - 6) / kCharWidth);
     if (chars >= 3) {
-      out += "<text x=\"" + Fixed(x + 3, 2) + "\" y=\"" + Fixed(y + 13, 0) + "\">" +
+      out += "<text x=\"" + Fixed(x + 3, 2) + "\" y=\"" + Fixed(y + 14, 0) + "\">" +
              HtmlEscapePrintable(CutText(Printable(n.name), chars, true)) + "</text>";
     }
     out += "</g>\n";

@@ -180,6 +180,7 @@ ul.warnings li { color: #7a3400; }
 figure { margin: .5rem 0 1rem; }
 svg.flame { display: block; height: auto; max-width: 100%; }
 svg.flame rect { stroke: #fff; stroke-width: .5; }
+svg.flame text { font-size: 13px; }
 figcaption { font-weight: 600; margin-bottom: .3rem; }
 svg text { font: 12px system-ui, "DejaVu Sans", sans-serif; fill: #1a1a1a; }
 )";
