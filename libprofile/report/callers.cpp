@@ -104,4 +104,44 @@ std::string RenderCallers(const Callers& callers, const RenderOptions& options) 
   return Render(CallersDocument(callers), options);
 }
 
+Expected<Diff> BuildCallersDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
+  CallersOptions co;
+  co.symbol = options.symbol;
+  co.callees = options.callees;
+  co.epoch = options.epoch_a;
+  co.range = options.range_a;
+  auto a = BuildCallers(db_a, co);
+  if (!a) return Error(a.error().code(), "A: " + a.error().message());
+  co.epoch = options.epoch_b;
+  co.range = options.range_b;
+  auto b = BuildCallers(db_b, co);
+  if (!b) return Error(b.error().code(), "B: " + b.error().message());
+  Diff d;
+  d.view = View::kProcedures;
+  d.a = std::move(a->header);
+  d.b = std::move(b->header);
+  d.event = "stacks";
+  d.symbol = options.symbol;
+  d.callees = options.callees;
+  d.through_a = a->through;
+  d.through_b = b->through;
+  d.warnings = a->warnings;
+  d.warnings.insert(d.warnings.end(), b->warnings.begin(), b->warnings.end());
+  std::map<std::pair<std::string, std::string>, DiffRow> rows;
+  for (const CallerRow& r : a->rows) {
+    DiffRow& dr = rows[{r.image, r.name}];
+    dr.name = r.name;
+    dr.image = r.image;
+    dr.count_a += r.count;
+  }
+  for (const CallerRow& r : b->rows) {
+    DiffRow& dr = rows[{r.image, r.name}];
+    dr.name = r.name;
+    dr.image = r.image;
+    dr.count_b += r.count;
+  }
+  FinishDiff(std::move(rows), d.through_a, d.through_b, options, &d);
+  return d;
+}
+
 }  // namespace lcpi::report

@@ -75,7 +75,7 @@ def frames(dom, svg_id):
 
 
 page = os.path.join(work, "stacks.html")
-r = subprocess.run([lcpiprof, "--db", db, "--epoch", "all", "--format", "html", "-o", page],
+r = subprocess.run([lcpiprof, "--db", db, "--epoch", "stacks", "--format", "html", "-o", page],
                    capture_output=True, text=True, timeout=120)
 if r.returncode != 0:
     print(f"FAIL: lcpiprof --format html: exit status {r.returncode}: {r.stderr}", file=sys.stderr)

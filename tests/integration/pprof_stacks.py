@@ -54,7 +54,7 @@ def by_function(top, column):
 
 
 pb = os.path.join(work, "stacks.pb.gz")
-run([lcpiprof, "--db", db, "--epoch", "all", "--format", "pprof", "-o", pb])
+run([lcpiprof, "--db", db, "--epoch", "stacks", "--format", "pprof", "-o", pb])
 
 top = run(["go", "tool", "pprof", "-top", "-cum", "-nodecount=0", "-nodefraction=0", pb])
 if "Type: stack_samples" not in top:

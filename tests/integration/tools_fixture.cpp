@@ -172,7 +172,8 @@ void MakeLongNames(const std::string& path) {
 // kernel image of stored symbols, 0x100 bytes each: leaf is called 60 %
 // through mid_a and 40 % through mid_b, both from top from main; a
 // procedure of a 256-character name, called from main, has 20 more; the
-// flat counts put leaf hottest.
+// flat counts put leaf hottest. A second epoch, "after", has leaf's callers
+// 30/70.
 void MakeStacks(const std::string& path) {
   std::filesystem::remove(path);
   auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
@@ -209,6 +210,14 @@ void MakeStacks(const std::string& path) {
               stack({kLong, kMain}, 20)};
   auto merged = db.Merge(b);
   FixtureCheck(merged.has_value(), "merge stacks: " + (merged ? "" : merged.error().ToString()));
+  // An epoch "after" in which leaf's callers trade places, 30/70, for
+  // lcpidiff --callers leaf.
+  auto after = db.NewEpoch(std::string("after"), EpochKind::kEpoch, kEight + 3600);
+  FixtureCheck(after.has_value(), "new epoch after");
+  b.epoch = *after;
+  b.stacks = {stack({kLeaf, kMidA, kTop, kMain}, 30), stack({kLeaf, kMidB, kTop, kMain}, 70)};
+  merged = db.Merge(b);
+  FixtureCheck(merged.has_value(), "merge after");
 }
 
 }  // namespace
