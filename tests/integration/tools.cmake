@@ -265,3 +265,8 @@ lcpi_tools_test(lcpidiff-callers-not-through TOOL lcpidiff
   ARGS "${_stacks}|--callers|no_such_proc" RC 1 STDERR "no call stack of the epochs read passes through 'no_such_proc'")
 lcpi_tools_test(lcpidiff-callers-with-p TOOL lcpidiff ARGS "${_stacks}|--callers|leaf|-p" RC 2
   STDERR "--callers and --callees compare stacks: not with -p or -e")
+# A 256-character procedure name in the callees table: cut in the middle to
+# --width in text (its head and its end in view).
+lcpi_tools_test(lcpiprof-callees-long-name TOOL lcpiprof
+  ARGS "--db|@DIR@/stacks.db|--epoch|stacks|--callees|main|--width|80|--no-header"
+  STDOUT "lcpi::fixture::v+\\.\\.\\.[:a-z_]*named_frame  \\[kernel\\]")
