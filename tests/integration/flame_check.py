@@ -26,7 +26,8 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
+
+from page_fit import chromium as run_chromium, page_width
 
 lcpiprof, db, work = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
 shot = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else os.path.join(work, "flame.png")
@@ -43,15 +44,10 @@ def fail(msg):
 
 
 def chromium(*args):
-    profile = tempfile.mkdtemp(dir=work)
-    r = subprocess.run(["timeout", "90", "chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                        "--no-first-run", "--disable-background-networking",
-                        "--disable-component-update", "--disable-sync",
-                        "--user-data-dir=" + profile, "--window-size=1280,2000", *args],
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        fail(f"chromium {' '.join(args)}: exit status {r.returncode}: {r.stderr[-400:]}")
-    return r.stdout
+    rc, out, err = run_chromium(work, *args)
+    if rc != 0:
+        fail(f"chromium {' '.join(args)}: exit status {rc}: {err[-400:]}")
+    return out
 
 
 def frames(dom, svg_id):
@@ -120,17 +116,11 @@ else:
                  f"want below it at {key[1] / 100}")
 
 # The page fits a 1280-pixel window.
-probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
-probe = probe.replace("</body>", "<script>document.body.setAttribute('data-fit', "
-                      "document.documentElement.scrollWidth + ' ' + window.innerWidth);"
-                      "</script></body>")
-probe_path = os.path.join(work, "probe.html")
-open(probe_path, "w", encoding="utf-8").write(probe)
-m = re.search(r'data-fit="(\d+) (\d+)"', chromium("--dump-dom", "file://" + probe_path))
-if not m:
+fit = page_width(text, work)
+if not fit:
     fail("the probe did not run")
-elif int(m.group(1)) > int(m.group(2)):
-    fail(f"the page is {m.group(1)} pixels wide in a {m.group(2)}-pixel window")
+elif fit[0] > fit[1]:
+    fail(f"the page is {fit[0]} pixels wide in a {fit[1]}-pixel window")
 
 chromium("--screenshot=" + shot, "--hide-scrollbars", "file://" + page + "#stacks")
 if not os.path.exists(shot) or open(shot, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
