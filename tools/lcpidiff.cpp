@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "libprofile/base/command_line.h"
+#include "libprofile/report/callers.h"
 #include "report_cli.h"
 
 int main(int argc, char** argv) {
@@ -25,7 +26,15 @@ int main(int argc, char** argv) {
                  "database, or with one database the two newest epochs)");
   tools::AddTimeOptions(app, &time, /*twice=*/true);
   app.add_option("-e,--event", opts.event, "the event compared (default: the first in both)");
-  app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
+  auto* p_flag = app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
+  auto* callers_opt = app.add_option(
+      "--callers", opts.symbol,
+      "the callers of this procedure (named as -p names it) in A's and B's call stacks, as "
+      "shares of the stack samples through it");
+  std::string callees;
+  auto* callees_opt =
+      app.add_option("--callees", callees, "the callees of this procedure, as --callers");
+  callers_opt->excludes(callees_opt);
   app.add_option("-i,--image", opts.images, "with -p: only these images (path part or identity)");
   app.add_option("--keep", opts.keep_points,
                  "only rows whose share moved by at least this many points");
@@ -36,10 +45,21 @@ int main(int argc, char** argv) {
              tools::Footer({"lcpidiff --epoch before-upgrade --epoch after-upgrade",
                             "lcpidiff -p --top 20 --epoch 3 --epoch 4",
                             "lcpidiff --db old.db --db new.db -p -i myprog",
+                            "lcpidiff --callers memcpy --epoch 3 --epoch 4   whose memcpy grew",
                             "lcpidiff --since 2d --until 1d --since 1d    yesterday against today"},
                            tools::kExitStatus));
   if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   tools::ConfigureDebuginfo(no_debuginfod);
+  if (!callees.empty()) {
+    opts.symbol = callees;
+    opts.callees = true;
+  }
+  if (!opts.symbol.empty() && (*p_flag || !opts.event.empty())) {
+    std::fprintf(stderr, "%s: error: --callers and --callees compare stacks: not with -p or -e\n",
+                 tool.c_str());
+    return 2;
+  }
+  (void)callers_opt;
   if (dbs.size() > 2 || epochs.size() > 2 || time.since.size() > 2 || time.until.size() > 2) {
     std::fprintf(stderr, "%s: error: at most two --db, --epoch, --since and --until\n",
                  tool.c_str());
@@ -88,6 +108,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: warning: comparing epoch %s with itself\n", tool.c_str(),
                  opts.epoch_a.empty() ? "(newest)" : opts.epoch_a.c_str());
   }
-  return tools::PrintReport(tool, report::BuildDiff(*db_a, db_b, opts), report::RenderDiff, ro,
-                            out.output);
+  return tools::PrintReport(tool,
+                            opts.symbol.empty() ? report::BuildDiff(*db_a, db_b, opts)
+                                                : report::BuildCallersDiff(*db_a, db_b, opts),
+                            report::RenderDiff, ro, out.output);
 }

@@ -4,44 +4,12 @@
 
 #include <algorithm>
 #include <map>
-#include <memory>
 #include <set>
 
-#include "libprofile/base/stack_end.h"
 #include "libprofile/report/percent.h"
-#include "libprofile/report/report_symbols.h"
+#include "libprofile/report/stack_names.h"
 
 namespace lcpi::report {
-namespace {
-
-// A frame's procedure: (name, image path), named as -p names it.
-using Proc = std::pair<std::string, std::string>;
-
-class FrameNamer {
- public:
-  FrameNamer(ProfileDb& db, std::map<int64_t, ImageInfo> images, std::vector<std::string>* warnings)
-      : db_(db), images_(std::move(images)), warnings_(warnings) {}
-
-  Proc Name(int64_t image_id, uint64_t offset) {
-    auto it = images_.find(image_id);
-    if (it == images_.end()) return {"[image " + std::to_string(image_id) + "]", ""};
-    auto& sym = symbolizers_[image_id];
-    if (!sym)
-      sym = std::make_unique<ImageSymbolizer>(ImageSymbolizer::Load(db_, it->second, warnings_));
-    if (std::optional<Procedure> p = sym->Find(offset)) return {p->name, it->second.path};
-    return {RangeName(it->second.path, offset, offset), it->second.path};
-  }
-
- private:
-  ProfileDb& db_;
-  std::map<int64_t, ImageInfo> images_;
-  std::vector<std::string>* warnings_;
-  std::map<int64_t, std::unique_ptr<ImageSymbolizer>> symbolizers_;
-};
-
-std::string EndName(uint8_t end) { return "[stack end: " + StackEndName(end) + "]"; }
-
-}  // namespace
 
 Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
   if (options.symbol.empty()) return Error(Errc::kInvalidArgument, "no procedure named");
@@ -52,19 +20,13 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
   c.header = std::move(*header);
   c.symbol = options.symbol;
   c.callees = options.callees;
-  auto stacks = db.Stacks(QueryEpoch(c.header));
+  auto stacks = NamedStacks(db, c.header, &c.warnings);
   if (!stacks) return stacks.error();
-  auto images = db.ListImages();
-  if (!images) return images.error();
-  std::map<int64_t, ImageInfo> by_id;
-  for (ImageInfo& i : *images) by_id.emplace(i.id, std::move(i));
-  FrameNamer namer(db, std::move(by_id), &c.warnings);
+  using Proc = NamedFrame;
   std::map<Proc, uint64_t> counts;
-  for (const StoredStack& s : *stacks) {
+  for (const NamedStack& s : *stacks) {
     c.stack_samples += s.count;
-    std::vector<Proc> names;
-    names.reserve(s.frames.size());
-    for (const auto& [image, offset] : s.frames) names.push_back(namer.Name(image, offset));
+    const std::vector<Proc>& names = s.frames;
     std::set<Proc> seen;  // each neighbour once per stack
     for (size_t i = 0; i < names.size(); i++) {
       if (names[i].first != options.symbol) continue;
@@ -72,7 +34,7 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
       if (options.callees)
         next = i == 0 ? Proc{"[self]", ""} : names[i - 1];
       else
-        next = i + 1 < names.size() ? names[i + 1] : Proc{EndName(s.end), ""};
+        next = i + 1 < names.size() ? names[i + 1] : Proc{StackEndFrame(s.end), ""};
       seen.insert(next);
     }
     if (seen.empty()) continue;
@@ -140,6 +102,46 @@ Document CallersDocument(const Callers& c) {
 
 std::string RenderCallers(const Callers& callers, const RenderOptions& options) {
   return Render(CallersDocument(callers), options);
+}
+
+Expected<Diff> BuildCallersDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
+  CallersOptions co;
+  co.symbol = options.symbol;
+  co.callees = options.callees;
+  co.epoch = options.epoch_a;
+  co.range = options.range_a;
+  auto a = BuildCallers(db_a, co);
+  if (!a) return Error(a.error().code(), "A: " + a.error().message());
+  co.epoch = options.epoch_b;
+  co.range = options.range_b;
+  auto b = BuildCallers(db_b, co);
+  if (!b) return Error(b.error().code(), "B: " + b.error().message());
+  Diff d;
+  d.view = View::kProcedures;
+  d.a = std::move(a->header);
+  d.b = std::move(b->header);
+  d.event = "stacks";
+  d.symbol = options.symbol;
+  d.callees = options.callees;
+  d.through_a = a->through;
+  d.through_b = b->through;
+  d.warnings = a->warnings;
+  d.warnings.insert(d.warnings.end(), b->warnings.begin(), b->warnings.end());
+  std::map<std::pair<std::string, std::string>, DiffRow> rows;
+  for (const CallerRow& r : a->rows) {
+    DiffRow& dr = rows[{r.image, r.name}];
+    dr.name = r.name;
+    dr.image = r.image;
+    dr.count_a += r.count;
+  }
+  for (const CallerRow& r : b->rows) {
+    DiffRow& dr = rows[{r.image, r.name}];
+    dr.name = r.name;
+    dr.image = r.image;
+    dr.count_b += r.count;
+  }
+  FinishDiff(std::move(rows), d.through_a, d.through_b, options, &d);
+  return d;
 }
 
 }  // namespace lcpi::report

@@ -47,6 +47,12 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options);
 Document CallersDocument(const Callers& callers);
 std::string RenderCallers(const Callers& callers, const RenderOptions& options);
 
+// lcpidiff --callers SYM / --callees SYM: BuildCallers on A (options'
+// epoch_a, range_a) and on B, each neighbour's share of the stack samples
+// through SYM in each, sorted by the largest change (FinishDiff). A side
+// whose stacks do not pass through SYM is an error naming the side.
+Expected<Diff> BuildCallersDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options);
+
 }  // namespace lcpi::report
 
 #endif  // LCPI_LIBPROFILE_REPORT_CALLERS_H

@@ -27,6 +27,11 @@ std::string JsonString(const std::string& text);
 // with = + - @ (OWASP's rule for CSV injection).
 std::string CsvField(const std::string& text, bool spreadsheet_safe);
 
+// Printable text cut to `width` bytes with "..." where it was cut, never
+// inside a UTF-8 character or a \xNN escape; both_ends keeps the head and the
+// tail (names and paths), else the head (render_text.cpp says why).
+std::string CutText(const std::string& s, size_t width, bool both_ends);
+
 // "0x1f".
 std::string Hex(uint64_t value);
 

@@ -1,6 +1,7 @@
 // diff_table.cpp - lcpidiff's report as a Document: two labelled sources (A
 // and B), and per image or procedure the shares of one event in each, their
-// change in points, the counts and new/vanished. Text shows the numbers
+// change in points, the counts and new/vanished; or, with --callers SYM
+// (--callees), each neighbour of SYM's share of the stacks through it. Text shows the numbers
 // first; CSV and JSON the names first (as version 1 always has).
 #include "libprofile/report/table.h"
 
@@ -24,14 +25,25 @@ uint64_t EventSamples(const Header& h, const std::string& event) {
 
 Document DiffDocument(const Diff& d) {
   const bool procs = d.view == View::kProcedures;
+  const bool stacks = !d.symbol.empty();  // --callers / --callees
+  const std::string view = !stacks ? ViewName(d.view) : d.callees ? "callees" : "callers";
   Document doc;
   doc.tool = "lcpidiff";
-  doc.title = std::string("lcpidiff: ") + ViewName(d.view) + ", event " + d.event +
-              ", sorted by the largest change in share";
-  doc.sources.push_back({d.a, "A", "a", EventSamples(d.a, d.event)});
-  doc.sources.push_back({d.b, "B", "b", EventSamples(d.b, d.event)});
-  doc.facts_before.push_back({"view", CellType::kText, std::string(ViewName(d.view))});
-  doc.facts_before.push_back({"event", CellType::kText, d.event});
+  if (stacks) {
+    doc.title = "lcpidiff: " + view + " of " + d.symbol +
+                ", shares of the stack samples through it, sorted by the largest change";
+    doc.sources.push_back({d.a, "A", "a", d.through_a});
+    doc.sources.push_back({d.b, "B", "b", d.through_b});
+    doc.facts_before.push_back({"view", CellType::kText, view});
+    doc.facts_before.push_back({"symbol", CellType::kText, d.symbol});
+  } else {
+    doc.title =
+        "lcpidiff: " + view + ", event " + d.event + ", sorted by the largest change in share";
+    doc.sources.push_back({d.a, "A", "a", EventSamples(d.a, d.event)});
+    doc.sources.push_back({d.b, "B", "b", EventSamples(d.b, d.event)});
+    doc.facts_before.push_back({"view", CellType::kText, view});
+    doc.facts_before.push_back({"event", CellType::kText, d.event});
+  }
   doc.omitted = Omitted{d.omitted, std::nullopt};
   doc.warnings = d.warnings;
 
@@ -43,8 +55,10 @@ Document DiffDocument(const Diff& d) {
                Column("A", "count_a", "count_a", CellType::kCount),
                Column("B", "count_b", "count_b", CellType::kCount),
                Column("status", CellType::kText),
-               procs ? Column("procedure", "procedure", "name", CellType::kName)
-                     : Column("image", "image", "name", CellType::kPath),
+               stacks ? Column(view == "callees" ? "callee" : "caller",
+                               view == "callees" ? "callee" : "caller", "name", CellType::kName)
+               : procs ? Column("procedure", "procedure", "name", CellType::kName)
+                       : Column("image", "image", "name", CellType::kPath),
                Column("image", CellType::kPath)};
   std::vector<size_t> names = {kName};
   if (procs) names.push_back(kImage);

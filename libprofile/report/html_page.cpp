@@ -138,6 +138,43 @@ std::string PerEpoch(const HtmlReport& r) {
   return newest + svg + "<div class=\"scroll\">" + table + "</tbody>\n</table>\n</div>\n";
 }
 
+// The flame graph and the icicle, each with a sentence that says how to
+// read it (the figures have no script: a frame's title is its tooltip).
+std::string StacksSection(const HtmlReport& r) {
+  if (r.stack_samples == 0) {
+    return "<p class=\"note\">No call stacks are stored for this selection: lcpid takes them "
+           "with <code>--stack-frequency</code> (perf source).</p>\n";
+  }
+  size_t left_out = 0;
+  std::string out = "<p class=\"note\">" + std::to_string(r.stack_samples) +
+                    " stack samples. Each frame is as wide as the stack samples that pass "
+                    "through it; hover over one for its whole name, image and share.</p>\n";
+  out +=
+      "<figure>\n<figcaption>Flame graph: every stack, the outermost frames at the bottom, "
+      "each procedure's callees above it</figcaption>\n" +
+      FlameSvg(r.flame, "flame-graph",
+               "Flame graph of " + std::to_string(r.stack_samples) + " stack samples", false, true,
+               &left_out) +
+      "</figure>\n";
+  size_t icicle_left_out = 0;
+  if (r.icicle.count > 0) {
+    out +=
+        "<h3 id=\"icicle-heading\">Callers of <code>" + HtmlEscape(r.icicle.name) +
+        "</code></h3>\n<figure>\n<figcaption>Icicle: the " + std::to_string(r.icicle.count) +
+        " stack samples through <code>" + HtmlEscape(r.icicle.name) +
+        "</code>, the hottest procedure with stacks, at the top; " +
+        "its callers below it, theirs below them</figcaption>\n" +
+        FlameSvg(r.icicle, "icicle", "Callers of " + r.icicle.name, true, false, &icicle_left_out) +
+        "</figure>\n";
+  }
+  if (left_out + icicle_left_out > 0) {
+    out += "<p class=\"note\">" + std::to_string(left_out + icicle_left_out) +
+           " frames narrower than a 1200th of the width (or past " +
+           std::to_string(kMaxFlameFrames) + " frames) are not drawn.</p>\n";
+  }
+  return out;
+}
+
 std::string ListingSection(const Listing& l, size_t i) {
   const Document doc = ListingDocument(l);
   const std::string id = "listing-" + std::to_string(i + 1);
@@ -199,6 +236,16 @@ Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options) 
     r.listings.push_back(std::move(*listing));
   }
 
+  // The call stacks, where lcpid took them (--stack-frequency).
+  auto stacks = NamedStacks(db, r.images.header, &r.warnings);
+  if (!stacks) return stacks.error();
+  for (const NamedStack& s : *stacks) r.stack_samples += s.count;
+  if (r.stack_samples > 0) {
+    r.flame = BuildFlame(*stacks);
+    const std::string hottest = r.procedures.rows.empty() ? "" : r.procedures.rows.front().name;
+    r.icicle = BuildIcicle(*stacks, IcicleSymbol(*stacks, hottest));
+  }
+
   const Header& h = r.images.header;
   // Every selection of several epochs and windows (--epoch all, a tag's
   // span, a time range), its newest epochs_plotted: a report per column.
@@ -253,6 +300,7 @@ std::string RenderHtmlReport(const HtmlReport& r, const RenderOptions& /*options
       "<li><a href=\"#images\">Images</a></li>"
       "<li><a href=\"#procedures\">Procedures</a></li>"
       "<li><a href=\"#processes\">Processes</a></li>"
+      "<li><a href=\"#stacks\">Call stacks</a></li>"
       "<li><a href=\"#listings\">Listings</a></li>" +
       std::string(r.warnings.empty() ? "" : "<li><a href=\"#warnings\">Warnings</a></li>") +
       "</ul></nav>\n</header>\n<main>\n";
@@ -264,6 +312,7 @@ std::string RenderHtmlReport(const HtmlReport& r, const RenderOptions& /*options
                   HtmlTable(procedures, 0, "Samples per procedure, by " + sort, HtmlShares::kBars));
   body += Section("processes", "Processes",
                   HtmlTable(processes, 0, "Samples per process, by " + sort, HtmlShares::kBars));
+  body += Section("stacks", "Call stacks", StacksSection(r));
   std::string listings;
   if (r.listings.empty()) listings = "<p class=\"note\">No procedure with a symbol to list.</p>\n";
   for (size_t i = 0; i < r.listings.size(); ++i) listings += ListingSection(r.listings[i], i);

@@ -5,7 +5,9 @@
 // listing of the hottest few procedures (BuildListing, with source lines, as
 // lcpilist --source), and over several epochs and windows (--epoch all, a
 // tag's span, --since/--until) the share of the top images in each as an
-// inline SVG with its numbers in a table.
+// inline SVG with its numbers in a table; where call stacks are stored, a
+// flame graph of them and an icicle of the hottest procedure's callers
+// (flame_graph.h).
 // The tables are the Documents of each report (table.h) rendered by
 // render_html.cpp; this file composes them.
 #ifndef LCPI_LIBPROFILE_REPORT_HTML_PAGE_H
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "libprofile/report/flame_graph.h"
 #include "libprofile/report/report.h"
 
 namespace lcpi::report {
@@ -39,6 +42,9 @@ struct HtmlReport {
   std::vector<Listing> listings;
   std::vector<EpochInfo> plotted;      // the header's newest epochs_plotted, when several
   std::vector<EpochSeries> per_epoch;  // empty unless several epochs or windows
+  uint64_t stack_samples = 0;          // of the selection's stored stacks; 0: none
+  FlameNode flame;                     // every stack (BuildFlame)
+  FlameNode icicle;                    // the hottest procedure's callers (BuildIcicle)
   std::vector<std::string> warnings;   // of every part, each once
 };
 

@@ -8,13 +8,17 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 
+#include "libprofile/base/stack_end.h"
 #include "libprofile/image/image_id.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/offset_counts.h"
 #include "libprofile/report/report_symbols.h"
+#include "libprofile/report/stack_names.h"
 
 namespace lcpi::report {
 
@@ -81,6 +85,108 @@ std::vector<std::string> Comments(const Header& h) {
   return c;
 }
 
+uint64_t AddFunction(pprof::Profile* p, const std::string& name) {
+  pprof::Function fn;
+  fn.id = p->functions.size() + 1;
+  fn.name = fn.system_name = name;
+  p->functions.push_back(std::move(fn));
+  return p->functions.back().id;
+}
+
+// The stacks as samples of the last sample type (`flat_columns` zeros
+// before it), innermost frame first: each frame the flat samples' location
+// of its offset where there is one, else a location of its own in its
+// image's mapping (added after the flat ones for an image without flat
+// samples), named as lcpiprof --callers names it; a stack cut short ends in
+// a "[stack end: ...]" location of no mapping. With image filters, the
+// stacks whose innermost frame is in a chosen image.
+Expected<void> AddStacks(
+    ProfileDb& db, const std::vector<ImageInfo>& images, const std::vector<StoredStack>& stacks,
+    const std::vector<std::string>& filters, size_t flat_columns, pprof::Profile* p,
+    std::map<int64_t, size_t>* mapping_of,
+    std::map<int64_t, std::unique_ptr<ImageSymbolizer>>* syms,
+    std::map<std::pair<int64_t, uint64_t>, uint64_t>* location_of,
+    std::map<std::tuple<int64_t, uint64_t, std::string>, uint64_t>* function_of,
+    std::vector<std::string>* warnings) {
+  std::map<int64_t, const ImageInfo*> by_id;
+  for (const ImageInfo& i : images) by_id[i.id] = &i;
+  std::map<std::string, uint64_t> other_functions;  // ranges, unknown images, stack ends
+  std::map<uint8_t, uint64_t> end_locations;
+  const auto named = [&](const std::string& name) {
+    auto [it, added] = other_functions.emplace(name, 0);
+    if (added) it->second = AddFunction(p, name);
+    return it->second;
+  };
+  const auto location = [&](int64_t image, uint64_t offset) -> uint64_t {
+    auto [it, added] = location_of->emplace(std::make_pair(image, offset), 0);
+    if (!added) return it->second;
+    pprof::Location loc;
+    loc.id = p->locations.size() + 1;
+    loc.address = offset;
+    auto info = by_id.find(image);
+    if (info == by_id.end()) {
+      loc.lines.push_back({named("[image " + std::to_string(image) + "]"), 0});
+    } else {
+      auto m = mapping_of->find(image);
+      if (m == mapping_of->end()) {
+        pprof::Mapping map;
+        map.id = p->mappings.size() + 1;
+        map.filename = info->second->path;
+        map.build_id = BuildIdOf(*info->second);
+        map.has_functions = true;
+        m = mapping_of->emplace(image, p->mappings.size()).first;
+        p->mappings.push_back(std::move(map));
+      }
+      pprof::Mapping& map = p->mappings[m->second];
+      map.memory_limit = std::max(map.memory_limit, offset + 1);
+      map.has_filenames = map.has_line_numbers = false;  // no source lines for these
+      loc.mapping_id = map.id;
+      auto& sym = (*syms)[image];
+      if (!sym) {
+        sym = std::make_unique<ImageSymbolizer>(ImageSymbolizer::Load(db, *info->second, warnings));
+      }
+      if (std::optional<Procedure> proc = sym->Find(offset)) {
+        auto [f, fresh] = function_of->emplace(std::make_tuple(image, proc->lo, proc->name), 0);
+        if (fresh) f->second = AddFunction(p, proc->name);
+        loc.lines.push_back({f->second, 0});
+      } else {
+        loc.lines.push_back({named(RangeName(info->second->path, offset, offset)), 0});
+      }
+    }
+    it->second = loc.id;
+    p->locations.push_back(std::move(loc));
+    return it->second;
+  };
+  for (const StoredStack& s : stacks) {
+    if (s.frames.empty() || s.count == 0) continue;
+    if (!filters.empty()) {
+      auto leaf = by_id.find(s.frames.front().first);
+      if (leaf == by_id.end() ||
+          std::none_of(filters.begin(), filters.end(),
+                       [&](const std::string& f) { return ImageMatches(*leaf->second, f); }))
+        continue;
+    }
+    pprof::Sample sample;
+    for (const auto& [image, offset] : s.frames)
+      sample.location_ids.push_back(location(image, offset));
+    if (s.end != static_cast<uint8_t>(StackEnd::kWalkEnded)) {
+      auto [it, added] = end_locations.emplace(s.end, 0);
+      if (added) {
+        pprof::Location loc;
+        loc.id = p->locations.size() + 1;
+        loc.lines.push_back({named(StackEndFrame(s.end)), 0});
+        it->second = loc.id;
+        p->locations.push_back(std::move(loc));
+      }
+      sample.location_ids.push_back(it->second);
+    }
+    sample.values.assign(flat_columns, 0);
+    sample.values.push_back(static_cast<int64_t>(s.count));
+    p->samples.push_back(std::move(sample));
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
@@ -126,6 +232,13 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
       columns.emplace_back(e, true);
     }
   }
+  // The call stacks, where lcpid took them: a sample type of their own (a
+  // second, lower rate than the flat events'), the default when there are
+  // any, so that go tool pprof -top -cum and -traces show the callers.
+  auto stacks = db.Stacks(QueryEpoch(h));
+  if (!stacks) return stacks.error();
+  const bool with_stacks = !stacks->empty();
+  if (with_stacks) p.sample_types.push_back({"stack_samples", "count"});
   if (!h.events.empty()) {
     p.default_sample_type = p.sample_types.front().type;
     const EventInfo& first = h.events.front();
@@ -148,7 +261,15 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
     p.time_nanos = started * kNanosPerSecond;
     if (!open && ended > started) p.duration_nanos = (ended - started) * kNanosPerSecond;
   }
+  if (with_stacks) p.default_sample_type = "stack_samples";
   p.comments = Comments(h);
+
+  // Every image's mapping, symbols and named offsets, kept for the stacks'
+  // frames after the flat samples.
+  std::map<int64_t, size_t> mapping_of;                          // image -> index in p.mappings
+  std::map<int64_t, std::unique_ptr<ImageSymbolizer>> syms;      // image -> its symbols
+  std::map<std::pair<int64_t, uint64_t>, uint64_t> location_of;  // (image, offset)
+  std::map<std::tuple<int64_t, uint64_t, std::string>, uint64_t> function_of;  // (image, lo, name)
 
   for (const ImageInfo& info : *images) {
     if (!sampled.count(info.id)) continue;
@@ -160,7 +281,9 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
     auto offsets = CountOffsets(db, h, info.id, 0, std::numeric_limits<uint64_t>::max());
     if (!offsets) return offsets.error();
     if (offsets->empty()) continue;
-    ImageSymbolizer sym = ImageSymbolizer::Load(db, info, &result.warnings);
+    auto& sym_ptr = syms[info.id];
+    sym_ptr = std::make_unique<ImageSymbolizer>(ImageSymbolizer::Load(db, info, &result.warnings));
+    ImageSymbolizer& sym = *sym_ptr;
     // Source lines only from the profiled build.
     const ElfImage* elf = sym.trusted() ? sym.elf() : nullptr;
 
@@ -194,12 +317,12 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
     m.has_functions = true;  // every location is named below
     bool all_lines = elf != nullptr;
 
-    std::map<std::pair<uint64_t, std::string>, uint64_t> functions;  // (lo, name) -> id
-    std::map<size_t, uint64_t> range_functions;                      // range -> id
+    std::map<size_t, uint64_t> range_functions;  // range -> id
     for (const auto& [offset, f] : frames) {
       uint64_t function_id;
       if (f.proc) {
-        auto [it, added] = functions.emplace(std::make_pair(f.proc->lo, f.proc->name), 0);
+        auto [it, added] =
+            function_of.emplace(std::make_tuple(info.id, f.proc->lo, f.proc->name), 0);
         if (added) {
           pprof::Function fn;
           fn.id = p.functions.size() + 1;
@@ -254,11 +377,19 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
         if (scaled) n *= h.events[e].period;
         s.values.push_back(static_cast<int64_t>(n));
       }
+      if (with_stacks) s.values.push_back(0);
+      location_of[{info.id, offset}] = loc.id;
       p.locations.push_back(std::move(loc));
       p.samples.push_back(std::move(s));
     }
     m.has_filenames = m.has_line_numbers = all_lines;
+    mapping_of[info.id] = p.mappings.size();
     p.mappings.push_back(std::move(m));
+  }
+  if (with_stacks) {
+    auto added = AddStacks(db, *images, *stacks, options.images, columns.size(), &p, &mapping_of,
+                           &syms, &location_of, &function_of, &result.warnings);
+    if (!added) return added.error();
   }
   // Last, as in lcpiprof -p's warnings (report.cpp, BuildProfile).
   for (std::string& w : EventWarnings(h)) result.warnings.push_back(std::move(w));

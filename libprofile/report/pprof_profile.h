@@ -20,7 +20,10 @@
 //   "<image>+0x10-0x2f" ranges of samples no symbol covers, so that pprof's
 //   figures per function are lcpiprof -p's rows. Every location is named, so
 //   every mapping says has_functions and pprof does not symbolize again.
-// - one Sample per location (a one-frame stack: lcpi keeps no call chains).
+// - one Sample per sampled offset (a one-frame stack: the flat profile has
+//   no call chains), and, where call stacks are stored, one per stack
+//   (innermost first) valued in a last sample type, "stack_samples", the
+//   default then (so go tool pprof -top -cum and -traces show callers).
 #ifndef LCPI_LIBPROFILE_REPORT_PPROF_PROFILE_H
 #define LCPI_LIBPROFILE_REPORT_PPROF_PROFILE_H
 

@@ -178,6 +178,10 @@ tr.src td { background: #f6f8fa; color: #24292f; font-style: italic; padding-top
 .omitted { color: #3d444d; font-style: italic; }
 ul.warnings li { color: #7a3400; }
 figure { margin: .5rem 0 1rem; }
+svg.flame { display: block; height: auto; max-width: 100%; }
+svg.flame rect { stroke: #fff; stroke-width: .5; }
+svg.flame text { font-size: 13px; }
+figcaption { font-weight: 600; margin-bottom: .3rem; }
 svg text { font: 12px system-ui, "DejaVu Sans", sans-serif; fill: #1a1a1a; }
 )";
 
@@ -185,7 +189,10 @@ svg text { font: 12px system-ui, "DejaVu Sans", sans-serif; fill: #1a1a1a; }
 
 std::string HtmlEscape(std::string_view text) {
   // The text report's display string (Printable), then HTML's own five.
-  const std::string shown = Printable(text);
+  return HtmlEscapePrintable(Printable(text));
+}
+
+std::string HtmlEscapePrintable(std::string_view shown) {
   std::string out;
   out.reserve(shown.size());
   for (char ch : shown) {

@@ -22,6 +22,10 @@ namespace lcpi::report {
 // attribute values.
 std::string HtmlEscape(std::string_view text);
 
+// HTML's five only, of text that is Printable already (a label cut by
+// CutText): Printable again would escape its backslashes twice.
+std::string HtmlEscapePrintable(std::string_view shown);
+
 // How a table's shares (the per-event columns keyed "percent") are drawn,
 // always beside their value as text.
 enum class HtmlShares {

@@ -24,46 +24,6 @@ bool RightAligned(CellType type) {
   return type != CellType::kText && type != CellType::kName && type != CellType::kPath;
 }
 
-// Cut to `width` bytes, never inside a UTF-8 character or a \xNN escape
-// (the text is Printable: valid UTF-8, and a backslash only starts an
-// escape). A path keeps its head and its tail with "..." between: cut from
-// the front alone, /home/evil/aaa.../usr/lib/x86_64-linux-gnu/libc.so.6
-// would read as the system's libc, and the head says whose file it is. A
-// name keeps both too: a Rust or C++ name's head says whose type, its end
-// which function ("<addr2line::lookup::Loo...::new_lookup"). Other text
-// keeps its head.
-std::string Cut(const std::string& s, size_t width, bool both_ends) {
-  if (s.size() <= width) return s;
-  const auto continuation = [&](size_t i) {
-    return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xc0) == 0x80;
-  };
-  // The start of the escape that holds byte i, if i is inside one.
-  const auto in_escape = [&](size_t i) -> std::optional<size_t> {
-    for (size_t back = 1; back <= 3 && back <= i; ++back) {
-      if (s[i - back] == '\\') return i - back;
-    }
-    return std::nullopt;
-  };
-  // A boundary at or before `to` (for a head) / at or after `from` (a tail).
-  const auto head_end = [&](size_t to) {
-    while (to > 0 && continuation(to)) --to;
-    if (auto e = in_escape(to)) to = *e;
-    return to;
-  };
-  const auto tail_start = [&](size_t from) {
-    while (continuation(from)) ++from;
-    if (auto e = in_escape(from)) from = std::min(s.size(), *e + 4);
-    return from;
-  };
-  if (width <= 3) return s.substr(0, head_end(width));
-  const size_t keep = width - 3;
-  if (!both_ends) return s.substr(0, head_end(keep)) + "...";
-  const size_t head = head_end(keep / 2);
-  // The tail takes what the head left, so a head shortened to a boundary
-  // gives its bytes to the tail.
-  return s.substr(0, head) + "..." + s.substr(tail_start(s.size() - (keep - head)));
-}
-
 // Columns separated by two spaces; the last one is not padded. When the
 // table is wider than `width`, the text columns shrink (the last first),
 // down to kNarrowest characters each. A row's text_above line comes first.
@@ -95,7 +55,7 @@ std::string TextTable(const Table& table, int width) {
     std::string l;
     for (size_t c = 0; c < cols.size(); ++c) {
       const bool both_ends = cols[c]->type == CellType::kPath || cols[c]->type == CellType::kName;
-      std::string s = Cut(line[c], w[c], both_ends);
+      std::string s = CutText(line[c], w[c], both_ends);
       if (c) l += "  ";
       if (RightAligned(cols[c]->type)) {
         l += std::string(w[c] - s.size(), ' ') + s;

@@ -650,6 +650,32 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   return started;
 }
 
+void FinishDiff(std::map<std::pair<std::string, std::string>, DiffRow> rows, uint64_t total_a,
+                uint64_t total_b, const DiffOptions& options, Diff* diff) {
+  Diff& d = *diff;
+  for (auto& [k, dr] : rows) {
+    if (dr.count_a == 0 && dr.count_b == 0) continue;
+    dr.share_a = Percent(dr.count_a, total_a);
+    dr.share_b = Percent(dr.count_b, total_b);
+    dr.delta = dr.share_b - dr.share_a;
+    dr.status = dr.count_a == 0 ? "new" : dr.count_b == 0 ? "vanished" : "";
+    d.rows.push_back(dr);
+  }
+  std::sort(d.rows.begin(), d.rows.end(), [](const DiffRow& x, const DiffRow& y) {
+    const double ax = std::fabs(x.delta), ay = std::fabs(y.delta);
+    if (ax != ay) return ax > ay;
+    return std::tie(x.image, x.name) < std::tie(y.image, y.name);
+  });
+  size_t n = 0;
+  while (n < d.rows.size()) {
+    if (options.top && n >= options.top) break;
+    if (options.keep_points > 0 && std::fabs(d.rows[n].delta) < options.keep_points) break;
+    ++n;
+  }
+  d.omitted = d.rows.size() - n;
+  d.rows.resize(n);
+}
+
 Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
   if (options.view == View::kProcesses || options.view == View::kLabels) {
     return Error(Errc::kInvalidArgument, "lcpidiff compares images or procedures");
@@ -713,27 +739,7 @@ Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& op
     dr.image = r.image;
     dr.count_b += r.counts[*cb];
   }
-  for (auto& [k, dr] : rows) {
-    if (dr.count_a == 0 && dr.count_b == 0) continue;
-    dr.share_a = Percent(dr.count_a, total_a);
-    dr.share_b = Percent(dr.count_b, total_b);
-    dr.delta = dr.share_b - dr.share_a;
-    dr.status = dr.count_a == 0 ? "new" : dr.count_b == 0 ? "vanished" : "";
-    d.rows.push_back(dr);
-  }
-  std::sort(d.rows.begin(), d.rows.end(), [](const DiffRow& x, const DiffRow& y) {
-    const double ax = std::fabs(x.delta), ay = std::fabs(y.delta);
-    if (ax != ay) return ax > ay;
-    return std::tie(x.image, x.name) < std::tie(y.image, y.name);
-  });
-  size_t n = 0;
-  while (n < d.rows.size()) {
-    if (options.top && n >= options.top) break;
-    if (options.keep_points > 0 && std::fabs(d.rows[n].delta) < options.keep_points) break;
-    ++n;
-  }
-  d.omitted = d.rows.size() - n;
-  d.rows.resize(n);
+  FinishDiff(std::move(rows), total_a, total_b, options, &d);
   return d;
 }
 

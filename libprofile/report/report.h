@@ -190,6 +190,11 @@ struct DiffOptions {
   double keep_points = 0;  // keep rows whose share changed by at least this many points
   size_t top = 0;
   std::vector<std::string> images;
+  // lcpidiff --callers SYM / --callees SYM: the immediate callers (callees)
+  // of SYM in A's and B's call stacks, as shares of the stack samples
+  // through SYM (BuildCallersDiff, callers.h). The view and event are unused.
+  std::string symbol;
+  bool callees = false;
 };
 
 struct DiffRow {
@@ -208,7 +213,18 @@ struct Diff {
   std::vector<DiffRow> rows;  // by |delta|, largest first
   size_t omitted = 0;
   std::vector<std::string> warnings;
+  // A diff of callers (callees) of `symbol`; through_a/b: A's and B's stack
+  // samples through it, of which the shares are.
+  std::string symbol;
+  bool callees = false;
+  uint64_t through_a = 0, through_b = 0;
 };
+
+// Rows keyed by (image, name) with their counts: each row's shares of
+// total_a and total_b, its delta and status, then sorted by the largest
+// change and cut by options' --top and --keep into diff->rows.
+void FinishDiff(std::map<std::pair<std::string, std::string>, DiffRow> rows, uint64_t total_a,
+                uint64_t total_b, const DiffOptions& options, Diff* diff);
 
 // A and B may be the same database (two epochs) or two databases.
 Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options);

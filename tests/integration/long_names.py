@@ -23,8 +23,8 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
+from page_fit import page_width
 from pprof_env import pprof_env
 
 lcpiprof, db, work = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
@@ -95,24 +95,13 @@ if file_line != "File: [kernel]":
 page = os.path.join(work, "long.html")
 prof("--epoch", "all", "--format", "html", "-o", page)
 html = open(page, encoding="utf-8").read()
-probe = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
-probe = probe.replace("</body>", "<script>document.body.setAttribute('data-fit', "
-                      "document.documentElement.scrollWidth + ' ' + window.innerWidth);"
-                      "</script></body>")
-probe_path = os.path.join(work, "probe.html")
-open(probe_path, "w", encoding="utf-8").write(probe)
-profile = tempfile.mkdtemp(dir=work)
-dom = run(["timeout", "90", "chromium", "--headless", "--no-sandbox", "--disable-gpu",
-           "--no-first-run", "--disable-background-networking", "--disable-component-update",
-           "--disable-sync", "--user-data-dir=" + profile, "--window-size=1280,2000",
-           "--dump-dom", "file://" + probe_path])
-m = re.search(r'data-fit="(\d+) (\d+)"', dom)
-if not m:
+fit = page_width(html, work)
+if not fit:
     fail("HTML: the probe did not run")
-elif int(m.group(1)) > int(m.group(2)):
-    fail(f"HTML: the page is {m.group(1)} pixels wide in a {m.group(2)}-pixel window")
+elif fit[0] > fit[1]:
+    fail(f"HTML: the page is {fit[0]} pixels wide in a {fit[1]}-pixel window")
 else:
-    print(f"HTML: {m.group(1)} pixels wide in a {m.group(2)}-pixel window")
+    print(f"HTML: {fit[0]} pixels wide in a {fit[1]}-pixel window")
 if long_name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") not in html:
     fail("HTML: the whole name is missing")
 if "The newest 24 of the 30 epochs and windows selected." not in html:

@@ -251,3 +251,22 @@ lcpi_tools_test(window-periods-mixed TOOL lcpiprof ARGS "${_win}|--epoch|all|--f
   JSON "events.0.period=2000|events.0.periods.0=1000|events.0.periods.1=2000")
 lcpi_tools_test(window-periods-mixed-text TOOL lcpiprof ARGS "${_win}|--since|2026-01-01T10:30Z|--until|2026-01-01T12:30Z"
   STDOUT "every 2000 \\(the newest epoch's; these epochs used 1000, 2000\\): 770 samples")
+# lcpidiff --callers/--callees: the callers of a procedure in two epochs of
+# stacks.db, leaf's 60/40 through mid_a/mid_b before and 30/70 after.
+set(_stacks "--db|@DIR@/stacks.db|--epoch|stacks|--epoch|after")
+lcpi_tools_test(lcpidiff-callers-json TOOL lcpidiff
+  ARGS "${_stacks}|--callers|leaf|--format|json"
+  JSON "view=callers|symbol=leaf|rows.0.name=mid_a|rows.0.count_a=60|rows.0.count_b=30|rows.0.percent_a=60.0|rows.0.percent_b=30.0|rows.0.delta=-30.0|rows.1.name=mid_b|rows.1.count_b=70|a.samples=100|b.samples=100")
+lcpi_tools_test(lcpidiff-callers-text TOOL lcpidiff
+  ARGS "${_stacks}|--callers|leaf|--no-header" STDOUT "40.00 +70.00 +.30.00 +40 +70 +mid_b")
+lcpi_tools_test(lcpidiff-callees TOOL lcpidiff ARGS "${_stacks}|--callees|top|--format|csv"
+  STDOUT "callee,image,count_a,count_b")
+lcpi_tools_test(lcpidiff-callers-not-through TOOL lcpidiff
+  ARGS "${_stacks}|--callers|no_such_proc" RC 1 STDERR "no call stack of the epochs read passes through 'no_such_proc'")
+lcpi_tools_test(lcpidiff-callers-with-p TOOL lcpidiff ARGS "${_stacks}|--callers|leaf|-p" RC 2
+  STDERR "--callers and --callees compare stacks: not with -p or -e")
+# A 256-character procedure name in the callees table: cut in the middle to
+# --width in text (its head and its end in view).
+lcpi_tools_test(lcpiprof-callees-long-name TOOL lcpiprof
+  ARGS "--db|@DIR@/stacks.db|--epoch|stacks|--callees|main|--width|80|--no-header"
+  STDOUT "lcpi::fixture::v+\\.\\.\\.[:a-z_]*named_frame  \\[kernel\\]")

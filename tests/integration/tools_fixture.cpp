@@ -2,7 +2,8 @@
 // into the directory given: the profile database the CLI tests of
 // tests/integration/tools.cmake run lcpiprof, lcpilist and lcpidiff on. Also
 // windows.db: time windows at fixed times (MakeWindows), for --since/--until
-// and --epochs; hostile.db (MakeHostile) and long-names.db (MakeLongNames).
+// and --epochs; hostile.db (MakeHostile), long-names.db (MakeLongNames) and
+// stacks.db (MakeStacks).
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -59,7 +60,8 @@ void MakeWindows(const lcpi::testing::ReportFixture& f, const std::string& path)
 // hostile_names.py renders in each format (tests/golden/hostile_*): a path
 // holding a newline and a forged row, bytes that are not UTF-8, the one-byte
 // CSI raw and UTF-8 encoded, DEL, formula prefixes for spreadsheets, and a
-// JIT procedure whose demangled name doubles per level.
+// JIT procedure whose demangled name doubles per level; call stacks
+// through them.
 void MakeHostile(const std::string& path) {
   std::filesystem::remove(path);
   auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
@@ -106,6 +108,16 @@ void MakeHostile(const std::string& path) {
                   2, 0, 300},
                  {104, "-2+3\x7f", 3, 0, 200},
                  {105, "@SUM(A1)", 4, 0, 350}};
+  // Call stacks through the hostile names: the HTML page's flame graph and
+  // icicle name them in titles and labels.
+  StackRow through;
+  through.frames = {{4, 0x1008}, {4, 0x2008}, {4, 0x3008}};
+  through.count = 30;
+  StackRow cut = through;
+  cut.frames = {{4, 0x3008}, {0, 0x10}};
+  cut.end = 1;  // depth cap
+  cut.count = 10;
+  b.stacks = {through, cut};
   auto merged = db.Merge(b);
   FixtureCheck(merged.has_value(), "merge hostile: " + (merged ? "" : merged.error().ToString()));
 }
@@ -155,6 +167,59 @@ void MakeLongNames(const std::string& path) {
   }
 }
 
+// stacks.db: call stacks of known shares for the stack views of the HTML
+// page and pprof (tests/integration/flame_check.py, pprof_stacks.py). One
+// kernel image of stored symbols, 0x100 bytes each: leaf is called 60 %
+// through mid_a and 40 % through mid_b, both from top from main; a
+// procedure of a 256-character name, called from main, has 20 more; the
+// flat counts put leaf hottest. A second epoch, "after", has leaf's callers
+// 30/70.
+void MakeStacks(const std::string& path) {
+  std::filesystem::remove(path);
+  auto opened = ProfileDb::Open(path, DbMode::kReadWrite);
+  FixtureCheck(opened.has_value(), "open " + path);
+  ProfileDb& db = **opened;
+  auto id = db.NewEpoch(std::string("stacks"), EpochKind::kEpoch, kEight);
+  FixtureCheck(id.has_value(), "new epoch");
+  enum : uint64_t {
+    kLeaf = 0x1000,
+    kMidA = 0x1100,
+    kMidB = 0x1200,
+    kTop = 0x1300,
+    kMain = 0x1400,
+    kLong = 0x1500
+  };
+  const std::string head = "lcpi::fixture::";
+  const std::string tail = "::push_the_long_named_frame";
+  const std::string long_name = head + std::string(256 - head.size() - tail.size(), 'v') + tail;
+  MergeBatch b;
+  b.epoch = *id;
+  b.images = {{"kernel:test", "[kernel]", ImageKind::kKernel}};
+  b.events = {{"cycles", "cpu-clock", 1000}};
+  b.counts = {{0, 0, kLeaf + 8, 900}, {0, 0, kLong + 8, 200}, {0, 0, kMidA + 8, 50}};
+  b.symbols = {{0, kLeaf, 0x100, "leaf"}, {0, kMidA, 0x100, "mid_a"}, {0, kMidB, 0x100, "mid_b"},
+               {0, kTop, 0x100, "top"},   {0, kMain, 0x100, "main"},  {0, kLong, 0x100, long_name}};
+  b.processes = {{100, "stacks", 0, 0, 1150}};
+  auto stack = [](std::vector<uint64_t> procs, uint64_t count) {
+    StackRow r;
+    for (uint64_t lo : procs) r.frames.emplace_back(0, lo + 8);
+    r.count = count;
+    return r;
+  };
+  b.stacks = {stack({kLeaf, kMidA, kTop, kMain}, 60), stack({kLeaf, kMidB, kTop, kMain}, 40),
+              stack({kLong, kMain}, 20)};
+  auto merged = db.Merge(b);
+  FixtureCheck(merged.has_value(), "merge stacks: " + (merged ? "" : merged.error().ToString()));
+  // An epoch "after" in which leaf's callers trade places, 30/70, for
+  // lcpidiff --callers leaf.
+  auto after = db.NewEpoch(std::string("after"), EpochKind::kEpoch, kEight + 3600);
+  FixtureCheck(after.has_value(), "new epoch after");
+  b.epoch = *after;
+  b.stacks = {stack({kLeaf, kMidA, kTop, kMain}, 30), stack({kLeaf, kMidB, kTop, kMain}, 70)};
+  merged = db.Merge(b);
+  FixtureCheck(merged.has_value(), "merge after");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,6 +235,7 @@ int main(int argc, char** argv) {
     MakeWindows(f, windows);
     MakeHostile(std::string(argv[1]) + "/hostile.db");
     MakeLongNames(std::string(argv[1]) + "/long-names.db");
+    MakeStacks(std::string(argv[1]) + "/stacks.db");
     std::printf("%s\n%s\n", f.db.c_str(), windows.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
