@@ -209,6 +209,10 @@ Expected<void> Daemon::Start() {
   aggregator_->SetLookups(lookups_.get());
   aggregator_->set_max_processes(options_.max_processes);
   aggregator_->set_max_stacks(options_.max_stacks);
+  // User stacks taken without frame pointers are unwound through the
+  // images' tables, read from the image cache's copies.
+  unwind_tables_ = std::make_unique<UnwindTables>(options_.image_cache_mb ? options_.db : "");
+  aggregator_->SetUnwindTables(unwind_tables_.get());
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -616,6 +620,24 @@ std::string Daemon::Status() {
   o << "queue_dropped_stacks " << drain.queue_dropped_stacks << "\n";
   o << "stacks_lost " << s.stacks_lost << "\n";
   o << "max_stacks " << options_.max_stacks << "\n";
+  // The DWARF unwinder (unwind/): stacks that came with a copy of their
+  // user stack, how they were walked and why walks stopped short.
+  o << "stack_copy_bytes " << s.stack_copy_bytes << "\n";
+  const Aggregator::UnwindCounts& uw = aggregator_->unwind_counts();
+  o << "unwind_stacks " << uw.unwound << "\n";
+  o << "unwind_not_in_time " << uw.not_unwound << "\n";
+  o << "unwind_in_flight " << uw.in_flight << "\n";
+  o << "unwind_dwarf_frames " << uw.dwarf_frames << "\n";
+  o << "unwind_fp_frames " << uw.fp_frames << "\n";
+  o << "unwind_ns_per_stack " << (uw.unwound ? uw.ns / uw.unwound : 0) << "\n";
+  o << "unwind_end_no_table " << uw.no_table << "\n";
+  o << "unwind_end_copy_short " << uw.copy_short << "\n";
+  o << "unwind_end_jit " << uw.jit << "\n";
+  o << "unwind_end_failed " << uw.failed << "\n";
+  const UnwindTableStats ut = unwind_tables_->stats();
+  o << "unwind_tables " << ut.held << "\n";
+  o << "unwind_tables_missing " << ut.missing << "\n";
+  o << "unwind_tables_evicted " << ut.evicted << "\n";
   o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";

@@ -130,6 +130,9 @@ class Daemon {
   KernelSymbolsReloader kernel_reload_;
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;
+  // Images' unwind tables for the DWARF unwinder, used on the lookups'
+  // threads: before lookups_, so destroyed after them.
+  std::unique_ptr<UnwindTables> unwind_tables_;
   // After everything its results touch (images_, jit_, aggregator_,
   // image_cache_): destroyed first. Run stops it before returning.
   std::unique_ptr<LookupWorker> lookups_;
