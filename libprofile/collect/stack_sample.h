@@ -1,9 +1,9 @@
 // stack_sample.h - one call stack as a source takes it: the pcs from the
 // sampled instruction outwards (kernel frames first, then user frames), and
 // why the walk ended. The perf source fills it from PERF_SAMPLE_CALLCHAIN
-// (frame pointers in user space, the kernel's own unwinder in the kernel);
-// an unwinder from a copy of the user stack (.eh_frame through libdw) will
-// add frames and its own reasons without changing the shape.
+// (frame pointers in user space, the kernel's own unwinder in the kernel)
+// and, on x86-64, the user registers and a copy of the user stack, from
+// which the DWARF unwinder (unwind/) replaces the user frames.
 #ifndef LCPI_LIBPROFILE_COLLECT_STACK_SAMPLE_H
 #define LCPI_LIBPROFILE_COLLECT_STACK_SAMPLE_H
 
