@@ -212,7 +212,13 @@ Expected<void> Daemon::Start() {
   // User stacks taken without frame pointers are unwound through the
   // images' tables, read from the image cache's copies.
   unwind_tables_ = std::make_unique<UnwindTables>(options_.image_cache_mb ? options_.db : "");
-  aggregator_->SetUnwindTables(unwind_tables_.get());
+  LookupWorker::Limits unwind_limits;
+  unwind_limits.threads = 1;
+  unwind_limits.max_running_per_user = 1;
+  unwind_limits.max_queued = unwind_limits.max_queued_per_user = Aggregator::kMaxUnwinding;
+  unwind_limits.nice = 0;
+  unwinds_ = std::make_unique<LookupWorker>(unwind_limits);
+  aggregator_->SetUnwinder(unwind_tables_.get(), unwinds_.get());
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -316,6 +322,8 @@ void Daemon::TakeAndSubmit(const FlushMark& mark) {
   // What was sampled before the request, named if the lookups under way
   // end soon (their results resolve waiting records and pending images).
   if (want.wait_lookups) lookups_->WaitIdle(kLookupWait);
+  // The stacks taken before the request, unwound into this window.
+  unwinds_->WaitIdle(kLookupWait);
   InFlight f;
   // Every address space that ended before the mark's time can be reaped
   // once the source has been drained: all its samples are resolved by now.
@@ -359,6 +367,7 @@ Expected<void> Daemon::CompleteMerge() {
   while (draining_) {
     TakeDrained(kPoll);
     lookups_->RunCompletions();
+    unwinds_->RunCompletions();
   }
   if (writer_->busy()) return FinishMerge(writer_->Wait());
   return {};
@@ -806,6 +815,7 @@ int Daemon::Run() {
     {
       SlowestStep::Timer t(slowest_step_, "lookup-results");
       lookups_->RunCompletions();
+      unwinds_->RunCompletions();
       if (image_cache_) image_cache_->Pump();  // what was offered while its lock was taken
     }
     // From the last look at the socket to this one: a request that came
@@ -876,6 +886,8 @@ int Daemon::Run() {
   while (!last_mark_seen_) TakeDrained(kPoll);
   lookups_->WaitIdle(kLookupWait);
   lookups_->Stop();
+  unwinds_->WaitIdle(kLookupWait);
+  unwinds_->Stop();
   // A helper thread stuck in a system call (a hung mount) is left behind,
   // on every way out: lcpid then ends without waiting for it (main.cpp).
   auto stop_helpers = [this] {

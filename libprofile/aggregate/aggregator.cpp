@@ -139,7 +139,7 @@ bool Aggregator::UnwindRequestOf(const StackSample& stack, UnwindRequest* reques
 void Aggregator::TakeStack(const StackSample& stack) {
   if (stack.user_stack.empty() || !stack.user_regs.Has(kDwarfPc)) return AddStack(stack);
   auto request = std::make_shared<UnwindRequest>();
-  if (!unwind_tables_ || !lookups_ || unwind_.in_flight >= kMaxUnwinding ||
+  if (!unwind_tables_ || !unwind_worker_ || unwind_.in_flight >= kMaxUnwinding ||
       !UnwindRequestOf(stack, request.get())) {
     unwind_.not_unwound++;
     StackSample kept = stack;
@@ -154,7 +154,7 @@ void Aggregator::TakeStack(const StackSample& stack) {
   UnwindTables* tables = unwind_tables_;
   // The work touches only its request and the tables; its result comes
   // back to this thread.
-  lookups_->Submit(
+  unwind_worker_->Submit(
       [request, tables, base, self = this]() -> std::function<void()> {
         const auto t0 = std::chrono::steady_clock::now();
         UnwindResult r = UnwindUserStack(*request, *tables);
@@ -169,8 +169,7 @@ void Aggregator::TakeStack(const StackSample& stack) {
         StackSample kept = base;
         kept.end = StackEnd::kNotUnwound;
         AddStack(kept);
-      },
-      kUnwindUser);
+      });
 }
 
 void Aggregator::FinishUnwind(StackSample stack, const UnwindResult& r) {

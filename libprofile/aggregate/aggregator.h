@@ -123,15 +123,16 @@ class Aggregator {
   // At most n distinct call stacks a window (StackTable).
   void set_max_stacks(size_t n) { stacks_.set_max(n); }
   // Stacks that came with a copy of their user stack are unwound through
-  // these tables (UnwindUserStack) on the lookups' threads, at most
-  // kMaxUnwinding at once, then counted; beyond that, or without tables or
-  // lookups, their frame-pointer chain is counted as it came ("not unwound
-  // in time"). The tables must outlive the lookups.
-  void SetUnwindTables(UnwindTables* tables) { unwind_tables_ = tables; }
+  // `tables` (UnwindUserStack) on `worker`'s threads, at most kMaxUnwinding
+  // at once, then counted; beyond that, or without them, their
+  // frame-pointer chain is counted as it came ("not unwound in time").
+  // Both must outlive the aggregator's use of them; the worker's
+  // completions run on this thread.
+  void SetUnwinder(UnwindTables* tables, LookupWorker* worker) {
+    unwind_tables_ = tables;
+    unwind_worker_ = worker;
+  }
   static constexpr size_t kMaxUnwinding = 1024;  // each ~8 KiB of stack, its mappings
-  // The lookups' user the unwinds run as: a queue of their own, so a burst
-  // of stacks never holds up the lookups that identify images.
-  static constexpr uint32_t kUnwindUser = 0xfffffffeu;
   // Mappings copied for one stack at most (a larger space is not unwound).
   static constexpr size_t kMaxUnwindMappings = 8192;
   struct UnwindCounts {
@@ -214,6 +215,7 @@ class Aggregator {
   KernelSymbolsReloader* reload_;
   LookupWorker* lookups_ = nullptr;
   UnwindTables* unwind_tables_ = nullptr;
+  LookupWorker* unwind_worker_ = nullptr;
   UnwindCounts unwind_;
   bool kernel_reloading_ = false;
   std::vector<Waiting> kernel_waiting_;                             // for the re-read

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 
+#include "libprofile/base/regular_file.h"
 #include "libprofile/image/image_cache.h"
 
 namespace lcpi {
@@ -69,8 +70,11 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
     const std::string& file = *f;
     if (file.empty() || file[0] != '/') continue;
     auto cfi = std::make_shared<ImageCfi>();
-    cfi->fd = open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (cfi->fd < 0) continue;
+    // A path is whatever the process mapped first under that name: a FIFO
+    // or device put there since is refused, never waited on.
+    Expected<int> fd = OpenRegularFile(file);
+    if (!fd) continue;
+    cfi->fd = *fd;
     Elf* elf = elf_begin(cfi->fd, ELF_C_READ_MMAP, nullptr);
     cfi->elf = elf;
     if (!elf || elf_kind(elf) != ELF_K_ELF) continue;

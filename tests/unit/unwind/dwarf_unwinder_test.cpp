@@ -5,6 +5,7 @@
 // with its mappings from /proc/self/maps. And each reason a walk ends.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -48,6 +49,18 @@ void MapSelf(UnwindRequest* r) {
 
 #define NO_FP __attribute__((noinline, optimize("O2", "omit-frame-pointer")))
 
+// The end of the stack that holds sp: a copy must stop there.
+uint64_t StackEnd(uint64_t sp) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    uint64_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
+    uint64_t end = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+    if (sp >= start && sp < end) return end;
+  }
+  return sp;
+}
+
 NO_FP void level3(Capture* c) {
   c->returns[0] = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   uint64_t rip, rsp, rbx, r12, r13, r14, r15;
@@ -63,7 +76,7 @@ NO_FP void level3(Capture* c) {
   c->regs.Set(13, r13);
   c->regs.Set(14, r14);
   c->regs.Set(15, r15);
-  c->stack.resize(8192);
+  c->stack.resize(std::min<uint64_t>(8192, StackEnd(rsp) - rsp));
   std::memcpy(c->stack.data(), reinterpret_cast<const void*>(rsp), c->stack.size());
 }
 NO_FP void level2(Capture* c) {
