@@ -89,12 +89,15 @@ NO_FP void level1(Capture* c) {
   asm volatile("" ::: "memory");
 }
 
-UnwindRequest Captured() {
-  Capture c;
-  level1(&c);
+// The request perf's sample would make of level3's stack; `c`, when
+// given, keeps the capture (its return addresses).
+UnwindRequest Captured(Capture* c = nullptr) {
+  Capture local;
+  Capture& k = c ? *c : local;
+  level1(&k);
   UnwindRequest r;
-  r.regs = c.regs;
-  r.stack = c.stack;
+  r.regs = k.regs;
+  r.stack = k.stack;
   MapSelf(&r);
   return r;
 }
@@ -109,11 +112,7 @@ Capture Returns() {
 
 TEST_CASE("a stack without frame pointers unwinds through the binary's .eh_frame") {
   Capture c;
-  level1(&c);
-  UnwindRequest r;
-  r.regs = c.regs;
-  r.stack = c.stack;
-  MapSelf(&r);
+  UnwindRequest r = Captured(&c);
   UnwindTables tables("");
   UnwindResult u = UnwindUserStack(r, tables);
   INFO("frames " << u.pcs.size() << ", end " << StackEndName(static_cast<uint8_t>(u.end)));
