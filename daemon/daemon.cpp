@@ -209,6 +209,16 @@ Expected<void> Daemon::Start() {
   aggregator_->SetLookups(lookups_.get());
   aggregator_->set_max_processes(options_.max_processes);
   aggregator_->set_max_stacks(options_.max_stacks);
+  // User stacks taken without frame pointers are unwound through the
+  // images' tables, read from the image cache's copies.
+  unwind_tables_ = std::make_unique<UnwindTables>(options_.image_cache_mb ? options_.db : "");
+  LookupWorker::Limits unwind_limits;
+  unwind_limits.threads = 1;
+  unwind_limits.max_running_per_user = 1;
+  unwind_limits.max_queued = unwind_limits.max_queued_per_user = Aggregator::kMaxUnwinding;
+  unwind_limits.nice = 0;
+  unwinds_ = std::make_unique<LookupWorker>(unwind_limits);
+  aggregator_->SetUnwinder(unwind_tables_.get(), unwinds_.get());
 
   // Side-band first, then the /proc scan: a process started in between is
   // seen by both, never by neither.
@@ -312,6 +322,8 @@ void Daemon::TakeAndSubmit(const FlushMark& mark) {
   // What was sampled before the request, named if the lookups under way
   // end soon (their results resolve waiting records and pending images).
   if (want.wait_lookups) lookups_->WaitIdle(kLookupWait);
+  // The stacks taken before the request, unwound into this window.
+  unwinds_->WaitIdle(kLookupWait);
   InFlight f;
   // Every address space that ended before the mark's time can be reaped
   // once the source has been drained: all its samples are resolved by now.
@@ -355,6 +367,7 @@ Expected<void> Daemon::CompleteMerge() {
   while (draining_) {
     TakeDrained(kPoll);
     lookups_->RunCompletions();
+    unwinds_->RunCompletions();
   }
   if (writer_->busy()) return FinishMerge(writer_->Wait());
   return {};
@@ -620,6 +633,24 @@ std::string Daemon::Status() {
   o << "queue_dropped_stacks " << drain.queue_dropped_stacks << "\n";
   o << "stacks_lost " << s.stacks_lost << "\n";
   o << "max_stacks " << options_.max_stacks << "\n";
+  // The DWARF unwinder (unwind/): stacks that came with a copy of their
+  // user stack, how they were walked and why walks stopped short.
+  o << "stack_copy_bytes " << s.stack_copy_bytes << "\n";
+  const Aggregator::UnwindCounts& uw = aggregator_->unwind_counts();
+  o << "unwind_stacks " << uw.unwound << "\n";
+  o << "unwind_not_in_time " << uw.not_unwound << "\n";
+  o << "unwind_in_flight " << uw.in_flight << "\n";
+  o << "unwind_dwarf_frames " << uw.dwarf_frames << "\n";
+  o << "unwind_fp_frames " << uw.fp_frames << "\n";
+  o << "unwind_ns_per_stack " << (uw.unwound ? uw.ns / uw.unwound : 0) << "\n";
+  o << "unwind_end_no_table " << uw.no_table << "\n";
+  o << "unwind_end_copy_short " << uw.copy_short << "\n";
+  o << "unwind_end_jit " << uw.jit << "\n";
+  o << "unwind_end_failed " << uw.failed << "\n";
+  const UnwindTableStats ut = unwind_tables_->stats();
+  o << "unwind_tables " << ut.held << "\n";
+  o << "unwind_tables_missing " << ut.missing << "\n";
+  o << "unwind_tables_evicted " << ut.evicted << "\n";
   o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";
@@ -788,6 +819,7 @@ int Daemon::Run() {
     {
       SlowestStep::Timer t(slowest_step_, "lookup-results");
       lookups_->RunCompletions();
+      unwinds_->RunCompletions();
       if (image_cache_) image_cache_->Pump();  // what was offered while its lock was taken
     }
     // From the last look at the socket to this one: a request that came
@@ -858,6 +890,8 @@ int Daemon::Run() {
   while (!last_mark_seen_) TakeDrained(kPoll);
   lookups_->WaitIdle(kLookupWait);
   lookups_->Stop();
+  unwinds_->WaitIdle(kLookupWait);
+  unwinds_->Stop();
   // A helper thread stuck in a system call (a hung mount) is left behind,
   // on every way out: lcpid then ends without waiting for it (main.cpp).
   auto stop_helpers = [this] {

@@ -131,9 +131,15 @@ class Daemon {
   KernelSymbolsReloader kernel_reload_;
   std::unique_ptr<Sideband> sideband_;
   std::unique_ptr<Aggregator> aggregator_;
+  // Images' unwind tables for the DWARF unwinder, used on the lookups'
+  // threads: before lookups_, so destroyed after them.
+  std::unique_ptr<UnwindTables> unwind_tables_;
   // After everything its results touch (images_, jit_, aggregator_,
   // image_cache_): destroyed first. Run stops it before returning.
   std::unique_ptr<LookupWorker> lookups_;
+  // The DWARF unwinder's thread (one, nice 0: stacks come at the rate the
+  // user asked, and a nice-10 thread on a loaded host fell behind them).
+  std::unique_ptr<LookupWorker> unwinds_;
   bool left_threads_behind_ = false;
   // After the source and the side-band it reads: stopped and gone first.
   std::unique_ptr<Drainer> drainer_;

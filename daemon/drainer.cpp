@@ -137,8 +137,9 @@ void Drainer::Push(Drained d, bool refresh) {
     d.records += b.records.size();
     for (const lcpi_record& r : b.records) d.samples += r.count;
     // A call stack takes the room of records of its size (16 bytes each),
-    // so stacks are bounded by the same queue.
-    for (const StackSample& s : b.stacks) d.records += 1 + s.pcs.size() / 2;
+    // its user stack copy likewise, so stacks are bounded by the same queue.
+    for (const StackSample& s : b.stacks)
+      d.records += 1 + s.pcs.size() / 2 + s.user_stack.size() / sizeof(lcpi_record);
     stacks += b.stacks.size();
   }
   for (const SidebandEvent& e : d.events) d.event_bytes += EventBytes(e);

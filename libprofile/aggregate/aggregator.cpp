@@ -3,6 +3,9 @@
 
 #include <sys/utsname.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include <string_view>
 #include <unordered_map>
 
@@ -96,9 +99,112 @@ void Aggregator::AddStack(const StackSample& stack) {
   if (!stacks_.Add(std::move(key), 1)) stats_[kStacksOverLimitStat]++;
 }
 
+bool Aggregator::UnwindRequestOf(const StackSample& stack, UnwindRequest* request) const {
+  auto [first, last] = tracker_.MappingsAt(stack.pid, stack.time);
+  if (static_cast<size_t>(last - first) > kMaxUnwindMappings) return false;
+  request->regs = stack.user_regs;
+  request->stack = stack.user_stack;
+  request->max_frames = kMaxStackDepth - std::min(stack.kernel_frames, kMaxStackDepth - 1);
+  std::unordered_map<int32_t, int32_t> index;  // image table -> request->images
+  request->maps.reserve(static_cast<size_t>(last - first));
+  for (const Mapping* m = first; m != last; ++m) {
+    UnwindMapping& u = request->maps.emplace_back();
+    u.start = m->start;
+    u.end = m->end;
+    u.pgoff = m->pgoff;
+    if (m->image == kNoImage) continue;
+    const ImageEntry& e = images_.at(m->image);
+    if (e.kind != ImageKind::kUser) {
+      u.image = static_cast<int32_t>(request->images.size());  // no file: no table
+      request->images.push_back({});
+      continue;
+    }
+    if (e.pending) {
+      // Its identity is still being looked up (a process just started):
+      // the very file it maps, through the process, while it lives.
+      char name[96];
+      std::snprintf(name, sizeof(name), "/proc/%u/map_files/%lx-%lx", stack.pid,
+                    static_cast<unsigned long>(m->start), static_cast<unsigned long>(m->end));
+      u.image = static_cast<int32_t>(request->images.size());
+      request->images.push_back({std::string(kMappedIdentity) + name, name});
+      continue;
+    }
+    auto [it, added] = index.emplace(m->image, static_cast<int32_t>(request->images.size()));
+    if (added) request->images.push_back({e.identity, e.path});
+    u.image = it->second;
+  }
+  return true;
+}
+
+void Aggregator::TakeStack(const StackSample& stack) {
+  if (stack.user_stack.empty() || !stack.user_regs.Has(kDwarfPc)) return AddStack(stack);
+  auto request = std::make_shared<UnwindRequest>();
+  if (!unwind_tables_ || !unwind_worker_ || unwind_.in_flight >= kMaxUnwinding ||
+      !UnwindRequestOf(stack, request.get())) {
+    unwind_.not_unwound++;
+    StackSample kept = stack;
+    kept.end = StackEnd::kNotUnwound;
+    return AddStack(kept);
+  }
+  // What the completion keeps: the stack without its copy.
+  StackSample base = stack;
+  base.user_stack.clear();
+  base.user_stack.shrink_to_fit();
+  unwind_.in_flight++;
+  UnwindTables* tables = unwind_tables_;
+  // The work touches only its request and the tables; its result comes
+  // back to this thread.
+  unwind_worker_->Submit(
+      [request, tables, base, self = this]() -> std::function<void()> {
+        const auto t0 = std::chrono::steady_clock::now();
+        UnwindResult r = UnwindUserStack(*request, *tables);
+        r.ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+        return [self, base, r = std::move(r)] { self->FinishUnwind(base, r); };
+      },
+      [this, base](const std::string&) {
+        unwind_.in_flight--;
+        unwind_.not_unwound++;
+        StackSample kept = base;
+        kept.end = StackEnd::kNotUnwound;
+        AddStack(kept);
+      });
+}
+
+void Aggregator::FinishUnwind(StackSample stack, const UnwindResult& r) {
+  unwind_.in_flight--;
+  if (!r.pcs.empty()) {  // the kernel's frames, then the unwound user frames
+    stack.pcs.resize(stack.kernel_frames);
+    stack.pcs.insert(stack.pcs.end(), r.pcs.begin(), r.pcs.end());
+    stack.end = r.end;
+  }
+  unwind_.unwound++;
+  unwind_.dwarf_frames += r.dwarf_frames;
+  unwind_.fp_frames += r.fp_frames;
+  unwind_.ns += r.ns;
+  switch (r.end) {
+    case StackEnd::kNoUnwindTable:
+      unwind_.no_table++;
+      break;
+    case StackEnd::kStackCopyShort:
+      unwind_.copy_short++;
+      break;
+    case StackEnd::kJitCode:
+      unwind_.jit++;
+      break;
+    case StackEnd::kUnwindFailed:
+      unwind_.failed++;
+      break;
+    default:
+      break;
+  }
+  AddStack(stack);
+}
+
 void Aggregator::Add(const RecordBuffer& buffer) {
   for (const StackSample& s : buffer.stacks)
-    if (!s.pcs.empty()) AddStack(s);
+    if (!s.pcs.empty()) TakeStack(s);
   if (buffer.records.empty() && !buffer.stacks.empty()) return;  // a buffer of stacks only
   const lcpi_buffer_header& h = buffer.header;
   totals_.buffers++;

@@ -44,6 +44,7 @@
 #include "libprofile/image/kernel_symbols.h"
 #include "libprofile/image/vdso_symbols.h"
 #include "libprofile/store/profile_db.h"
+#include "libprofile/unwind/dwarf_unwinder.h"
 
 namespace lcpi {
 
@@ -121,6 +122,28 @@ class Aggregator {
   void set_max_processes(size_t n) { max_processes_ = n; }
   // At most n distinct call stacks a window (StackTable).
   void set_max_stacks(size_t n) { stacks_.set_max(n); }
+  // Stacks that came with a copy of their user stack are unwound through
+  // `tables` (UnwindUserStack) on `worker`'s threads, at most kMaxUnwinding
+  // at once, then counted; beyond that, or without them, their
+  // frame-pointer chain is counted as it came ("not unwound in time").
+  // Both must outlive the aggregator's use of them; the worker's
+  // completions run on this thread.
+  void SetUnwinder(UnwindTables* tables, LookupWorker* worker) {
+    unwind_tables_ = tables;
+    unwind_worker_ = worker;
+  }
+  static constexpr size_t kMaxUnwinding = 1024;  // each ~8 KiB of stack, its mappings
+  // Mappings copied for one stack at most (a larger space is not unwound).
+  static constexpr size_t kMaxUnwindMappings = 8192;
+  struct UnwindCounts {
+    uint64_t unwound = 0;                      // stacks through the DWARF unwinder
+    uint64_t not_unwound = 0;                  // with a copy, kept as frame pointers gave them
+    uint64_t dwarf_frames = 0, fp_frames = 0;  // its steps, by table or frame pointer
+    uint64_t ns = 0;                           // its walks' time on the lookups' threads
+    uint64_t no_table = 0, copy_short = 0, jit = 0, failed = 0;  // its walks' ends
+    size_t in_flight = 0;
+  };
+  const UnwindCounts& unwind_counts() const { return unwind_; }
   // A new window (epoch) starts: its first pids are admitted again.
   void NewWindow();
   // Pids rolled up since start (each counted once per window).
@@ -170,6 +193,14 @@ class Aggregator {
   // waiting for a lookup: what is not known yet goes to the unknown image)
   // and counts it in stacks_.
   void AddStack(const StackSample& stack);
+  // A stack as it comes: unwound first when it has a user stack copy.
+  void TakeStack(const StackSample& stack);
+  // The request for the DWARF unwinder: stack's registers and copy, and its
+  // process's mappings with their images; false when there are too many.
+  bool UnwindRequestOf(const StackSample& stack, UnwindRequest* request) const;
+  // An unwind's result back on this thread: stack with its user frames
+  // replaced by the unwound ones, counted.
+  void FinishUnwind(StackSample stack, const UnwindResult& r);
   // (image, offset) of one frame of pid's stack.
   std::pair<int32_t, uint64_t> ResolveFrame(uint32_t pid, uint64_t pc, bool kernel, uint64_t time);
   // Adds the counts AddRecord gathered in adds_ to counts_, and empties it.
@@ -183,6 +214,9 @@ class Aggregator {
   JitMaps* jit_;
   KernelSymbolsReloader* reload_;
   LookupWorker* lookups_ = nullptr;
+  UnwindTables* unwind_tables_ = nullptr;
+  LookupWorker* unwind_worker_ = nullptr;
+  UnwindCounts unwind_;
   bool kernel_reloading_ = false;
   std::vector<Waiting> kernel_waiting_;                             // for the re-read
   std::unordered_map<uint32_t, std::vector<Waiting>> jit_waiting_;  // by pid, for a map read

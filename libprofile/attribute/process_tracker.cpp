@@ -218,6 +218,13 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
   return r;
 }
 
+std::pair<const Mapping*, const Mapping*> ProcessTracker::MappingsAt(uint32_t pid,
+                                                                     uint64_t t_last) const {
+  const AddressSpace* as = Named(pid, t_last);
+  if (!as) return {nullptr, nullptr};
+  return {as->first, as->last};
+}
+
 std::string_view ProcessTracker::Comm(uint32_t pid, uint64_t t_last) const {
   const AddressSpace* as = Named(pid, t_last);
   return as ? std::string_view(as->comm) : std::string_view();

@@ -152,6 +152,10 @@ class ProcessTracker {
   std::string_view Cgroup(uint32_t pid, uint64_t t_last) const;
   const CgroupRef* CgroupRefOf(uint32_t pid, uint64_t t_last) const;
 
+  // The mappings of pid's address space at t_last (the one Comm names),
+  // sorted; valid until the tracker next changes. Empty for an unknown pid.
+  std::pair<const Mapping*, const Mapping*> MappingsAt(uint32_t pid, uint64_t t_last) const;
+
   // Forgets address spaces that ended before time: call only once every
   // buffer holding samples older than time has been resolved.
   void Reap(uint64_t time);

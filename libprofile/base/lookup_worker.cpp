@@ -58,8 +58,9 @@ struct LookupWorker::State {
   std::map<uint64_t, Running> running;  // by job id
   std::vector<Ending> endings;
   uint64_t next_id = 0;
-  size_t target = 1;   // threads wanted
-  size_t threads = 0;  // threads taking lookups; stuck ones are not counted
+  size_t target = 1;               // threads wanted
+  int nice = LookupWorker::kNice;  // of each thread
+  size_t threads = 0;              // threads taking lookups; stuck ones are not counted
   size_t stuck = 0;
   bool stop = false;
   // What is counted with the mutex held: refused, abandoned, overran
@@ -125,6 +126,7 @@ struct LookupWorker::State {
 LookupWorker::LookupWorker(Limits limits) : limits_(limits), state_(std::make_shared<State>()) {
   std::lock_guard<std::mutex> lock(state_->mutex);
   state_->target = std::max<size_t>(limits_.threads, 1);
+  state_->nice = limits_.nice;
   state_->max_running_per_user = limits_.max_running_per_user
                                      ? limits_.max_running_per_user
                                      : std::max<size_t>(state_->target - 1, 1);
@@ -150,7 +152,7 @@ void LookupWorker::ThreadMain(std::shared_ptr<State> s) {
   // must not take CPU from the programs being profiled, nor from lcpid's
   // own loop and merge writer (at SIGTERM, abandoned lookups still hash
   // while the last batch is written).
-  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), s->nice);
   std::unique_lock<std::mutex> lock(s->mutex);
   for (;;) {
     State::Job job;

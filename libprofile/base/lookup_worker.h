@@ -88,6 +88,10 @@ class LookupWorker {
     // fewer than `threads`, at least one, so another user's always has one).
     size_t max_queued_per_user = 1024;
     size_t max_running_per_user = 0;
+    // The threads' nice value: kNice for lookups a user's files set; 0 for
+    // work the user asked of lcpid at a rate (unwinding stacks), which
+    // competes as the loop does.
+    int nice = kNice;
   };
   // The user on whose behalf a lookup runs, for fairness (the uid of the
   // process or the file); lookups of no user share this one.

@@ -11,6 +11,16 @@ std::string StackEndName(uint8_t end) {
       return "depth cap";
     case StackEnd::kKernelOnly:
       return "kernel only";
+    case StackEnd::kNoUnwindTable:
+      return "no unwind table";
+    case StackEnd::kStackCopyShort:
+      return "stack copy too short";
+    case StackEnd::kJitCode:
+      return "JIT code without frame information";
+    case StackEnd::kUnwindFailed:
+      return "unwind failed";
+    case StackEnd::kNotUnwound:
+      return "not unwound in time";
   }
   return "reason " + std::to_string(end);
 }

@@ -16,9 +16,63 @@ namespace lcpi {
 namespace {
 
 constexpr int kRingPageOrder = 7;  // 512 KB of ring per CPU per event
-// The stack ring: at 100 stacks/s/CPU of up to 127 frames (~1 KiB) a
-// second's stacks fit in 128 KiB; the reader wakes at a quarter.
+// The stack ring: a sample is up to 127 frames (~1 KiB) and, on x86-64,
+// the user registers and up to kUserStackCopy bytes of the user stack
+// (~9 KiB in all): 1 MiB per CPU holds ~110 of them, a second's at 100
+// stacks/s/CPU; the reader wakes at a quarter.
+#if defined(__x86_64__)
+constexpr int kStackRingPageOrder = 8;
+#else
 constexpr int kStackRingPageOrder = 5;
+#endif
+
+#if defined(__x86_64__)
+// The user registers asked of perf (PERF_SAMPLE_REGS_USER, by perf_regs.h
+// index: bx 1, bp 6, sp 7, ip 8, r12-r15 20-23) and the DWARF number of
+// each, in the mask's bit order: the pc, sp and bp to start the walk, and
+// the callee-saved registers a caller's CFA may be computed from.
+constexpr int kPerfRegs[] = {1, 6, 7, 8, 20, 21, 22, 23};
+constexpr int kDwarfRegs[] = {3, 6, 7, 16, 12, 13, 14, 15};
+uint64_t UserRegsMask() {
+  uint64_t mask = 0;
+  for (int r : kPerfRegs) mask |= 1ull << r;
+  return mask;
+}
+#endif
+
+// Reads the REGS_USER and STACK_USER parts of a stack sample at p (within
+// [p, end)) into s. False when they do not fit the record.
+bool ParseUserStack(const uint8_t* p, const uint8_t* end, StackSample* s) {
+#if defined(__x86_64__)
+  auto take = [&](uint64_t* v) {
+    if (end - p < 8) return false;
+    std::memcpy(v, p, 8);
+    p += 8;
+    return true;
+  };
+  uint64_t abi = 0;
+  if (!take(&abi)) return false;
+  if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+    for (int dwarf : kDwarfRegs) {
+      uint64_t v;
+      if (!take(&v)) return false;
+      s->user_regs.Set(dwarf, v);
+    }
+  }
+  uint64_t size = 0;
+  if (!take(&size)) return false;
+  if (size == 0) return true;
+  if (static_cast<uint64_t>(end - p) < size + 8) return false;
+  uint64_t dyn_size;
+  std::memcpy(&dyn_size, p + size, 8);
+  // dyn_size: the bytes the kernel could copy (less near the stack's top).
+  if (abi != PERF_SAMPLE_REGS_ABI_NONE) s->user_stack.assign(p, p + std::min(size, dyn_size));
+  return true;
+#else
+  (void)p, (void)end, (void)s;
+  return true;
+#endif
+}
 
 bool IsSoftwareClock(uint32_t type) { return type == PERF_TYPE_SOFTWARE; }
 
@@ -209,6 +263,13 @@ Expected<void> PerfSource::OpenStackRings() {
   attr.freq = 1;
   attr.sample_freq = options_.stack_frequency;
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+#if defined(__x86_64__)
+  // And a copy of the top of the user stack with the registers to unwind
+  // it from (unwind/), for code built without frame pointers (Debian's).
+  attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  attr.sample_regs_user = UserRegsMask();
+  attr.sample_stack_user = kUserStackCopy;
+#endif
   // The kernel refuses more than kernel.perf_event_max_stack (EOVERFLOW).
   stack_depth_ = MaxStackDepth();
   attr.sample_max_stack = static_cast<uint16_t>(stack_depth_);
@@ -250,6 +311,11 @@ void PerfSource::ReadStacks(Cpu& c, const BufferSink& sink) {
     std::vector<uint64_t> ips(nr);
     if (nr) std::memcpy(ips.data(), body + 32, nr * 8);
     ParseCallchain(ips.data(), nr, stack_depth_, &s);
+    if (!ParseUserStack(body + 32 + nr * 8, body + len, &s)) {
+      s.user_regs = {};
+      s.user_stack.clear();
+    }
+    stack_copy_bytes_ += s.user_stack.size();
     if (s.pcs.empty()) out.stacks.pop_back();
   });
   if (out.stacks.empty()) return;
@@ -382,6 +448,7 @@ SourceStats PerfSource::Stats() const {
   s.buffers = buffers_;
   s.stacks = stacks_;
   s.stacks_lost = stacks_lost_;
+  s.stack_copy_bytes = stack_copy_bytes_;
   for (const Cpu& c : cpus_) s.as_of_ns = std::max(s.as_of_ns, c.last_time);  // the newest read
   return s;
 }

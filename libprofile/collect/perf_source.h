@@ -30,6 +30,14 @@ uint64_t MeanPeriod(const SourceOptions& options, uint32_t type);
 
 // The deepest call stack asked of perf: kMaxStackDepth, or less where the
 // sysctl kernel.perf_event_max_stack is lower.
+// The bytes of user stack copied with each stack sample (x86-64): 8 KiB,
+// perf --call-graph dwarf's default, holds the frames of the innermost ten
+// to twenty procedures of most C and C++ code (a frame is tens to hundreds
+// of bytes); a stack larger than that ends "stack copy too short". Each
+// sample's copy passes through the ring and the loop's queue (the bytes in
+// use only: dyn_size), and is dropped once unwound, never stored.
+inline constexpr uint32_t kUserStackCopy = 8192;
+
 uint32_t MaxStackDepth(const std::string& sysctl = "/proc/sys/kernel/perf_event_max_stack");
 
 class PerfSource : public Source {
@@ -103,6 +111,7 @@ class PerfSource : public Source {
   uint64_t buffers_ = 0;
   uint64_t stacks_ = 0;
   uint64_t stacks_lost_ = 0;
+  uint64_t stack_copy_bytes_ = 0;  // of user stack copied into StackSamples
   uint32_t stack_depth_ =
       kMaxStackDepth;  // asked of perf (MaxStackDepth)  // not in lost_: that counts flat samples
   bool running_ = false;

@@ -36,6 +36,7 @@ SourceStats operator-(const SourceStats& now, const SourceStats& before) {
   d.bad_records -= before.bad_records;
   d.stacks -= before.stacks;
   d.stacks_lost -= before.stacks_lost;
+  d.stack_copy_bytes -= before.stack_copy_bytes;
   for (size_t e = 0; e < LCPI_MAX_EVENTS; ++e) {
     d.time_enabled[e] -= before.time_enabled[e];
     d.time_running[e] -= before.time_running[e];

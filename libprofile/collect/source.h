@@ -55,8 +55,9 @@ struct SourceStats {
   // perf: records of impossible size in a sample ring; each ends that read
   // of the ring, whose rest (samples nobody can count) is skipped.
   uint64_t bad_records = 0;
-  uint64_t stacks = 0;       // call stacks taken (perf source, --stack-frequency)
-  uint64_t stacks_lost = 0;  // call stacks the kernel lost (their ring was full)
+  uint64_t stacks = 0;            // call stacks taken (perf source, --stack-frequency)
+  uint64_t stacks_lost = 0;       // call stacks the kernel lost (their ring was full)
+  uint64_t stack_copy_bytes = 0;  // of user stack copied with them (for the unwinder)
   // Per event (Source::Events() order), summed over CPUs: ns each event was
   // enabled, and ns it was really on the PMU counting. running < enabled
   // means the PMU multiplexed it: its samples undercount by running/enabled.

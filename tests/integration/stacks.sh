@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# stacks.sh LCPID LCPICTL LCPIPROF CALLERS_6040 PIPE_READS - call stacks end
+# stacks.sh LCPID LCPICTL LCPIPROF CALLERS_6040 PIPE_READS CALLERS_6040_NOFP
+#   QSORT_CALLS - call stacks end
 # to end: lcpid takes stacks at --stack-frequency, stores them per window,
 # and lcpiprof --callers / --callees reads them back.
 #  1. callers_6040 calls leaf() 60 % through mid_a, 40 % through mid_b:
@@ -8,9 +9,15 @@
 #  2. pipe_reads spends its time reading a pipe: if this kernel gives kernel
 #     call chains, a stack through ksys_read (or the read path) names the
 #     system call entry.
+#  3. callers_6040 built with -O2 -fomit-frame-pointer: the same 60/40
+#     within 3 points, through the DWARF unwinder (a frame-pointer walk
+#     gives the leaf alone, or a wrong caller).
+#  4. qsort_calls sorts with libc's qsort (Debian's libc keeps no frame
+#     pointers) and a comparison that does the work: of the stacks through
+#     compare, at least 90 % reach sort_rounds, whose caller is main.
 # Prints the bytes the stack tables hold for the window.
 set -euo pipefail
-lcpid=$1 lcpictl=$2 lcpiprof=$3 callers=$4 pipe_reads=$5
+lcpid=$1 lcpictl=$2 lcpiprof=$3 callers=$4 pipe_reads=$5 callers_nofp=$6 qsort_calls=$7
 [ "$(id -u)" = 0 ] || { echo "needs root (system-wide perf events)"; exit 77; }
 dir=$(mktemp -d /tmp/lcpi-stacks-XXXXXX)
 trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
@@ -24,6 +31,11 @@ kill -0 $daemon 2>/dev/null || { cat "$dir/lcpid.log"; exit 1; }
 "$callers" 4
 "$lcpictl" --socket "$dir/s" epoch --tag pipe >/dev/null
 "$pipe_reads" 2
+"$lcpictl" --socket "$dir/s" epoch --tag nofp >/dev/null
+"$callers_nofp" 4
+"$lcpictl" --socket "$dir/s" epoch --tag qsort >/dev/null
+"$qsort_calls" 3
+"$lcpictl" --socket "$dir/s" status >"$dir/status"
 "$lcpictl" --socket "$dir/s" stop >/dev/null
 wait $daemon
 daemon=
@@ -40,7 +52,7 @@ daemon=
 python3 - "$dir/p.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-for tag in ('callers', 'pipe'):
+for tag in ('callers', 'pipe', 'nofp', 'qsort'):
     (epoch,) = db.execute("SELECT id FROM epochs WHERE tag = ?", (tag,)).fetchone()
     n, blob = db.execute("SELECT count(*), coalesce(sum(length(s.frames)), 0) FROM stack_counts c "
                          "JOIN stacks s ON s.id = c.stack_id WHERE c.epoch_id = ?",
@@ -87,4 +99,36 @@ entry = callers + syscall
 assert any('do_syscall_64' in r['caller'] or 'entry_SYSCALL' in r['caller'] or
            '__x64_sys_read' in r['caller'] for r in entry), "the system call entry is not named"
 assert any('entry_SYSCALL' in r['caller'] for r in syscall), "entry_SYSCALL_64 is not named"
+PY
+
+# Without frame pointers: the DWARF unwinder's stacks.
+grep -E '^(stacks|unwind_)' "$dir/status" || true
+"$lcpiprof" --db "$dir/p.db" --epoch nofp --callers leaf
+"$lcpiprof" --db "$dir/p.db" --epoch nofp --callers leaf --format csv >"$dir/nofp.csv"
+"$lcpiprof" --db "$dir/p.db" --epoch qsort --callers compare
+"$lcpiprof" --db "$dir/p.db" --epoch qsort --callers compare --format json >"$dir/compare.json"
+"$lcpiprof" --db "$dir/p.db" --epoch qsort --callers sort_rounds --format json \
+  >"$dir/sort_rounds.json" 2>&1 || true
+python3 - "$dir/nofp.csv" "$dir/compare.json" "$dir/sort_rounds.json" <<'PY'
+import csv, json, sys
+rows = {r['caller']: float(r['percent']) for r in csv.DictReader(open(sys.argv[1]))}
+print("without frame pointers, callers of leaf:", rows)
+a, b = rows.get('mid_a', 0), rows.get('mid_b', 0)
+assert abs(a - 60) <= 3, f"mid_a {a:.2f} %, not 60 +- 3"
+assert abs(b - 40) <= 3, f"mid_b {b:.2f} %, not 40 +- 3"
+def facts(path):
+    try:
+        return json.load(open(path))
+    except ValueError:
+        print(open(path).read())
+        return {}
+compare, rounds = facts(sys.argv[2]), facts(sys.argv[3])
+through_compare = compare.get('through', 0)
+through_rounds = rounds.get('through', 0)
+callers = {r['name']: float(r['percent']) for r in rounds.get('rows', [])}
+print(f"stacks through compare {through_compare}, through sort_rounds {through_rounds}; "
+      f"callers of sort_rounds: {callers}")
+assert through_compare > 100, "too few stacks through compare"
+assert through_rounds >= 0.9 * through_compare, "stacks through libc's qsort stop short of sort_rounds"
+assert callers.get('main', 0) >= 95, "sort_rounds's caller is not main"
 PY

@@ -1,0 +1,106 @@
+// unwind_tables.h - the unwind tables of each image, by identity: its
+// .eh_frame (and .debug_frame where it has one) as libdw's CFI, opened
+// once per identity and kept for every later stack through it, with the
+// file's loadable segments (a pc's file offset -> the address its CFI
+// speaks of). Used by the DWARF unwinder on the lookups' threads.
+//
+// The file is the image cache's copy (images/<identity>, the same bytes
+// the tools read), or, while there is none yet, the path it was mapped
+// from when its build-id matches the identity's (a content-hash identity
+// waits for the cache). An image without a readable file or any table is
+// remembered as such for kRetryAfter, then tried again (its copy may have
+// come since).
+//
+// An image whose identity is not known yet goes by kMappedIdentity and
+// the path of the mapping in /proc/PID/map_files, the file itself.
+//
+// Bounded: at most kMaxImages identities are kept (each an open file, an
+// ELF view of it mapped and libdw's tables of the FDEs looked up so far);
+// the least recently used goes first.
+#ifndef LCPI_LIBPROFILE_UNWIND_UNWIND_TABLES_H
+#define LCPI_LIBPROFILE_UNWIND_UNWIND_TABLES_H
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace lcpi {
+
+inline constexpr std::string_view kMappedIdentity = "mapped:";
+
+// One image's tables. libdw's CFI caches the FDEs it decodes without a
+// lock: callers hold `mutex` while they use cfi.
+struct ImageCfi {
+  struct Load {
+    uint64_t offset = 0, vaddr = 0, filesz = 0;
+  };
+  ImageCfi() = default;
+  ~ImageCfi();
+  ImageCfi(const ImageCfi&) = delete;
+  ImageCfi& operator=(const ImageCfi&) = delete;
+
+  // The address the CFI gives for a file offset, or nullopt when no
+  // loadable segment holds it.
+  std::optional<uint64_t> VaddrOf(uint64_t offset) const;
+
+  std::mutex mutex;
+  int fd = -1;
+  void* elf = nullptr;          // Elf*
+  void* dwarf = nullptr;        // Dwarf* (for .debug_frame), or null
+  void* eh_frame = nullptr;     // Dwarf_CFI* of .eh_frame, or null
+  void* debug_frame = nullptr;  // Dwarf_CFI* of .debug_frame (owned by dwarf), or null
+  std::vector<Load> loads;
+  // The frames libdw computed (Dwarf_Frame*, by CFI table and address):
+  // a return address recurs in stack after stack, and computing its frame
+  // runs the FDE's instructions up to it. At most kMaxFrames, then let go.
+  static constexpr size_t kMaxFrames = 4096;
+  std::unordered_map<uint64_t, void*> frames[2];  // [0] .eh_frame, [1] .debug_frame; null: none
+};
+
+struct UnwindTableStats {
+  uint64_t opened = 0;   // identities whose tables were opened
+  uint64_t missing = 0;  // identities without a readable file or table
+  uint64_t evicted = 0;  // let go for kMaxImages
+  size_t held = 0;       // now
+};
+
+class UnwindTables {
+ public:
+  static constexpr size_t kMaxImages = 256;
+  static constexpr std::chrono::seconds kRetryAfter{10};
+
+  // db_path: the database whose image cache (image_cache.h) holds the
+  // copies ("" when there is none).
+  explicit UnwindTables(std::string db_path) : db_path_(std::move(db_path)) {}
+
+  // The tables of `identity` (mapped from `path`), opened on first use;
+  // null when it has none. Any thread.
+  std::shared_ptr<ImageCfi> Get(const std::string& identity, const std::string& path);
+  UnwindTableStats stats() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<ImageCfi> cfi;  // null: none, until retry_at
+    std::chrono::steady_clock::time_point retry_at;
+    std::list<std::string>::iterator lru;
+  };
+  std::shared_ptr<ImageCfi> Open(const std::string& identity, const std::string& path) const;
+
+  const std::string db_path_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+  std::list<std::string> lru_;  // most recent first
+  UnwindTableStats stats_;
+};
+
+}  // namespace lcpi
+
+#endif  // LCPI_LIBPROFILE_UNWIND_UNWIND_TABLES_H
