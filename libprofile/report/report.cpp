@@ -482,6 +482,12 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
     h.lost_percent = 100.0 * lost / (attributed + unknown + lost);
   if (throttled > 0)
     h.throttled_percent = 100.0 * throttled / (attributed + unknown + lost + throttled);
+  auto cost = db.Cost(QueryEpoch(h));
+  if (!cost) return cost.error();
+  h.cost = *cost;
+  auto pids = db.ObserverPids(QueryEpoch(h));
+  if (!pids) return pids.error();
+  h.observer_pids = std::move(*pids);
   return h;
 }
 
