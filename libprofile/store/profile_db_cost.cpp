@@ -14,14 +14,7 @@ namespace lcpi {
 namespace {
 
 constexpr const char kSqlAddCost[] =
-    "INSERT INTO window_costs (epoch_id, samples, cpu_ns, interrupt_ns, interrupt_ci95_ns, "
-    "daemon_ns, module_samples, module_handler_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
-    "ON CONFLICT (epoch_id) DO UPDATE SET samples = samples + excluded.samples, "
-    "cpu_ns = cpu_ns + excluded.cpu_ns, interrupt_ns = interrupt_ns + excluded.interrupt_ns, "
-    "interrupt_ci95_ns = interrupt_ci95_ns + excluded.interrupt_ci95_ns, "
-    "daemon_ns = daemon_ns + excluded.daemon_ns, "
-    "module_samples = module_samples + excluded.module_samples, "
-    "module_handler_ns = module_handler_ns + excluded.module_handler_ns";
+    LCPI_INSERT_WINDOW_COST "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) " LCPI_ADD_WINDOW_COST;
 constexpr const char kSqlAddObserverPid[] =
     "INSERT OR IGNORE INTO observer_pids (epoch_id, pid) VALUES (?1, ?2)";
 

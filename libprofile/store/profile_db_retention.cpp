@@ -139,17 +139,11 @@ constexpr const char* kSqlRollup[] = {
      "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
     // The cost figures are sums (schema/007): the rollup's row adds theirs,
     // so a report over it weighs each window by its samples and CPU time.
-    ("INSERT INTO window_costs (epoch_id, samples, cpu_ns, interrupt_ns, interrupt_ci95_ns, "
-     "daemon_ns, module_samples, module_handler_ns) "
+    (LCPI_INSERT_WINDOW_COST
      "SELECT ?1, sum(samples), sum(cpu_ns), sum(interrupt_ns), sum(interrupt_ci95_ns), "
      "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
-     "WHERE epoch_id IN (SELECT value FROM json_each(?2)) HAVING count(*) > 0 "
-     "ON CONFLICT (epoch_id) DO UPDATE SET samples = samples + excluded.samples, "
-     "cpu_ns = cpu_ns + excluded.cpu_ns, interrupt_ns = interrupt_ns + excluded.interrupt_ns, "
-     "interrupt_ci95_ns = interrupt_ci95_ns + excluded.interrupt_ci95_ns, "
-     "daemon_ns = daemon_ns + excluded.daemon_ns, "
-     "module_samples = module_samples + excluded.module_samples, "
-     "module_handler_ns = module_handler_ns + excluded.module_handler_ns"),
+     "WHERE epoch_id IN (SELECT value FROM json_each(?2)) HAVING count(*) > "
+     "0 " LCPI_ADD_WINDOW_COST),
     ("INSERT OR IGNORE INTO observer_pids (epoch_id, pid) SELECT DISTINCT ?1, pid "
      "FROM observer_pids WHERE epoch_id IN (SELECT value FROM json_each(?2))"),
     // The merged epochs share their events' facts (RollupGroups): only the
