@@ -133,6 +133,10 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
 
 Expected<void> Daemon::Start() {
   started_ = Clock::now();
+  cost_meter_.emplace(sysconf(_SC_NPROCESSORS_ONLN),
+                      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                started_.time_since_epoch())
+                                                .count()));
   // Before any thread starts: every thread inherits the mask, and the
   // signals reach this loop through the signalfd only (quiet_thread.h).
   sigset_t set;
@@ -315,6 +319,18 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
   drainer_->RequestFlush();
 }
 
+void Daemon::MeasureCost(MergeBatch& batch, const DrainStats& now) {
+  // What these samples cost (window_costs), and whose they are: the reports
+  // file lcpid's own samples under [lcpi: observer] by this pid.
+  batch.cost = cost_meter_->Take(
+      now.source, ThreadsCpuNs(calibrator_.running_tid()),
+      static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+              .count()),
+      calibrator_.State().last);
+  batch.observer_pid = static_cast<uint32_t>(getpid());
+}
+
 void Daemon::TakeAndSubmit(const FlushMark& mark) {
   const Clock::time_point t0 = Clock::now();
   Draining want = *draining_;
@@ -355,6 +371,7 @@ void Daemon::TakeAndSubmit(const FlushMark& mark) {
         "(queue_dropped_samples)",
         now.queue_dropped_samples - stored_stats_.queue_dropped_samples);
   AddSourceDeltas(taken.batch, now, stored_stats_, taken.held_samples_change);
+  MeasureCost(taken.batch, now);
   // The deltas now belong to the batch, which is written or kept, never dropped.
   stored_stats_ = now;
   f.marks = std::move(taken.marks);
@@ -379,6 +396,7 @@ void Daemon::DropHeld() {
   Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
   const DrainStats now = drainer_->stats();
   AddSourceDeltas(taken.batch, now, stored_stats_, taken.held_samples_change);
+  MeasureCost(taken.batch, now);
   stored_stats_ = now;  // its deltas go into the held batch, written later
   dropped += DropCounts(taken.batch);
   FoldInto(*failed_batch_, taken.batch);

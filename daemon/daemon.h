@@ -20,6 +20,7 @@
 #include <string>
 
 #include "daemon/control_server.h"
+#include "daemon/cost_meter.h"
 #include "daemon/drainer.h"
 #include "daemon/merge_writer.h"
 #include "daemon/options.h"
@@ -152,6 +153,10 @@ class Daemon {
   // --calibrate-every and on request; never on this loop's thread.
   Calibrator calibrator_;
   Clock::time_point next_calibration_ = Clock::time_point::max();
+  // What each batch's samples cost, for the window's row (set in Start).
+  std::optional<CostMeter> cost_meter_;
+  // The batch's cost since the last (cost_meter_) and lcpid's pid.
+  void MeasureCost(MergeBatch& batch, const DrainStats& now);
   Clock::time_point next_flush_;
   Clock::time_point retry_after_;  // no merge starts on its own before (after a failure)
   uint64_t early_merges_ = 0;      // started by --max-pending-entries

@@ -49,6 +49,20 @@ void FoldInto(MergeBatch& held, const MergeBatch& newer) {
     held.events[e].time_enabled += newer.events[e].time_enabled;
     held.events[e].time_running += newer.events[e].time_running;
   }
+  // The cost figures are sums too (window_costs): the newer samples' cost
+  // stays measured though their counts were dropped.
+  if (newer.cost) {
+    if (!held.cost) held.cost = WindowCost{};
+    WindowCost& c = *held.cost;
+    c.samples += newer.cost->samples;
+    c.cpu_ns += newer.cost->cpu_ns;
+    c.interrupt_ns += newer.cost->interrupt_ns;
+    c.interrupt_ci95_ns += newer.cost->interrupt_ci95_ns;
+    c.daemon_ns += newer.cost->daemon_ns;
+    c.module_samples += newer.cost->module_samples;
+    c.module_handler_ns += newer.cost->module_handler_ns;
+  }
+  if (!held.observer_pid) held.observer_pid = newer.observer_pid;
 }
 
 }  // namespace lcpi

@@ -27,8 +27,9 @@ inline constexpr const char* kPendingDroppedStat = "pending_dropped";
 // "pending_dropped"; returns how many samples that was (0 if none).
 uint64_t DropCounts(MergeBatch& batch);
 
-// Adds a newer batch's statistics (by name) and event times (by position:
-// the same source, the same events) to `held`, after DropCounts on it.
+// Adds a newer batch's statistics (by name), event times (by position:
+// the same source, the same events) and cost sums to `held`, after
+// DropCounts on it.
 void FoldInto(MergeBatch& held, const MergeBatch& newer);
 
 }  // namespace lcpi

@@ -7,6 +7,7 @@
 // envelope is generic: each tool's own top-level keys are the Document's
 // facts, so no tool has code here.
 #include "libprofile/report/cell_format.h"
+#include "libprofile/report/observer_cost.h"
 #include "libprofile/report/table.h"
 
 namespace lcpi::report {
@@ -28,6 +29,20 @@ std::string CountsByEvent(const Header& h, const std::vector<uint64_t>& counts) 
   std::vector<std::string> values;
   for (uint64_t c : counts) values.push_back(std::to_string(c));
   return ByEvent(h, values);
+}
+
+// What the profile cost (observer_cost.h): its figures and the header's
+// sentence, or "measured": false and the sentence saying so.
+std::string CostObject(const Header& h) {
+  const std::string text = JsonString(CostSentence(h.cost, h.epochs.size()));
+  const std::optional<CostFigures> f = FiguresOf(h.cost);
+  if (!f) return "{\"measured\": false, \"text\": " + text + "}";
+  std::string out = "{\"measured\": true, \"percent\": " + Fixed(f->percent, 4) +
+                    ", \"ci95_percent\": " + Fixed(f->ci95_percent, 4) +
+                    ", \"interrupt_ns_per_sample\": " + Fixed(f->interrupt_ns, 1) +
+                    ", \"daemon_ns_per_sample\": " + Fixed(f->daemon_ns, 1);
+  if (f->module_ns) out += ", \"module_handler_ns_per_sample\": " + Fixed(*f->module_ns, 1);
+  return out + ", \"samples_per_s_per_cpu\": " + Fixed(f->rate, 1) + ", \"text\": " + text + "}";
 }
 
 std::string HeaderFields(const Header& h, const std::string& indent) {
@@ -81,6 +96,7 @@ std::string HeaderFields(const Header& h, const std::string& indent) {
   out += "},\n";
   out += indent + "\"unknown_percent\": " + Fixed(h.unknown_percent, 4) + ",\n";
   out += indent + "\"lost_percent\": " + Fixed(h.lost_percent, 4) + ",\n";
+  out += indent + "\"cost\": " + CostObject(h) + ",\n";
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/report/cell_format.h"
+#include "libprofile/report/observer_cost.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/table.h"
 
@@ -131,7 +132,7 @@ std::string SourceLines(const Header& h) {
          "% (of the daemon's samples)";
   if (h.throttled_percent > 0)
     out += "; throttled: about " + Fixed(h.throttled_percent, 2) + "% never taken (estimated)";
-  out += "\n";
+  out += "\n# cost:     " + CostSentence(h.cost, h.epochs.size()) + "\n";
   return out;
 }
 

@@ -2,6 +2,7 @@
 // (epochs, events, statistics), per-image, per-procedure and per-process rows,
 // sorting, --top/--keep, and the comparison of two profiles.
 #include "libprofile/report/report.h"
+#include "libprofile/report/observer.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -507,6 +508,12 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
     h.lost_percent = 100.0 * lost / (attributed + unknown + lost);
   if (throttled > 0)
     h.throttled_percent = 100.0 * throttled / (attributed + unknown + lost + throttled);
+  auto cost = db.Cost(QueryEpoch(h));
+  if (!cost) return cost.error();
+  h.cost = *cost;
+  auto pids = db.ObserverPids(QueryEpoch(h));
+  if (!pids) return pids.error();
+  h.observer_pids = std::move(*pids);
   return h;
 }
 
@@ -639,6 +646,10 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   }
   if (!rows) return rows.error();
   p.rows = std::move(*rows);
+  // lcpi's own samples on a line of their own (observer.h)
+  if (auto ok = AttributeObserver(db, p.header, options.view, !options.labels.empty(), &p.rows);
+      !ok)
+    return ok.error();
   if (options.view != View::kProcesses && options.view != View::kLabels) {
     auto conflicts = BuildIdConflicts(db, p.rows);
     if (!conflicts) return conflicts.error();

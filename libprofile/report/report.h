@@ -81,6 +81,11 @@ struct Header {
   // the share of the samples asked for that never were. Zero when perf did
   // not throttle, or the source does not estimate (the perf source).
   double throttled_percent = 0;
+  // What sampling cost in the epochs read (window_costs, summed; none
+  // before schema 7 or the first calibration: observer_cost.h), and lcpid's
+  // pids in them (observer_pids): the reports' [lcpi: observer] line.
+  std::optional<WindowCost> cost;
+  std::vector<uint32_t> observer_pids;
 };
 
 // Reads the epoch selection: "" (the newest; with a time range, every

@@ -718,6 +718,7 @@ Expected<void> ProfileDb::MergeLocked(const MergeBatch& b, const std::vector<boo
 
   int64_t stacks_quarantined = 0;
   if (auto ok = MergeStacks(b, image_ids, quarantine, &stacks_quarantined); !ok) return ok;
+  if (auto ok = MergeCost(b); !ok) return ok;
 
   auto stat = Prepare(kSqlUpsertStat);
   if (!stat) return stat.error();

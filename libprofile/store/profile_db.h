@@ -130,6 +130,19 @@ inline constexpr const char* kStacksQuarantinedStat = "stacks_quarantined";
 // pid -1 (no real pid is), read back as this value.
 constexpr uint32_t kRolledUpPid = 0xffffffffu;
 
+// What sampling cost in one merge, or summed over windows (table
+// window_costs, schema/007): every figure is a sum, so merges, rollups and
+// reports add them up and divide once (libprofile/report/observer_cost.h).
+struct WindowCost {
+  uint64_t samples = 0;            // samples these sums cover
+  uint64_t cpu_ns = 0;             // the CPU time they were taken in: wall ns x online CPUs
+  uint64_t interrupt_ns = 0;       // sum over the samples of one sample's estimated cost
+  uint64_t interrupt_ci95_ns = 0;  // sum of that estimate's 95 % half-widths
+  uint64_t daemon_ns = 0;          // lcpid's own threads' CPU
+  uint64_t module_samples = 0;     // lcpi.ko timed these samples' handler (1 in 64)...
+  uint64_t module_handler_ns = 0;  // ...and spent this long in it
+};
+
 // One flush of the daemon. Counts, process counts and stats are added to
 // what the epoch already holds; symbols already stored are kept as they are.
 struct MergeBatch {
@@ -141,6 +154,11 @@ struct MergeBatch {
   std::vector<SymbolRow> symbols;
   std::vector<StackRow> stacks;                        // added to the epoch's stack counts
   std::vector<std::pair<std::string, int64_t>> stats;  // name -> increment
+  // What this flush's samples cost (added to the epoch's window_costs row),
+  // if a calibration has measured it; and lcpid's pid, stored in
+  // observer_pids (0: none).
+  std::optional<WindowCost> cost;
+  uint32_t observer_pid = 0;
 };
 
 // What Merge set aside: the rows of images the store cannot hold (a value
@@ -353,6 +371,13 @@ class ProfileDb {
     return Stats(EpochSet::From(epoch));
   }
 
+  // What sampling cost in `epochs`, their window_costs rows summed; nothing
+  // when none has a row (merged before schema 7, or before lcpid's first
+  // calibration).
+  Expected<std::optional<WindowCost>> Cost(const EpochSet& epochs);
+  // lcpid's pids in `epochs` (observer_pids), ascending.
+  Expected<std::vector<uint32_t>> ObserverPids(const EpochSet& epochs);
+
   // Pins one read snapshot until EndSnapshot, so that several queries agree
   // with one another while lcpid commits. Not to be nested, nor used around
   // writes. EndSnapshot after a failed query is still required.
@@ -433,6 +458,9 @@ class ProfileDb {
   // *skipped counts those naming a quarantined image.
   Expected<void> MergeStacks(const MergeBatch& batch, const std::vector<int64_t>& image_ids,
                              const std::vector<bool>& quarantine, int64_t* skipped);
+  // The batch's cost and lcpid's pid into window_costs and observer_pids
+  // (profile_db_cost.cpp).
+  Expected<void> MergeCost(const MergeBatch& batch);
   Expected<void> BeginWrite(const char* what);
   Expected<void> Commit(const char* what);
   Error SqlError(int rc, const std::string& what);

@@ -101,6 +101,14 @@ constexpr const char kSqlStacksSome[] =
     "WHERE epoch_id IN (SELECT value FROM json_each(?1)) GROUP BY stack_id) t "
     "JOIN stacks s ON s.id = t.stack_id";
 constexpr const char kSqlStatsAll[] = "SELECT name, sum(value) FROM stats GROUP BY name";
+// Every epoch's row (?1 NULL) or those of the listed epochs; no rows: count 0.
+constexpr const char kSqlCost[] =
+    "SELECT count(*), sum(samples), sum(cpu_ns), sum(interrupt_ns), sum(interrupt_ci95_ns), "
+    "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
+    "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1))";
+constexpr const char kSqlObserverPids[] =
+    "SELECT DISTINCT pid FROM observer_pids "
+    "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1)) ORDER BY pid";
 // Reading page 1 is what starts the read transaction that BEGIN only announces.
 constexpr const char kSqlTouch[] = "SELECT count(*) FROM sqlite_schema";
 
@@ -411,6 +419,41 @@ Expected<void> ProfileDb::CheckIntegrity() {
   if (rc != SQLITE_DONE) return SqlError(rc, "integrity check failed");
   if (rows == 1 && findings == "ok") return {};
   return Error(Errc::kCorrupt, path_ + ": integrity check: " + findings);
+}
+
+namespace {
+// ?1 of kSqlCost and kSqlObserverPids: NULL for every epoch, else the ids.
+void BindEpochSet(sqlite3_stmt* s, const EpochSet& epochs, const std::string& json) {
+  if (!epochs.all) sql::Bind(s, 1, std::string_view(json));
+}
+}  // namespace
+
+Expected<std::optional<WindowCost>> ProfileDb::Cost(const EpochSet& epochs) {
+  std::optional<WindowCost> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
+  auto ok = Query(
+      kSqlCost, "cannot read the window costs",
+      [&](sqlite3_stmt* s) { BindEpochSet(s, epochs, json); },
+      [&](sqlite3_stmt* s) {
+        if (sqlite3_column_int64(s, 0) == 0) return;
+        out =
+            WindowCost{U64(s, 1), U64(s, 2), U64(s, 3), U64(s, 4), U64(s, 5), U64(s, 6), U64(s, 7)};
+      });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<uint32_t>> ProfileDb::ObserverPids(const EpochSet& epochs) {
+  std::vector<uint32_t> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
+  auto ok = Query(
+      kSqlObserverPids, "cannot read lcpid's pids",
+      [&](sqlite3_stmt* s) { BindEpochSet(s, epochs, json); },
+      [&](sqlite3_stmt* s) { out.push_back(static_cast<uint32_t>(U64(s, 0))); });
+  if (!ok) return ok.error();
+  return out;
 }
 
 }  // namespace lcpi

@@ -26,6 +26,8 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM stack_counts WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM window_costs WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM observer_pids WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
 };
 // One scan of process_counts (DeleteUnreferenced).
@@ -135,6 +137,15 @@ constexpr const char* kSqlRollup[] = {
     ("INSERT INTO stats (epoch_id, name, value) "
      "SELECT ?1, name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
      "GROUP BY name ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
+    // The cost figures are sums (schema/007): the rollup's row adds theirs,
+    // so a report over it weighs each window by its samples and CPU time.
+    (LCPI_INSERT_WINDOW_COST
+     "SELECT ?1, sum(samples), sum(cpu_ns), sum(interrupt_ns), sum(interrupt_ci95_ns), "
+     "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
+     "WHERE epoch_id IN (SELECT value FROM json_each(?2)) HAVING count(*) > "
+     "0 " LCPI_ADD_WINDOW_COST),
+    ("INSERT OR IGNORE INTO observer_pids (epoch_id, pid) SELECT DISTINCT ?1, pid "
+     "FROM observer_pids WHERE epoch_id IN (SELECT value FROM json_each(?2))"),
     // The merged epochs share their events' facts (RollupGroups): only the
     // times add up.
     ("UPDATE epoch_events SET "

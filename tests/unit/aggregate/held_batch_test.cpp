@@ -63,3 +63,22 @@ TEST_CASE("a newer batch dropped into the held one adds its statistics and times
   CHECK(held.events[0].time_enabled == 2000);
   CHECK(held.events[0].time_running == 2000);
 }
+
+TEST_CASE("a newer batch dropped into the held one adds its cost and keeps lcpid's pid",
+          "[aggregate]") {
+  MergeBatch held, newer;
+  newer.cost = WindowCost{100, 1'000, 2'000, 300, 400, 5, 60};
+  newer.observer_pid = 42;
+  FoldInto(held, newer);  // the held batch measured nothing: the newer's cost
+  REQUIRE(held.cost.has_value());
+  CHECK(held.cost->samples == 100);
+  CHECK(held.observer_pid == 42);
+  FoldInto(held, newer);  // then the sums add
+  CHECK(held.cost->samples == 200);
+  CHECK(held.cost->cpu_ns == 2'000);
+  CHECK(held.cost->interrupt_ns == 4'000);
+  CHECK(held.cost->interrupt_ci95_ns == 600);
+  CHECK(held.cost->daemon_ns == 800);
+  CHECK(held.cost->module_samples == 10);
+  CHECK(held.cost->module_handler_ns == 120);
+}

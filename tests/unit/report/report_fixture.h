@@ -184,6 +184,10 @@ inline ReportFixture MakeReportFixture(const std::string& dir) {
                  {200, "sh", 3, 0, 100, container},  {300, "fake", 2, 0, 300},
                  {100, "prog", 0, 1, 400, service},  {100, "prog", 1, 1, 100, service}};
   b.stats = {{"attributed", 10150}, {"unknown", 100}, {"lost", 50}};
+  // What the window cost (schema 7): 10250 samples over 10.25 s of 2 CPUs
+  // (500/s/CPU), 16 us each (+- 2 us) and 1200 ns of lcpid's: 0.86 % +- 0.10.
+  b.cost = lcpi::WindowCost{10250, 20'500'000'000, 10250 * 16'000ull, 10250 * 2'000ull,
+                            10250 * 1'200ull};
   auto merged = db->Merge(b);
   FixtureCheck(merged.has_value(), "merge base: " + (merged ? "" : merged.error().ToString()));
 

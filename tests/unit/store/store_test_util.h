@@ -63,11 +63,15 @@ inline int64_t RawInt(const std::string& path, const std::string& sql) {
   return v;
 }
 
-// SQL that takes a database of schema 6 back to schema 5 (no call stacks).
-#define LCPI_UNDO_SCHEMA6 "DROP TABLE stack_counts; DROP TABLE stacks; "
+// SQL that takes a database of schema 7 back to schema 6 (no window costs).
+#define LCPI_UNDO_SCHEMA7 "DROP TABLE observer_pids; DROP TABLE window_costs; "
+inline constexpr const char kUndoSchema7[] = LCPI_UNDO_SCHEMA7 "PRAGMA user_version = 6;";
+
+// SQL that takes a database of schema 7 back to schema 5 (no call stacks).
+#define LCPI_UNDO_SCHEMA6 LCPI_UNDO_SCHEMA7 "DROP TABLE stack_counts; DROP TABLE stacks; "
 inline constexpr const char kUndoSchema6[] = LCPI_UNDO_SCHEMA6 "PRAGMA user_version = 5;";
 
-// SQL that takes a database of schema 6 back to schema 4 (process_counts as
+// SQL that takes a database of schema 7 back to schema 4 (process_counts as
 // 001 made it, no cgroups), for the tests of migrations from older schemas.
 inline constexpr const char kUndoSchema5[] = LCPI_UNDO_SCHEMA6
     "CREATE TABLE pc4 (epoch_id INTEGER NOT NULL REFERENCES epochs (id), "
@@ -81,6 +85,7 @@ inline constexpr const char kUndoSchema5[] = LCPI_UNDO_SCHEMA6
     "ALTER TABLE pc4 RENAME TO process_counts; DROP TABLE cgroups; "
     "PRAGMA user_version = 4;";
 #undef LCPI_UNDO_SCHEMA6
+#undef LCPI_UNDO_SCHEMA7
 
 template <class T>
 T Ok(Expected<T> e) {

@@ -1,0 +1,145 @@
+// observer_test.cpp - lcpi's own samples on a line of their own in every
+// lcpiprof view ([lcpi: observer], observer.h), moved, never dropped: lcpid's
+// pid (observer_pids; the command lcpid in an older database), its
+// executable, lcpi.ko and the kernel's sampling path; and the header's
+// statement of what the profile cost, or that it was not measured.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "libprofile/report/observer.h"
+#include "libprofile/report/report.h"
+#include "store/store_test_util.h"
+
+using namespace lcpi;
+using namespace lcpi::report;
+using lcpi::testing::Ok;
+using lcpi::testing::OpenOk;
+
+namespace {
+
+// work (pid 10) and lcpid (pid 77) on one kernel; the kernel's
+// perf_swevent_hrtimer has 50 samples, schedule 200.
+MergeBatch Batch(int64_t epoch, uint32_t observer_pid, std::optional<WindowCost> cost) {
+  MergeBatch b;
+  b.epoch = epoch;
+  b.images = {{"build-id:01", "/bin/work", ImageKind::kUser},
+              {"kernel:k", "[kernel.kallsyms]", ImageKind::kKernel},
+              {"build-id:02", "/usr/lib/libc.so.6", ImageKind::kUser},
+              {"build-id:03", "/usr/sbin/lcpid", ImageKind::kUser},
+              {"module:lcpi", "[lcpi]", ImageKind::kModule}};
+  b.events = {{"cycles", "cpu-clock", 200000}};
+  b.counts = {{0, 0, 0x10, 1000}, {1, 0, 0x150, 50}, {1, 0, 0x1000, 200},
+              {2, 0, 0x20, 300},  {3, 0, 0x30, 40},  {4, 0, 0x10, 10}};
+  b.symbols = {{1, 0x100, 0x100, "perf_swevent_hrtimer"},
+               {1, 0x1000, 0x100, "schedule"},
+               {4, 0x0, 0x100, "lcpi_overflow"}};
+  b.processes = {{10, "work", 0, 0, 1000}, {10, "work", 1, 0, 230}, {10, "work", 2, 0, 200},
+                 {10, "work", 4, 0, 10},   {77, "lcpid", 3, 0, 40}, {77, "lcpid", 2, 0, 100},
+                 {77, "lcpid", 1, 0, 20}};
+  b.stats = {{"attributed", 1600}};
+  b.observer_pid = observer_pid;
+  b.cost = cost;
+  return b;
+}
+
+std::map<std::string, uint64_t> Counts(const Profile& p) {
+  std::map<std::string, uint64_t> out;
+  for (const Row& r : p.rows) out[r.name] += r.counts.at(0);
+  return out;
+}
+
+Profile Build(ProfileDb& db, View view) {
+  ProfOptions o;
+  o.view = view;
+  return Ok(BuildProfile(db, o));
+}
+
+}  // namespace
+
+TEST_CASE("lcpi's own samples are one [lcpi: observer] line in every view, none lost") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  const std::string path = dir.File("p.db");
+  // lcpid stored its pid (77); a database without one names lcpid by command.
+  const uint32_t pid = GENERATE(77u, 0u);
+  {
+    auto db = OpenOk(path);
+    REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), pid, std::nullopt)).has_value());
+  }
+  auto db = OpenOk(path, DbMode::kReadOnly);
+
+  // Images: the two images wholly, lcpid's process in libc and the kernel,
+  // the sampling path out of the kernel: 40 + 10 + 100 + 20 + 50.
+  Profile images = Build(*db, View::kImages);
+  CHECK(Counts(images) == std::map<std::string, uint64_t>{{"/bin/work", 1000},
+                                                          {"[kernel.kallsyms]", 180},
+                                                          {"/usr/lib/libc.so.6", 200},
+                                                          {kObserverLine, 220}});
+  // Procedures: lcpid's code, lcpi.ko's and the sampling path: 40 + 10 + 50.
+  std::map<std::string, uint64_t> procs = Counts(Build(*db, View::kProcedures));
+  CHECK(procs.at(kObserverLine) == 100);
+  CHECK(procs.at("schedule") == 200);
+  CHECK_FALSE(procs.contains("perf_swevent_hrtimer"));
+  CHECK_FALSE(procs.contains("lcpi_overflow"));
+  // Processes: lcpid's pid.
+  CHECK(Counts(Build(*db, View::kProcesses)) ==
+        std::map<std::string, uint64_t>{{"work", 1440}, {kObserverLine, 160}});
+}
+
+TEST_CASE("only lcpid's own pid is the observer once lcpid stored it") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  auto db = OpenOk(dir.File("p.db"));
+  // pid 10 stored as lcpid's: the process named lcpid (77) is someone else's.
+  REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 10, std::nullopt)).has_value());
+  CHECK(Counts(Build(*db, View::kProcesses)) ==
+        std::map<std::string, uint64_t>{{kObserverLine, 1440}, {"lcpid", 160}});
+}
+
+TEST_CASE("the sampling path's kernel functions are known by name, suffixes too") {
+  for (const char* name : {"perf_event_overflow", "__perf_event_overflow", "perf_swevent_hrtimer",
+                           "x86_pmu_handle_irq", "armv8pmu_handle_irq", "perf_event_nmi_handler",
+                           "__perf_event_overflow.isra.0", "lcpi_overflow"})
+    CHECK(IsObserverSymbol(name));
+  for (const char* name : {"schedule", "perf_event_open", "do_syscall_64", "x86_pmu_enable", ""})
+    CHECK_FALSE(IsObserverSymbol(name));
+}
+
+TEST_CASE("every report's header states what the profile cost, or that it was not measured") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  auto db = OpenOk(dir.File("p.db"));
+  const int64_t e1 = Ok(db->CurrentEpoch());
+  // 1600 samples over 2 s of 4 CPUs (200/s/CPU), 20 us each +- 5, 2 us of lcpid's.
+  REQUIRE(db->Merge(Batch(e1, 77,
+                          WindowCost{1600, 8'000'000'000, 32'000'000, 8'000'000, 3'200'000, 25,
+                                     25'000}))
+              .has_value());
+  RenderOptions text;
+  text.width = 200;
+  const std::string one = RenderProfile(Build(*db, View::kImages), text);
+  CHECK_THAT(one, Catch::Contains("# cost:     lcpi cost 0.44 % \u00b1 0.10 of CPU in this window "
+                                  "(interrupt 20.0 \u00b5s/sample, daemon 2000 ns/sample, "
+                                  "module handler 1000 ns/sample, 200 samples/s/CPU)"));
+  RenderOptions json;
+  json.format = Format::kJson;
+  CHECK_THAT(RenderProfile(Build(*db, View::kImages), json),
+             Catch::Contains("\"cost\": {\"measured\": true, \"percent\": 0.4400, "
+                             "\"ci95_percent\": 0.1000, \"interrupt_ns_per_sample\": 20000.0"));
+  // A second window, unmeasured, and one measured at 3x the rate: the sums
+  // weigh each by its samples and its CPU time.
+  REQUIRE(db->NewEpoch(std::nullopt, EpochKind::kWindow).has_value());
+  const int64_t e3 = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
+  REQUIRE(
+      db->Merge(Batch(e3, 77, WindowCost{4800, 8'000'000'000, 48'000'000, 9'600'000, 4'800'000}))
+          .has_value());
+  ProfOptions all;
+  all.epoch = "all";
+  CHECK_THAT(RenderProfile(Ok(BuildProfile(*db, all)), text),
+             Catch::Contains("lcpi cost 0.55 % \u00b1 0.11 of CPU in these 3 windows "
+                             "(interrupt 12.5 \u00b5s/sample, daemon 1250 ns/sample, "
+                             "module handler 1000 ns/sample, 400 samples/s/CPU)"));
+  ProfOptions unmeasured;
+  unmeasured.epoch = std::to_string(e3 - 1);
+  CHECK_THAT(RenderProfile(Ok(BuildProfile(*db, unmeasured)), text),
+             Catch::Contains("# cost:     lcpi cost not measured in this window"));
+}
