@@ -8,8 +8,11 @@
 #define LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "libprofile/base/error.h"
 #include "libprofile/budget/governor.h"
 
 namespace lcpi {
@@ -23,8 +26,12 @@ constexpr double kGovernorFloorRate = 100;
 struct RateSteps {
   // A change smaller than this share of the rate in use is not made.
   double hysteresis = 0.10;
-  // One step moves the rate by at most this factor, down or up.
-  double max_step = 4;
+  // One step lowers the rate by at most this factor, and raises it by at
+  // most that one: down quickly, to keep the budget (5,000/s reaches 500/s
+  // in one window), up slowly, so that one low estimate of the cost does
+  // not make the rate jump.
+  double max_down = 10;
+  double max_up = 2;
   double floor = kGovernorFloorRate;
 };
 
@@ -46,6 +53,56 @@ RateDecision NextRate(double in_use, double asked, double budget_pct, double cos
 // `asked_rate`: each stretched by asked_rate / rate (at least 1).
 std::vector<uint64_t> PeriodsForRate(const std::vector<uint64_t>& asked_periods, double asked_rate,
                                      double rate);
+
+// A budget as an operator writes it (lcpictl budget PCT): a number of
+// percent from 0 (off) to 100, nothing else on the line.
+Expected<double> ParseBudgetPct(const std::string& text);
+
+// lcpid's governor: the budget, the asked rate and periods, and the ones
+// the current window samples at. The loop decides at a window's end
+// (Decide), the drain thread applies the periods at the window's mark,
+// and the loop records what was applied (Applied) or refused (Refused):
+// every window is sampled at one period, the one stored with it.
+class RateGovernor {
+ public:
+  // asked_rate: samples/s/CPU of asked_periods (one per event sampled).
+  RateGovernor(double budget_pct, double asked_rate, std::vector<uint64_t> asked_periods,
+               RateSteps steps = {});
+
+  double budget_pct() const { return budget_pct_; }
+  // A new budget (lcpictl budget): applied at the next window's end.
+  void set_budget_pct(double pct) { budget_pct_ = pct; }
+  double asked_rate() const { return asked_rate_; }
+  double rate() const { return rate_; }  // the current window's
+  const std::vector<uint64_t>& periods() const { return periods_; }
+  const RateSteps& steps() const { return steps_; }
+  // The last decision (its target: what the budget allows at the cost it used).
+  const std::optional<RateDecision>& last() const { return last_; }
+  uint64_t changes() const { return changes_; }
+  const std::string& error() const { return error_; }  // the source's last refusal
+
+  // The periods the next window should sample at, if they differ from the
+  // current window's; cost_ns: the latest estimate (0: none).
+  std::optional<std::vector<uint64_t>> Decide(double cost_ns);
+  // Decide would change the rate (the loop then closes the window early).
+  bool WouldChange(double cost_ns) const;
+  // The source samples at `periods` from the mark on (they came from Decide).
+  void Applied(const std::vector<uint64_t>& periods);
+  // The source refused them: the current window keeps its periods.
+  void Refused(std::string why) { error_ = std::move(why); }
+
+ private:
+  double budget_pct_;
+  double asked_rate_;
+  std::vector<uint64_t> asked_periods_;
+  RateSteps steps_;
+  double rate_;
+  std::vector<uint64_t> periods_;
+  std::optional<RateDecision> last_;
+  double pending_rate_ = 0;  // Decide's, until Applied
+  uint64_t changes_ = 0;
+  std::string error_;
+};
 
 }  // namespace lcpi
 
