@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <iostream>
 
 #include "libprofile/base/command_line.h"
@@ -151,6 +152,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     return 2;
   }
   o.calibrate_every = *every;
+  if (!std::isfinite(o.max_overhead_pct)) {  // CLI11's range lets NaN through
+    std::cerr << "lcpid: --max-overhead: a percent of each CPU from 0 (off) to 100\n";
+    return 2;
+  }
   Expected<int64_t> w = ParseDuration(window);
   if (!w) {
     std::cerr << "lcpid: --window: " << w.error().message() << "\n";

@@ -245,3 +245,15 @@ TEST_CASE("lcpictl budget changes the budget at run time, and the rate follows")
   CHECK(periods[n - 2] > periods[n - 3]);
   CHECK(periods[n - 1] < periods[n - 2]);
 }
+
+TEST_CASE("lcpid --max-overhead refuses what is not a percent of a CPU") {
+  for (const char* bad : {"abc", "-1", "101", "nan", "inf", ""}) {
+    INFO("--max-overhead '" << bad << "'");
+    const std::string said =
+        lcpi::testing::Capture(std::string(LCPID_PATH) + " -f --db /nonexistent/p.db " +
+                               "--max-overhead '" + bad + "' 2>&1; echo \"exit $?\"");
+    INFO(said);
+    CHECK(said.find("--max-overhead") != std::string::npos);
+    CHECK(said.find("exit 0") == std::string::npos);
+  }
+}
