@@ -241,6 +241,17 @@ Expected<void> Daemon::Start() {
   for (const RealEvent& ev : source_->Events())
     spdlog::info("event {}: sampling {} every {} (mean){}", ev.requested.name, ev.used, ev.period,
                  ev.fell_back ? ", fallback: the PMU lacks it" : "");
+  {
+    // The rate asked of every event together: each sample costs alike.
+    double asked = 0;
+    std::vector<uint64_t> periods;
+    for (const RealEvent& ev : source_->Events()) {
+      asked += options_.frequency && !options_.period ? static_cast<double>(options_.frequency)
+                                                      : NominalSampleRate(ev.type, ev.period);
+      periods.push_back(ev.period);
+    }
+    governor_.emplace(options_.max_overhead_pct, asked, std::move(periods));
+  }
 
   if (Expected<void> e = control_.Listen(options_.socket); !e) return e;
 
@@ -269,6 +280,28 @@ bool Daemon::StartCalibration() {
   const uint64_t top = std::min<uint64_t>(10000, MaxSampleRate(100000));
   c.rates = {0, top / 2, top};
   return calibrator_.Start(c);
+}
+
+double Daemon::SampleCostNs() const {
+  const CalibratorState c = calibrator_.State();
+  return c.last ? c.last->fit.slope : 0;
+}
+
+std::vector<RealEvent> Daemon::WindowEvents() const {
+  std::vector<RealEvent> events = source_->Events();
+  const std::vector<uint64_t>& periods = governor_->periods();
+  for (size_t e = 0; e < events.size() && e < periods.size(); ++e) events[e].period = periods[e];
+  return events;
+}
+
+void Daemon::GovernEarly() {
+  if (!govern_early_ || draining_ || writer_->busy() || failed_batch_) return;
+  const double cost = SampleCostNs();
+  if (cost <= 0 && options_.max_overhead_pct > 0) return;  // no estimate yet: wait for it
+  govern_early_ = false;
+  if (!governor_->WouldChange(cost)) return;
+  spdlog::info("cost budget {} %: the window ends early for the new rate", governor_->budget_pct());
+  StartMerge(true);
 }
 
 void Daemon::Process(Drained& d) {
@@ -315,8 +348,11 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
     NoteHandover(t0);
     return;
   }
-  draining_ = Draining{close_window, wait_lookups};
-  drainer_->RequestFlush();
+  // A window's end: the governor's rate for the next one, set at its mark.
+  std::optional<std::vector<uint64_t>> periods;
+  if (close_window) periods = governor_->Decide(SampleCostNs());
+  draining_ = Draining{close_window, wait_lookups, periods.has_value()};
+  drainer_->RequestFlush(std::move(periods));
 }
 
 void Daemon::MeasureCost(MergeBatch& batch, const DrainStats& now) {
@@ -357,8 +393,22 @@ void Daemon::TakeAndSubmit(const FlushMark& mark) {
   // new batch is taken before, so every count lands in its own window.
   f.entries = aggregator_->entries();
   f.close_window = want.close_window;
-  Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
+  Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, WindowEvents());
   f.entries -= aggregator_->held_entries();
+  // The batch went at the periods it was sampled at; what follows the mark
+  // is at the new ones.
+  if (mark.periods) {
+    if (mark.periods_set) {
+      governor_->Applied(*mark.periods);
+      spdlog::info("cost budget {} %: sampling {:.0f}/s/CPU from the next window (asked {:.0f})",
+                   governor_->budget_pct(), governor_->rate(), governor_->asked_rate());
+    } else {
+      if (governor_->error().empty())
+        spdlog::warn("cost budget: the rate stays {:.0f}/s/CPU: {}", governor_->rate(),
+                     mark.periods_set.error().message());
+      governor_->Refused(mark.periods_set.error().message());
+    }
+  }
   const DrainStats& now = mark.stats;
   if (now.source.bad_records > stored_stats_.source.bad_records)
     spdlog::error(
@@ -393,7 +443,7 @@ Expected<void> Daemon::CompleteMerge() {
 void Daemon::DropHeld() {
   // The oldest first: the held batch's counts, then the pending ones.
   uint64_t dropped = DropCounts(*failed_batch_);
-  Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, source_->Events());
+  Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, WindowEvents());
   const DrainStats now = drainer_->stats();
   AddSourceDeltas(taken.batch, now, stored_stats_, taken.held_samples_change);
   MeasureCost(taken.batch, now);
@@ -689,11 +739,12 @@ std::string Daemon::Status() {
     b.every_s = options_.calibrate_every;
     b.daemon_cpu_ns = ThreadsCpuNs(calibrator_.running_tid());
     b.samples = all;
-    if (!source_->Events().empty()) {
-      const RealEvent& ev = source_->Events()[0];
-      if (ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CPU_CLOCK && ev.period)
-        b.asked_rate = 1e9 / static_cast<double>(ev.period);  // its period is in ns
-    }
+    b.asked_rate = governor_->asked_rate();
+    b.budget_pct = governor_->budget_pct();
+    b.governed_rate = governor_->rate();
+    b.hysteresis = governor_->steps().hysteresis;
+    b.governor_changes = governor_->changes();
+    b.governor_error = governor_->error();
     b.module_timed = source_->Name() == "kmod";
     b.module_handler_ns = s.handler_ns_hit + s.handler_ns_miss;
     b.module_samples = s.table.hits + s.table.misses;
@@ -820,6 +871,14 @@ std::string Daemon::Handle(const std::string& request) {
     spdlog::info("new epoch {}{}", epoch_, tag ? " (" + *tag + ")" : "");
     return "ok\nepoch " + std::to_string(epoch_) + "\n\n";
   }
+  if (verb == "budget") {
+    Expected<double> pct = ParseBudgetPct(arg);
+    if (!pct) return "error " + pct.error().message() + "\n\n";
+    governor_->set_budget_pct(*pct);
+    govern_early_ = true;  // the window ends early if the rate changes
+    spdlog::info("cost budget set to {} % of each CPU", *pct);
+    return "ok\nmax_overhead_pct " + arg + "\n\n";
+  }
   if (verb == "calibrate") {
     return StartCalibration() ? "ok\ncalibrating\n\n" : "ok\ncalibrating (already)\n\n";
   }
@@ -827,7 +886,8 @@ std::string Daemon::Handle(const std::string& request) {
     stop_ = true;
     return "ok\nstopping\n\n";
   }
-  return "error unknown request '" + verb + "' (status, flush, epoch [TAG], calibrate, stop)\n\n";
+  return "error unknown request '" + verb +
+         "' (status, flush, epoch [TAG], calibrate, budget PCT, stop)\n\n";
 }
 
 int Daemon::Run() {
@@ -876,6 +936,8 @@ int Daemon::Run() {
       }
     }
     if (draining_) continue;  // a merge is starting: its mark comes from the drain thread
+    GovernEarly();
+    if (draining_) continue;
     // Counts of images still being identified stay pending: they do not
     // make merges start early.
     const size_t entries = aggregator_->entries() - aggregator_->held_entries();

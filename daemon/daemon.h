@@ -35,6 +35,7 @@
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/base/lookup_worker.h"
 #include "libprofile/budget/calibrator.h"
+#include "libprofile/budget/rate_governor.h"
 #include "libprofile/collect/source.h"
 #include "libprofile/image/kernel_symbols.h"
 #include "libprofile/store/profile_db.h"
@@ -96,6 +97,15 @@ class Daemon {
   // Starts a calibration of what one sample costs (libprofile/budget) on
   // its own thread, for the first event sampled; false if one runs.
   bool StartCalibration();
+  // The latest calibration's cost of one sample, ns (0: none yet).
+  double SampleCostNs() const;
+  // The source's events as the current window samples them: the governed
+  // periods in place of the asked ones (what the window's rows store).
+  std::vector<RealEvent> WindowEvents() const;
+  // The governor's decision takes effect at a window's end; a new budget
+  // (lcpictl budget) or the first cost estimate ends the window early when
+  // it changes the rate, so that an hour is not sampled at a rate over it.
+  void GovernEarly();
 
   DaemonOptions options_;
   StateAccess access_;  // who may read the database
@@ -118,6 +128,7 @@ class Daemon {
   struct Draining {
     bool close_window = false;
     bool wait_lookups = false;
+    bool new_periods = false;  // the governor's, set at this mark
   };
   std::optional<Draining> draining_;
   bool last_mark_seen_ = false;  // the drain thread has stopped
@@ -152,6 +163,10 @@ class Daemon {
   // What a sample costs this host: measured at start, every
   // --calibrate-every and on request; never on this loop's thread.
   Calibrator calibrator_;
+  // The cost budget (--max-overhead, lcpictl budget): the rate each window
+  // samples at. Made once the source has started (its events' periods).
+  std::optional<RateGovernor> governor_;
+  bool govern_early_ = true;  // GovernEarly is due: at start and after lcpictl budget
   Clock::time_point next_calibration_ = Clock::time_point::max();
   // What each batch's samples cost, for the window's row (set in Start).
   std::optional<CostMeter> cost_meter_;

@@ -54,16 +54,21 @@ void Drainer::Wake() {
   (void)!write(wake_.get(), &one, sizeof(one));  // a full counter is awake already
 }
 
-void Drainer::RequestFlush() {
+void Drainer::RequestFlush(std::optional<std::vector<uint64_t>> periods) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!stopped_) {
     flush_requests_++;
+    if (periods) periods_requested_ = std::move(periods);
     Wake();
     return;
   }
   // Nothing is left to drain: the mark can follow at once.
   Drained d;
-  d.mark = FlushMark{{}, sideband_stats_.newest, refreshed_, true};
+  FlushMark mark;
+  mark.reap_before = sideband_stats_.newest;
+  mark.stats = refreshed_;
+  mark.last = true;
+  d.mark = std::move(mark);
   queue_.push_back(std::move(d));
   ready_.notify_all();
 }
@@ -90,9 +95,11 @@ void Drainer::Run() {
     sideband_.Read(d.events);
     unsigned flushes;
     bool stop, refresh;
+    std::optional<std::vector<uint64_t>> periods;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       flushes = std::exchange(flush_requests_, 0);
+      periods = std::exchange(periods_requested_, std::nullopt);
       stop = stop_requested_;
       refresh = std::exchange(refresh_requested_, false);
     }
@@ -100,7 +107,8 @@ void Drainer::Run() {
     Push(std::move(d), refresh || now - stats_at_ >= kStatsEvery);
     if (stop) source_.Stop();
     // One mark per request: the loop counts them.
-    for (unsigned i = 0; i < flushes; ++i) Push(Flush(false), false);
+    // The periods change at the first of them.
+    for (unsigned i = 0; i < flushes; ++i) Push(Flush(false, std::exchange(periods, {})), false);
     if (stop) {
       Push(Flush(true), false);
       return;
@@ -108,13 +116,17 @@ void Drainer::Run() {
   }
 }
 
-Drained Drainer::Flush(bool last) {
+Drained Drainer::Flush(bool last, std::optional<std::vector<uint64_t>> periods) {
   Drained f;
   FlushMark mark;
   // Every address space that ended before this time has all its samples in
   // what the flush drains, or earlier: the loop may reap it after the mark.
   mark.reap_before = sideband_.read_stats().newest;
   mark.drained = source_.Flush([&](RecordBuffer&& b) { f.buffers.push_back(std::move(b)); });
+  if (periods) {
+    mark.periods_set = source_.SetMeanPeriods(*periods);
+    mark.periods = std::move(periods);
+  }
   sideband_.Read(f.events);
   mark.last = last;
   f.mark = std::move(mark);

@@ -66,6 +66,11 @@ struct FlushMark {
   uint64_t reap_before = 0;  // side-band time read before the tables were drained
   DrainStats stats;          // as of the drain
   bool last = false;         // the source is stopped; nothing follows
+  // The flush was asked to change the source's periods (RequestFlush): set
+  // right after the drain, so every sample before the mark is at the old
+  // ones and (to the microseconds of the ioctls) every one after at the new.
+  std::optional<std::vector<uint64_t>> periods;
+  Expected<void> periods_set;  // the source's answer, if periods
 };
 
 struct Drained {
@@ -100,7 +105,9 @@ class Drainer {
   Expected<void> Start();
   // The thread drains the tables and queues a FlushMark. Once the thread
   // has stopped, the mark is queued at once (nothing is left to drain).
-  void RequestFlush();
+  // periods: the source samples at these mean periods after the drain
+  // (Source::SetMeanPeriods), a window's governed rate.
+  void RequestFlush(std::optional<std::vector<uint64_t>> periods = std::nullopt);
   // The thread stops the source, drains it a last time and queues the
   // last FlushMark, then ends.
   void RequestStop();
@@ -120,7 +127,7 @@ class Drainer {
   // Ends the thread's sleep (any thread; after a request is recorded).
   void Wake();
   // On the thread: the tables drained into one item with its mark.
-  Drained Flush(bool last);
+  Drained Flush(bool last, std::optional<std::vector<uint64_t>> periods = std::nullopt);
   // On the thread: queues d (within the bounds), with fresh statistics
   // when `refresh` (a mark's are taken for it).
   void Push(Drained d, bool refresh);
@@ -135,6 +142,7 @@ class Drainer {
   std::condition_variable ready_;
   std::deque<Drained> queue_;
   unsigned flush_requests_ = 0;
+  std::optional<std::vector<uint64_t>> periods_requested_;  // for the next mark
   bool refresh_requested_ = false;
   uint64_t refreshes_ = 0;  // statistics taken so far
   DrainStats refreshed_;    // the last taken

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <iostream>
 
 #include "libprofile/base/command_line.h"
@@ -83,6 +84,13 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "thread of lcpid's own) at start and then this often (e.g. 1h; 0: only on "
                  "request, lcpictl calibrate); lcpictl status shows the estimate")
       ->capture_default_str();
+  app.add_option("--max-overhead", o.max_overhead_pct,
+                 "the cost budget: percent of each CPU sampling may cost, by the calibration's "
+                 "estimate of a sample's cost; over it, lcpid samples less often (from the next "
+                 "window on, in steps, never under 100 samples/s/CPU: then lcpictl status says "
+                 "budget_exceeded); 0: off, the asked rate whatever it costs")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   app.add_option("--window", window,
                  "close a time window this often (30s, 10m, 1h, 1d; aligned to the clock in "
                  "UTC): each window is an epoch the tools select by time (--since/--until)")
@@ -149,6 +157,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     return 2;
   }
   o.calibrate_every = *every;
+  if (!std::isfinite(o.max_overhead_pct)) {  // CLI11's range lets NaN through
+    std::cerr << "lcpid: --max-overhead: a percent of each CPU from 0 (off) to 100\n";
+    return 2;
+  }
   Expected<int64_t> w = ParseDuration(window);
   if (!w) {
     std::cerr << "lcpid: --window: " << w.error().message() << "\n";

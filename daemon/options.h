@@ -9,6 +9,7 @@
 
 #include "libprofile/aggregate/stack_table.h"
 #include "libprofile/base/control_protocol.h"
+#include "libprofile/budget/rate_governor.h"
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/store/retention.h"
 
@@ -37,6 +38,9 @@ struct DaemonOptions {
   // seconds between calibrations of what a sample costs (the first at
   // start); 0: only on request (lcpictl calibrate)
   int64_t calibrate_every = 3600;
+  // The cost budget, percent of each CPU the sampling may cost (by the
+  // calibration's estimate); 0: off, the asked rate whatever it costs.
+  double max_overhead_pct = kDefaultMaxOverheadPct;
   bool foreground = false;
   std::string log_level = "info";
   std::string log_file;  // daemon mode: empty means syslog

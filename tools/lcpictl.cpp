@@ -79,11 +79,19 @@ int main(int argc, char** argv) {
   app.add_subcommand("calibrate",
                      "measure again what one sample costs this host (lcpid does at start and "
                      "every --calibrate-every); status shows sample_cost_ns when done");
+  std::string budget_pct;
+  auto* budget = app.add_subcommand(
+      "budget",
+      "set the cost budget (lcpid --max-overhead): percent of each CPU sampling may cost, 0: "
+      "off; the rate follows from the next window (lcpid ends the current one early when the "
+      "rate changes); status shows max_overhead_pct and governed_rate_per_cpu");
+  budget->add_option("PCT", budget_pct, "percent of each CPU, 0 to 100 (e.g. 1, 0.5)")->required();
   app.add_subcommand("stop", "flush and stop the daemon");
   app.footer(
       "Examples:\n"
       "  lcpictl status\n"
       "  lcpictl epoch --tag before-upgrade\n"
+      "  lcpictl budget 0.5\n"
       "  lcpictl --socket /tmp/lcpid.sock flush");
   if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   std::string verb = app.get_subcommands().front()->get_name();
@@ -93,6 +101,14 @@ int main(int argc, char** argv) {
       return 2;
     }
     verb += " " + tag;
+  }
+  if (verb == "budget") {
+    // lcpid checks the number; one line, so the request stays one request
+    if (budget_pct.find_first_of("\n\r") != std::string::npos) {
+      std::cerr << "lcpictl: a budget is one number\n";
+      return 2;
+    }
+    verb += " " + budget_pct;
   }
   return Request(socket_path, verb);
 }

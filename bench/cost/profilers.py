@@ -143,7 +143,9 @@ class PerfRecord:
 
 class LcpidProf:
     def __init__(self, build, source, event, period):
-        self.l = trial.Lcpid(build, source, event, ["--period", str(period)])
+        # the fixed-rate row: the cost budget would lower the rate
+        self.l = trial.Lcpid(build, source, event,
+                             ["--period", str(period), "--max-overhead", "0"])
         self.pid = self.l.pid
         time.sleep(0.5)  # its start-up scan of /proc is not the workload's cost
 

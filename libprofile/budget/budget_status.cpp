@@ -3,6 +3,7 @@
 
 #include "libprofile/base/time_spec.h"
 #include "libprofile/budget/governor.h"
+#include "libprofile/budget/rate_governor.h"
 
 namespace lcpi {
 
@@ -39,14 +40,33 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
     o << "calibration_cpu_ms " << l.cpu_ns / 1'000'000 << "\n";
     if (f.asked_rate > 0) {
       // What sampling at the asked rate costs each CPU, by this estimate,
-      // and the rate a budget of 1 % (the governor's default, not applied
-      // yet) would allow.
-      const GovernedRate g = Govern(f.asked_rate, 1, l.fit.slope);
+      // and the rate the budget allows.
+      const double budget = f.budget_pct > 0 ? f.budget_pct : 100;
+      const GovernedRate g = Govern(f.asked_rate, budget, l.fit.slope);
       o << "sampling_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
       o << "sampling_cost_pct " << l.fit.slope * f.asked_rate / 1e7 << "\n";
       o << "sampling_cost_ci95_pct " << l.fit.half95 * f.asked_rate / 1e7 << "\n";
-      o << "rate_within_1pct " << static_cast<uint64_t>(g.rate) << "\n";
+      o << "rate_within_budget " << static_cast<uint64_t>(g.rate) << "\n";
     }
+  }
+  // The governor: the budget, what lcpid asked for and what the current
+  // window samples at, what that costs by the estimate, and whether the
+  // budget is kept. It is exceeded where even the floor (100/s/CPU) costs
+  // more, or the source cannot change its rate (kmod); within the
+  // hysteresis (10 %) over it, the governor leaves the rate as it is.
+  o << "max_overhead_pct " << f.budget_pct << "\n";
+  o << "asked_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
+  o << "governed_rate_per_cpu " << static_cast<uint64_t>(f.governed_rate) << "\n";
+  o << "governor_changes " << f.governor_changes << "\n";
+  if (!f.governor_error.empty()) o << "governor_error " << f.governor_error << "\n";
+  if (c.last && f.governed_rate > 0) {
+    const double now_pct = c.last->fit.slope * f.governed_rate / 1e7;
+    const bool over = f.budget_pct > 0 && now_pct > f.budget_pct * (1 + 1e-9);
+    const bool exceeded = over && (now_pct > f.budget_pct * (1 + f.hysteresis) ||
+                                   f.governed_rate <= kGovernorFloorRate);
+    o << "governed_cost_pct " << now_pct << "\n";
+    o << "budget_exceeded " << (exceeded ? 1 : 0) << "\n";
+    o << "budget_exceeded_by_pct " << (exceeded ? now_pct - f.budget_pct : 0) << "\n";
   }
   // lcpid's own threads (drain, loop, lookups, merges) per sample taken;
   // start-up work included.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 
 #include "libprofile/budget/calibrator.h"
 
@@ -21,6 +22,15 @@ struct BudgetFigures {
   // samples/s/CPU lcpid asks for (its first event), 0 where unknown in
   // time (a hardware event's period is in its own unit)
   double asked_rate = 0;
+  // The cost budget (rate_governor.h): percent of each CPU (0: off), the
+  // rate the current window samples at, the hysteresis within which the
+  // governor leaves it, how often it changed, and why the source refused
+  // a change (kmod), if it did.
+  double budget_pct = 0;
+  double governed_rate = 0;
+  double hysteresis = 0;
+  uint64_t governor_changes = 0;
+  std::string governor_error;
   bool module_timed = false;  // lcpi.ko timed its handler (1 sample in 64)
   uint64_t module_handler_ns = 0, module_samples = 0;
 };

@@ -92,6 +92,13 @@ uint64_t MeanPeriod(const SourceOptions& options, uint32_t type) {
   return IsSoftwareClock(type) ? ns : ns * kAssumedCyclesPerNs;
 }
 
+double NominalSampleRate(uint32_t type, uint64_t period) {
+  if (period == 0) return 0;
+  const double ns = IsSoftwareClock(type) ? static_cast<double>(period)
+                                          : static_cast<double>(period) / kAssumedCyclesPerNs;
+  return 1e9 / ns;
+}
+
 PerfSource::PerfSource(SourceOptions options, lcpi_ht_config table_config)
     : options_(std::move(options)), table_config_(table_config), rng_(std::random_device{}()) {
   batch_.reserve(kBatch);
@@ -218,6 +225,8 @@ Expected<void> PerfSource::Start() {
     for (const RefusedEvent& r : refused_) why += (why.empty() ? "" : "; ") + r.reason;
     return Error(Errc::kUnsupported, "no event can be sampled: " + why);
   }
+  mean_periods_.clear();
+  for (const RealEvent& ev : events_) mean_periods_.push_back(ev.period);
   if (options_.stack_frequency)
     if (Expected<void> e = OpenStackRings(); !e) return e;
   pollfds_.clear();
@@ -383,10 +392,32 @@ void PerfSource::AddBatch(Cpu& c, uint32_t event, const BufferSink& sink) {
   batch_.clear();
 }
 
+Expected<void> PerfSource::SetMeanPeriods(const std::vector<uint64_t>& periods) {
+  if (periods.size() != events_.size())
+    return Error(Errc::kInvalidArgument, "one period per event is needed");
+  for (uint64_t p : periods)
+    if (p == 0) return Error(Errc::kInvalidArgument, "a period of 0");
+  mean_periods_ = periods;
+  if (options_.frequency && !options_.period) {
+    // perf adjusts the period itself to a frequency: PERF_EVENT_IOC_PERIOD
+    // sets that frequency on an event opened with attr.freq.
+    for (size_t e = 0; e < events_.size(); e++) {
+      const double stretch = static_cast<double>(periods[e]) / events_[e].period;
+      const auto freq = std::max<uint64_t>(1, static_cast<uint64_t>(options_.frequency / stretch));
+      for (Cpu& c : cpus_)
+        if (Expected<void> r = c.rings[e]->SetPeriod(freq); !r) return r;
+    }
+    return {};
+  }
+  RandomisePeriods();
+  next_jitter_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  return {};
+}
+
 void PerfSource::RandomisePeriods() {
   if (options_.frequency && !options_.period) return;  // perf adjusts the period itself
   for (size_t e = 0; e < events_.size(); e++) {
-    uint64_t mean = events_[e].period;
+    uint64_t mean = e < mean_periods_.size() ? mean_periods_[e] : events_[e].period;
     uint64_t spread = mean * options_.jitter_pct / 100;
     for (Cpu& c : cpus_) {
       uint64_t p = mean;

@@ -28,6 +28,11 @@ constexpr uint64_t kAssumedCyclesPerNs = 2;
 // else derived from options.frequency or kDefaultSampleRate.
 uint64_t MeanPeriod(const SourceOptions& options, uint32_t type);
 
+// The samples per second per CPU an event of this type samples at with this
+// mean period: the inverse of MeanPeriod (a hardware event as if it counted
+// kAssumedCyclesPerNs a ns, as the default period assumes).
+double NominalSampleRate(uint32_t type, uint64_t period);
+
 // The deepest call stack asked of perf: kMaxStackDepth, or less where the
 // sysctl kernel.perf_event_max_stack is lower.
 // The bytes of user stack copied with each stack sample (x86-64): 8 KiB,
@@ -54,6 +59,9 @@ class PerfSource : public Source {
   SourceStats Stats() const override;
   const std::vector<RealEvent>& Events() const override { return events_; }
   const std::vector<RefusedEvent>& Refused() const override { return refused_; }
+  // PERF_EVENT_IOC_PERIOD on every ring now (with --frequency, the
+  // frequency those periods give), then each second's jitter around them.
+  Expected<void> SetMeanPeriods(const std::vector<uint64_t>& periods) override;
 
  private:
   // The table's memory in cache lines: a 4-way set of 16-byte entries is
@@ -92,6 +100,9 @@ class PerfSource : public Source {
   SourceOptions options_;
   lcpi_ht_config table_config_;
   std::vector<RealEvent> events_;
+  // The mean period each event samples at now: its asked one (events_),
+  // or the governed one (SetMeanPeriods). The drain thread's alone.
+  std::vector<uint64_t> mean_periods_;
   std::vector<RefusedEvent> refused_;
   std::vector<Cpu> cpus_;
   std::vector<pollfd> pollfds_;  // every ring's, made once at Start

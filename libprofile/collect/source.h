@@ -103,6 +103,13 @@ class Source {
   virtual const std::vector<RealEvent>& Events() const = 0;
   // The requested events Start() refused, each with its reason.
   virtual const std::vector<RefusedEvent>& Refused() const = 0;
+  // Samples from now on at these mean periods (one per Events(), in their
+  // unit), still randomised by the jitter: the cost budget's governed rate
+  // (libprofile/budget/rate_governor.h). Called by the thread that polls
+  // and flushes the source (the drain thread), at a window's mark; Events()
+  // keeps the asked periods. A source that cannot change its period while
+  // it runs says so (kmod: lcpi.ko takes periods only while stopped).
+  virtual Expected<void> SetMeanPeriods(const std::vector<uint64_t>& periods) = 0;
 };
 
 }  // namespace lcpi

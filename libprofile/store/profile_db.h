@@ -333,6 +333,12 @@ class ProfileDb {
   Expected<std::vector<EventInfo>> ListEvents();
 
   // Samples per image per event, summed over `epochs`, by image then event.
+  // Epochs sampled at different periods (the cost budget's governed rate,
+  // a changed --period) are summed by their periods: each epoch's counts
+  // times its period over the newest epoch's, rounded, so the sum is in
+  // samples at the newest period (which reports multiply by it) and a
+  // window sampled at a quarter of the rate weighs as much as its time.
+  // Likewise OffsetCounts and ProcessTotals.
   Expected<std::vector<ImageTotal>> ImageTotals(const EpochSet& epochs);
   Expected<std::vector<ImageTotal>> ImageTotals(int64_t epoch) {
     return ImageTotals(EpochSet::From(epoch));
@@ -438,6 +444,18 @@ class ProfileDb {
   Expected<void> EnableIncrementalVacuum();
 
  private:
+  // For `epochs` where some event was sampled at more than one period: the
+  // epochs, and each (epoch, event)'s weight, period / the newest epoch's;
+  // none where every event has one period (the counts add as they are).
+  struct PeriodWeights {
+    std::vector<int64_t> epochs;
+    std::map<std::pair<int64_t, int64_t>, double> weight;
+    double Of(int64_t epoch, int64_t event) const {
+      auto it = weight.find({epoch, event});
+      return it == weight.end() ? 1.0 : it->second;
+    }
+  };
+  Expected<std::optional<PeriodWeights>> WeightsByPeriod(const EpochSet& epochs);
   ProfileDb(sqlite3* db, std::string path, DbMode mode);
 
   Expected<void> Validate();

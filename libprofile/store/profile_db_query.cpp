@@ -8,9 +8,12 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "libprofile/store/profile_db.h"
 #include "libprofile/store/profile_db_sql.h"
@@ -246,9 +249,57 @@ Expected<std::vector<EventInfo>> ProfileDb::ListEvents() {
   return out;
 }
 
+Expected<std::optional<ProfileDb::PeriodWeights>> ProfileDb::WeightsByPeriod(
+    const EpochSet& epochs) {
+  if (!epochs.all && epochs.ids.size() < 2) return std::optional<PeriodWeights>();
+  Expected<std::vector<EpochEvent>> facts = EpochEvents(epochs);
+  if (!facts) return facts.error();
+  // Oldest epoch first: the last period seen per event is the newest's.
+  std::map<int64_t, uint64_t> newest;
+  bool differ = false;
+  for (const EpochEvent& f : *facts) {
+    auto [it, fresh] = newest.emplace(f.event_id, f.period);
+    if (!fresh && it->second != f.period) differ = true;
+    it->second = f.period;
+  }
+  if (!differ) return std::optional<PeriodWeights>();
+  PeriodWeights w;
+  for (const EpochEvent& f : *facts) {
+    if (w.epochs.empty() || w.epochs.back() != f.epoch_id) w.epochs.push_back(f.epoch_id);
+    const uint64_t ref = newest[f.event_id];
+    // An epoch without a period (0) or one of a database before schema 3
+    // (no row) counts as sampled at the newest.
+    if (ref > 0 && f.period > 0)
+      w.weight[{f.epoch_id, f.event_id}] = static_cast<double>(f.period) / ref;
+  }
+  // Epochs with counts but no facts (none here: every merge writes both)
+  // are read too when the set names them.
+  if (!epochs.all)
+    for (int64_t id : epochs.ids)
+      if (std::find(w.epochs.begin(), w.epochs.end(), id) == w.epochs.end()) w.epochs.push_back(id);
+  return std::optional<PeriodWeights>(std::move(w));
+}
+
+namespace {
+uint64_t Rounded(double x) { return static_cast<uint64_t>(std::llround(x)); }
+}  // namespace
+
 Expected<std::vector<ImageTotal>> ProfileDb::ImageTotals(const EpochSet& epochs) {
   std::vector<ImageTotal> out;
   if (!epochs.all && epochs.ids.empty()) return out;
+  Expected<std::optional<PeriodWeights>> weights = WeightsByPeriod(epochs);
+  if (!weights) return weights.error();
+  if (*weights) {
+    std::map<std::pair<int64_t, int64_t>, double> sum;
+    for (int64_t id : (*weights)->epochs) {
+      Expected<std::vector<ImageTotal>> one = ImageTotals(EpochSet::Of({id}));
+      if (!one) return one.error();
+      for (const ImageTotal& t : *one)
+        sum[{t.image_id, t.event_id}] += t.count * (*weights)->Of(id, t.event_id);
+    }
+    for (const auto& [key, n] : sum) out.push_back({key.first, key.second, Rounded(n)});
+    return out;
+  }
   const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
       Pick(epochs, kSqlImageTotalsAll, kSqlImageTotals, kSqlImageTotalsSome), "cannot sum images",
@@ -265,6 +316,19 @@ Expected<std::vector<OffsetCount>> ProfileDb::OffsetCounts(const EpochSet& epoch
                                                            uint64_t hi) {
   std::vector<OffsetCount> out;
   if (!epochs.all && epochs.ids.empty()) return out;
+  Expected<std::optional<PeriodWeights>> weights = WeightsByPeriod(epochs);
+  if (!weights) return weights.error();
+  if (*weights) {
+    std::map<uint64_t, double> sum;
+    for (int64_t id : (*weights)->epochs) {
+      Expected<std::vector<OffsetCount>> one =
+          OffsetCounts(EpochSet::Of({id}), image_id, event_id, lo, hi);
+      if (!one) return one.error();
+      for (const OffsetCount& c : *one) sum[c.offset] += c.count * (*weights)->Of(id, event_id);
+    }
+    for (const auto& [offset, n] : sum) out.push_back({offset, Rounded(n)});
+    return out;
+  }
   const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
       Pick(epochs, kSqlOffsetsAll, kSqlOffsets, kSqlOffsetsSome), "cannot read offsets",
@@ -285,6 +349,32 @@ Expected<std::vector<OffsetCount>> ProfileDb::OffsetCounts(const EpochSet& epoch
 Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(const EpochSet& epochs) {
   std::vector<ProcessTotal> out;
   if (!epochs.all && epochs.ids.empty()) return out;
+  Expected<std::optional<PeriodWeights>> weights = WeightsByPeriod(epochs);
+  if (!weights) return weights.error();
+  if (*weights) {
+    // (pid, comm, cgroup, image, event), as the query groups them
+    using Key = std::tuple<uint32_t, std::string, std::string, int64_t, int64_t>;
+    std::map<Key, double> sum;
+    for (int64_t id : (*weights)->epochs) {
+      Expected<std::vector<ProcessTotal>> one = ProcessTotals(EpochSet::Of({id}));
+      if (!one) return one.error();
+      for (const ProcessTotal& p : *one)
+        sum[{p.pid, p.comm, p.cgroup, p.image_id, p.event_id}] +=
+            p.count * (*weights)->Of(id, p.event_id);
+    }
+    for (const auto& [key, n] : sum) {
+      ProcessTotal p;
+      std::tie(p.pid, p.comm, p.cgroup, p.image_id, p.event_id) = key;
+      p.count = Rounded(n);
+      out.push_back(std::move(p));
+    }
+    // largest first, as the query orders them
+    std::stable_sort(out.begin(), out.end(), [](const ProcessTotal& a, const ProcessTotal& b) {
+      return std::tie(b.count, a.pid, a.comm, a.image_id, a.event_id, a.cgroup) <
+             std::tie(a.count, b.pid, b.comm, b.image_id, b.event_id, b.cgroup);
+    });
+    return out;
+  }
   const std::string json = JsonIds(epochs.ids);
   auto ok = Query(
       Pick(epochs, kSqlProcessesAll, kSqlProcesses, kSqlProcessesSome), "cannot sum processes",

@@ -11,8 +11,10 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "symbol_counts.h"
 
 using lcpi::testing::DaemonFixture;
+using lcpi::testing::PerSymbol;
 using lcpi::testing::Run;
 
 namespace {
@@ -38,6 +40,38 @@ double Number(std::map<std::string, std::string>& st, const std::string& key) {
   INFO("status " << key << ": '" << st[key] << "'");
   REQUIRE(!st[key].empty());
   return std::stod(st[key]);
+}
+
+// Status once governor_changes reached `changes` (or after a minute).
+std::map<std::string, std::string> GovernedStatus(DaemonFixture& d, uint64_t changes) {
+  std::map<std::string, std::string> st;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < give_up) {
+    st = d.Status();
+    if (!st["governor_changes"].empty() && std::stoull(st["governor_changes"]) >= changes) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return st;
+}
+
+// Samples per second per CPU lcpid takes over `seconds`, by its counts.
+double MeasuredRate(DaemonFixture& d, double seconds) {
+  auto a = d.Status();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  auto b = d.Status();
+  const double samples = Number(b, "samples") - Number(a, "samples");
+  const double ns = Number(b, "samples_as_of_ns") - Number(a, "samples_as_of_ns");
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return ns > 0 ? samples / (ns / 1e9) / static_cast<double>(cpus) : 0;
+}
+
+// Each window's period of the first event, oldest first.
+std::vector<uint64_t> WindowPeriods(lcpi::ProfileDb& db) {
+  auto facts = db.EpochEvents(lcpi::EpochSet::All());
+  REQUIRE(facts);
+  std::vector<uint64_t> out;
+  for (const lcpi::EpochEvent& f : *facts) out.push_back(f.period);
+  return out;
 }
 
 }  // namespace
@@ -70,7 +104,7 @@ TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and i
     CHECK(pct == Approx(cost * rate / 1e7).epsilon(0.01));
     CHECK(Number(st, "sampling_cost_ci95_pct") ==
           Approx(half * rate / 1e7).epsilon(0.01).margin(1e-3));
-    const double within = Number(st, "rate_within_1pct");
+    const double within = Number(st, "rate_within_budget");
     CHECK(within <= rate);
     if (pct > 1)
       CHECK(within == Approx(1e7 / cost).epsilon(0.01));
@@ -121,4 +155,105 @@ TEST_CASE("lcpictl calibrate measures again, and --calibrate off leaves it to th
   st = SettledStatus(off, 1);
   CHECK(st["calibration_state"] == "done");
   CHECK(Number(st, "sample_cost_ns") > 0);
+}
+
+TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the windows say so") {
+  // cpu-clock at the default 5,000/s/CPU costs ~4 % of a CPU here (7.8 us a
+  // sample): a budget of 1 % allows ~1,300/s
+  DaemonFixture d({"--max-overhead", "1"});
+  REQUIRE(d.running());
+  auto st = GovernedStatus(d, 1);
+  INFO("calibration_error: " << st["calibration_error"]
+                             << " governor_error: " << st["governor_error"]);
+  const double asked = Number(st, "asked_rate_per_cpu"), cost = Number(st, "sample_cost_ns");
+  // The test needs a host where the asked rate costs more than the budget.
+  INFO("the asked rate costs " << st["sampling_cost_pct"] << " % here");
+  REQUIRE(Number(st, "sampling_cost_pct") > 1.2);
+  CHECK(Number(st, "max_overhead_pct") == 1);
+  CHECK(Number(st, "governor_changes") >= 1);
+  const double governed = Number(st, "governed_rate_per_cpu");
+  CHECK(governed < asked);
+  CHECK(governed == Approx(std::max(100.0, 1e7 / cost)).epsilon(0.12));
+  CHECK(Number(st, "governed_cost_pct") <= 1.1);
+  CHECK(st["budget_exceeded"] == "0");
+  // the rate really taken (idle CPUs are sampled too: cpu-clock)
+  const double measured = MeasuredRate(d, 2);
+  INFO("measured " << measured << "/s/CPU, governed " << governed << ", asked " << asked);
+  CHECK(measured == Approx(governed).epsilon(0.25));
+
+  // The known shares at the governed rate, within 2 points of the truth.
+  REQUIRE(Run({kWorkloads + "/shares", "6"}) == 0);
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  std::map<std::string, uint64_t> sym = PerSymbol(*db, kWorkloads + "/shares");
+  const double total = sym["work60"] + sym["work30"] + sym["work10"];
+  INFO("work60 " << sym["work60"] << " work30 " << sym["work30"] << " work10 " << sym["work10"]);
+  REQUIRE(total > 1000);           // 6 s at ~1,300/s: ~7,800
+  CHECK(total < 6 * asked * 0.6);  // fewer than the asked rate would take
+  CHECK(std::abs(100 * sym["work60"] / total - 60) < 2);
+  CHECK(std::abs(100 * sym["work30"] / total - 30) < 2);
+  CHECK(std::abs(100 * sym["work10"] / total - 10) < 2);
+  // Each window stores the period it was sampled at: the first the asked
+  // one (200,000 ns: 5,000/s), the later ones the governed one.
+  std::vector<uint64_t> periods = WindowPeriods(*db);
+  REQUIRE(periods.size() >= 2);
+  CHECK(periods.front() == Approx(1e9 / asked).epsilon(0.01));
+  CHECK(periods.back() == Approx(1e9 / governed).epsilon(0.01));
+}
+
+TEST_CASE("lcpictl budget changes the budget at run time, and the rate follows") {
+  DaemonFixture d({"--max-overhead", "1"});
+  REQUIRE(d.running());
+  auto st = GovernedStatus(d, 1);
+  REQUIRE(Number(st, "sampling_cost_pct") > 1.2);
+  const double first = Number(st, "governed_rate_per_cpu");
+  // a quarter of the budget: a quarter of the rate, in one step (at most x10)
+  std::string reply = d.Ctl("budget 0.25");
+  INFO("reply: " << reply);
+  CHECK(reply.find("max_overhead_pct 0.25") != std::string::npos);
+  st = GovernedStatus(d, 2);
+  CHECK(Number(st, "max_overhead_pct") == 0.25);
+  const double quarter = Number(st, "governed_rate_per_cpu");
+  CHECK(quarter == Approx(std::max(100.0, first / 4)).epsilon(0.12));
+  const double measured = MeasuredRate(d, 2);
+  INFO("measured " << measured << "/s/CPU, governed " << quarter);
+  CHECK(measured == Approx(quarter).epsilon(0.25));
+  // bad budgets are refused, the budget stays
+  for (const char* bad : {"budget abc", "budget 101", "budget -1", "budget 1e3", "budget nan"}) {
+    INFO(bad);
+    const std::string said = lcpi::testing::Capture(std::string(LCPICTL_PATH) + " --socket " +
+                                                    d.socket_path() + " " + bad + " 2>&1");
+    INFO(said);
+    CHECK(said.find("a budget is a percent") != std::string::npos);
+  }
+  CHECK(Number(st = d.Status(), "max_overhead_pct") == 0.25);
+  // off: back up toward the asked rate (a step of at most x2)
+  CHECK(d.Ctl("budget 0").find("max_overhead_pct 0") != std::string::npos);
+  st = GovernedStatus(d, 3);
+  CHECK(Number(st, "max_overhead_pct") == 0);
+  CHECK(Number(st, "governed_rate_per_cpu") ==
+        Approx(std::min(Number(st, "asked_rate_per_cpu"), quarter * 2)).epsilon(0.02));
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  // one window per rate, each with its own period
+  std::vector<uint64_t> periods = WindowPeriods(*db);
+  REQUIRE(periods.size() >= 4);
+  const size_t n = periods.size();
+  CHECK(periods[n - 2] == Approx(1e9 / quarter).epsilon(0.01));
+  CHECK(periods[n - 2] > periods[n - 3]);
+  CHECK(periods[n - 1] < periods[n - 2]);
+}
+
+TEST_CASE("lcpid --max-overhead refuses what is not a percent of a CPU") {
+  for (const char* bad : {"abc", "-1", "101", "nan", "inf", ""}) {
+    INFO("--max-overhead '" << bad << "'");
+    const std::string said =
+        lcpi::testing::Capture(std::string(LCPID_PATH) + " -f --db /nonexistent/p.db " +
+                               "--max-overhead '" + bad + "' 2>&1; echo \"exit $?\"");
+    INFO(said);
+    CHECK(said.find("--max-overhead") != std::string::npos);
+    CHECK(said.find("exit 0") == std::string::npos);
+  }
 }

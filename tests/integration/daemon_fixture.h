@@ -123,6 +123,7 @@ class Lcpid {
     return db ? std::move(*db) : nullptr;
   }
   const std::string& db_path() const { return db_; }
+  const std::string& socket_path() const { return socket_; }
 
  private:
   std::string db_, socket_;

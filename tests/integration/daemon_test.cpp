@@ -16,9 +16,12 @@
 #include "daemon_fixture.h"
 #include "libprofile/image/elf_symbols.h"
 #include "libprofile/report/report.h"
+#include "symbol_counts.h"
 
 using lcpi::testing::Capture;
 using lcpi::testing::DaemonFixture;
+using lcpi::testing::ImageId;
+using lcpi::testing::PerSymbol;
 using lcpi::testing::Run;
 
 namespace {
@@ -45,29 +48,6 @@ std::map<std::string, uint64_t> PerImage(lcpi::ProfileDb& db, const std::string&
   for (const lcpi::ImageTotal& t : Must(db.ImageTotals(kWholeRun)))
     if (kind.empty() || lcpi::ImageKindName(images[t.image_id].kind) == kind)
       out[images[t.image_id].path] += t.count;
-  return out;
-}
-
-int64_t ImageId(lcpi::ProfileDb& db, const std::string& path) {
-  for (const lcpi::ImageInfo& i : Must(db.ListImages()))
-    if (i.path == path) return i.id;
-  return -1;
-}
-
-// Samples per function of the ELF file at path.
-std::map<std::string, uint64_t> PerSymbol(lcpi::ProfileDb& db, const std::string& path) {
-  std::map<std::string, uint64_t> out;
-  int64_t id = ImageId(db, path);
-  if (id < 0) return out;
-  auto elf = lcpi::ElfImage::Open(path);
-  REQUIRE(elf);
-  int64_t epoch = kWholeRun;
-  for (const lcpi::EventInfo& ev : Must(db.ListEvents()))
-    for (const lcpi::OffsetCount& oc :
-         Must(db.OffsetCounts(epoch, id, ev.id, 0, UINT64_MAX >> 1))) {
-      auto hit = (*elf)->LookupFileOffset(oc.offset);
-      out[hit ? hit->symbol->name : "?"] += oc.count;
-    }
   return out;
 }
 

@@ -79,7 +79,10 @@ class Sleds {
 // lcpid sampling at `frequency`, flushing only when told (and one window for
 // the whole test, so no window closes in between).
 std::vector<std::string> Options(int frequency, std::vector<std::string> extra = {}) {
-  std::vector<std::string> o = {"--frequency", std::to_string(frequency), "--window", "1d"};
+  // --max-overhead 0: at the rate asked, whatever it costs (the cost
+  // budget would lower it, and with it the load these tests put on merges)
+  std::vector<std::string> o = {"--frequency", std::to_string(frequency), "--window",
+                                "1d",          "--max-overhead",          "0"};
   o.insert(o.end(), extra.begin(), extra.end());
   return o;
 }

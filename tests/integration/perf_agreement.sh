@@ -11,7 +11,7 @@ dir=$(mktemp -d /tmp/lcpi-perf-agreement-XXXXXX)
 trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 
 "$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 4000 \
-  --log-level warn 2>"$dir/lcpid.log" &
+  --max-overhead 0 --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
 # The first flush stores the kernel's symbols (a second or more); do it now,

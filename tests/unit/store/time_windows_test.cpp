@@ -208,3 +208,29 @@ TEST_CASE("each window keeps its own event facts after the configuration changed
   CHECK(facts[1].epoch_id == b);
   CHECK(facts[1].period == 1000000);
 }
+
+TEST_CASE("windows sampled at different periods add up by their periods", "[windows]") {
+  // The same work in two windows: the first sampled at 1,250/s (period
+  // 800,000 ns), the second at 5,000/s (200,000): a quarter of the samples
+  // in the first stand for as much as the second's. Summed, each window's
+  // counts are weighted by its period over the newest one's.
+  TempDir dir;
+  auto db = OpenOk(dir.File("p.db"));
+  const int64_t slow = Ok(db->CurrentEpoch());
+  REQUIRE(db->Merge(Batch(slow, 10, "cpu-clock", 800000)));
+  const int64_t fast = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
+  REQUIRE(db->Merge(Batch(fast, 40, "cpu-clock", 200000)));
+  for (const EpochSet& both : {EpochSet::Of({slow, fast}), EpochSet::All()}) {
+    CHECK(Total(Ok(db->ImageTotals(both))) == 160);  // 2 x (10 x 4 + 40)
+    auto offsets = Ok(db->OffsetCounts(both, 1, 1, 0, 64));
+    REQUIRE(offsets.size() == 2);
+    CHECK(offsets[0].count == 80);
+    CHECK(offsets[1].count == 80);
+    auto procs = Ok(db->ProcessTotals(both));
+    REQUIRE(procs.size() == 1);
+    CHECK(procs[0].count == 160);
+  }
+  // one window alone, or windows at one period: the counts as stored
+  CHECK(Total(Ok(db->ImageTotals(EpochSet::Of({slow})))) == 20);
+  CHECK(Total(Ok(db->ImageTotals(EpochSet::Of({fast})))) == 80);
+}

@@ -1,0 +1,86 @@
+// rate_governor.cpp - one bounded step toward the budget's rate, past a hysteresis.
+#include "libprofile/budget/rate_governor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace lcpi {
+
+RateDecision NextRate(double in_use, double asked, double budget_pct, double cost_ns,
+                      const RateSteps& steps) {
+  RateDecision d;
+  if (!(in_use > 0)) in_use = asked;
+  if (budget_pct > 0) {
+    d.target = Govern(asked, budget_pct, cost_ns, steps.floor);
+  } else {
+    d.target.rate = asked;  // off: what was asked, whatever it costs
+    if (std::isfinite(cost_ns) && cost_ns > 0) d.target.cost_pct = cost_ns * asked / 1e7;
+  }
+  const double low = std::min(asked, steps.floor);
+  double next = std::clamp(d.target.rate, in_use / steps.max_down, in_use * steps.max_up);
+  next = std::clamp(next, low, asked);
+  // Back to the asked rate exactly when the budget allows it: no rate a few
+  // percent under it is kept for ever by the hysteresis.
+  const bool to_asked = next == asked && in_use != asked;
+  if (!to_asked && std::fabs(next - in_use) <= steps.hysteresis * in_use) next = in_use;
+  d.rate = next;
+  d.changed = next != in_use;
+  return d;
+}
+
+std::vector<uint64_t> PeriodsForRate(const std::vector<uint64_t>& asked_periods, double asked_rate,
+                                     double rate) {
+  std::vector<uint64_t> out;
+  out.reserve(asked_periods.size());
+  const double stretch = rate > 0 && asked_rate > rate ? asked_rate / rate : 1;
+  for (uint64_t p : asked_periods)
+    out.push_back(std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(p * stretch))));
+  return out;
+}
+
+Expected<double> ParseBudgetPct(const std::string& text) {
+  const std::string why = "a budget is a percent of each CPU from 0 (off) to 100, e.g. 1 or 0.5";
+  if (text.empty() || text.size() > 32) return Error(Errc::kInvalidArgument, why);
+  // strtod alone takes "inf", "nan", hex and leading blanks: digits and one point only
+  if (text.find_first_not_of("0123456789.") != std::string::npos)
+    return Error(Errc::kInvalidArgument, why + ", not '" + text + "'");
+  char* end = nullptr;
+  const double pct = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(pct) || pct < 0 || pct > 100)
+    return Error(Errc::kInvalidArgument, why + ", not '" + text + "'");
+  return pct;
+}
+
+RateGovernor::RateGovernor(double budget_pct, double asked_rate,
+                           std::vector<uint64_t> asked_periods, RateSteps steps)
+    : budget_pct_(budget_pct),
+      asked_rate_(asked_rate),
+      asked_periods_(std::move(asked_periods)),
+      steps_(steps),
+      rate_(asked_rate),
+      periods_(asked_periods_) {}
+
+std::optional<std::vector<uint64_t>> RateGovernor::Decide(double cost_ns) {
+  if (!(asked_rate_ > 0)) return std::nullopt;  // no rate known in time: nothing to govern
+  last_ = NextRate(rate_, asked_rate_, budget_pct_, cost_ns, steps_);
+  if (!last_->changed) return std::nullopt;
+  pending_rate_ = last_->rate;
+  std::vector<uint64_t> p = PeriodsForRate(asked_periods_, asked_rate_, last_->rate);
+  if (p == periods_) return std::nullopt;
+  return p;
+}
+
+bool RateGovernor::WouldChange(double cost_ns) const {
+  return asked_rate_ > 0 && NextRate(rate_, asked_rate_, budget_pct_, cost_ns, steps_).changed;
+}
+
+void RateGovernor::Applied(const std::vector<uint64_t>& periods) {
+  periods_ = periods;
+  rate_ = pending_rate_ > 0 ? pending_rate_ : rate_;
+  pending_rate_ = 0;
+  changes_++;
+  error_.clear();
+}
+
+}  // namespace lcpi

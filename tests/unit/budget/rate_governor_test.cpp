@@ -1,0 +1,99 @@
+// rate_governor_test.cpp - the governed rate moves smoothly: toward what
+// the budget allows by bounded steps, not at all for a change under the
+// hysteresis, never below the floor nor above the asked rate, back to the
+// asked rate when the budget is off; and the periods that give a rate.
+#include "libprofile/budget/rate_governor.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+using lcpi::NextRate;
+using lcpi::PeriodsForRate;
+using lcpi::RateSteps;
+
+TEST_CASE("a rate over the budget is lowered at once when one step reaches the target") {
+  // 7.8 us a sample (this VM): 1 % allows ~1,282/s; from 5,000/s, a step down of at most x10
+  auto d = NextRate(5000, 5000, 1, 7800);
+  CHECK(d.changed);
+  CHECK(d.rate == Approx(1e7 / 7800));
+  CHECK(d.target.rate == Approx(1e7 / 7800));
+  CHECK_FALSE(d.target.exceeded);
+  // no rate in use yet: the asked one is
+  CHECK(NextRate(0, 5000, 1, 7800).rate == Approx(1e7 / 7800));
+}
+
+TEST_CASE("a large change is made in bounded steps, one per window") {
+  // 400 us a sample: 1 % allows 25/s, the floor is 100: 5,000 -> 500 -> 100
+  double rate = 5000;
+  std::vector<double> seen;
+  for (int window = 0; window < 4; ++window) {
+    auto d = NextRate(rate, 5000, 1, 400000);
+    seen.push_back(d.rate);
+    rate = d.rate;
+  }
+  REQUIRE(seen.size() == 4);
+  CHECK(seen[0] == Approx(500));
+  CHECK(seen[1] == Approx(100));
+  CHECK(seen[2] == Approx(100));  // there: no more changes
+  CHECK(seen[3] == Approx(100));
+  // up again more slowly (x2 a window) when the budget grows
+  auto up = NextRate(200, 5000, 100, 50000);
+  CHECK(up.rate == Approx(400));
+  up = NextRate(up.rate, 5000, 100, 50000);
+  CHECK(up.rate == Approx(800));
+}
+
+TEST_CASE("a change under the hysteresis is not made: no oscillation between windows") {
+  // The estimate wanders 7.8 -> 8.2 -> 7.6 us: each under 10 % of the rate in use
+  double rate = NextRate(5000, 5000, 1, 7800).rate;
+  const double first = rate;
+  for (double cost : {8200.0, 7600.0, 8000.0, 7700.0}) {
+    auto d = NextRate(rate, 5000, 1, cost);
+    CHECK_FALSE(d.changed);
+    CHECK(d.rate == first);
+    rate = d.rate;
+  }
+  // a real change (the cost doubled) is made
+  auto d = NextRate(rate, 5000, 1, 16000);
+  CHECK(d.changed);
+  CHECK(d.rate == Approx(625));
+}
+
+TEST_CASE("never below the floor: the budget is then said to be exceeded") {
+  // 1 ms a sample: 1 % allows 10/s, the floor is 100/s (10 % of a CPU)
+  double rate = 5000;
+  for (int i = 0; i < 8; ++i) rate = NextRate(rate, 5000, 1, 1e6).rate;
+  CHECK(rate == Approx(100));
+  auto d = NextRate(rate, 5000, 1, 1e6);
+  CHECK_FALSE(d.changed);
+  CHECK(d.target.exceeded);
+  CHECK(d.target.over_by_pct == Approx(9));
+  // a custom floor is kept too
+  RateSteps s;
+  s.floor = 500;
+  CHECK(NextRate(600, 5000, 1, 1e6, s).rate == Approx(500));
+  // an asked rate under the floor is never raised
+  CHECK(NextRate(50, 50, 1, 1e6).rate == Approx(50));
+}
+
+TEST_CASE("off (budget 0) or no estimate: back to the asked rate, by the same steps") {
+  CHECK(NextRate(1000, 5000, 0, 7800).rate == Approx(2000));
+  CHECK(NextRate(3000, 5000, 0, 7800).rate == Approx(5000));
+  // within the hysteresis of the asked rate: back to it exactly
+  auto d = NextRate(4800, 5000, 1, 100);
+  CHECK(d.changed);
+  CHECK(d.rate == 5000);
+  CHECK(NextRate(5000, 5000, 1, 0).rate == 5000);  // no estimate yet
+  CHECK_FALSE(NextRate(5000, 5000, 1, 0).changed);
+}
+
+TEST_CASE("the periods for a rate stretch each event's asked period alike") {
+  const std::vector<uint64_t> asked{200000, 400000};  // cpu-clock ns, cycles
+  auto p = PeriodsForRate(asked, 5000, 1250);
+  CHECK(p == std::vector<uint64_t>{800000, 1600000});
+  CHECK(PeriodsForRate(asked, 5000, 5000) == asked);
+  CHECK(PeriodsForRate(asked, 5000, 10000) == asked);  // never shorter than asked
+  CHECK(PeriodsForRate({1}, 5000, 0) == std::vector<uint64_t>{1});
+}
