@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
                  "only rows with at least this percent of the sort event")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--top", opts.top, "at most this many rows");
+  app.add_flag("--observer-inline", opts.observer_inline,
+               "leave lcpi's own samples (lcpid's, the sampling path's) where they fell instead "
+               "of on the [lcpi: observer] line, as --fleet shows them");
   auto* p = app.add_flag("-p,--procedures", procedures, "per procedure instead of per image");
   auto* P = app.add_flag("-P,--processes", processes, "per process (command and pid)");
   p->excludes(P);

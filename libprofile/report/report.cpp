@@ -647,9 +647,10 @@ Expected<Profile> BuildProfile(ProfileDb& db, const ProfOptions& options) {
   if (!rows) return rows.error();
   p.rows = std::move(*rows);
   // lcpi's own samples on a line of their own (observer.h)
-  if (auto ok = AttributeObserver(db, p.header, options.view, !options.labels.empty(), &p.rows);
-      !ok)
-    return ok.error();
+  if (!options.observer_inline)
+    if (auto ok = AttributeObserver(db, p.header, options.view, !options.labels.empty(), &p.rows);
+        !ok)
+      return ok.error();
   if (options.view != View::kProcesses && options.view != View::kLabels) {
     auto conflicts = BuildIdConflicts(db, p.rows);
     if (!conflicts) return conflicts.error();

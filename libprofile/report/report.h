@@ -144,6 +144,10 @@ struct ProfOptions {
   std::string sort;                 // event to sort by; empty: the first column
   double keep_percent = 0;          // keep rows with at least this share of the sort event
   size_t top = 0;                   // at most this many rows; 0: all
+  // lcpi's own samples stay where they fell instead of on the [lcpi:
+  // observer] line (observer.h), as lcpiprof --fleet shows them (its hosts'
+  // observer pids are not shipped yet)
+  bool observer_inline = false;
   // Procedures view: only images whose path contains one of these, or whose
   // identity equals one. kNotFound when one matches no image.
   std::vector<std::string> images;

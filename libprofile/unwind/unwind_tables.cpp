@@ -75,7 +75,9 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
     Expected<int> fd = OpenRegularFile(file);
     if (!fd) continue;
     cfi->fd = *fd;
-    Elf* elf = elf_begin(cfi->fd, ELF_C_READ_MMAP, nullptr);
+    // ELF_C_READ, as every ELF reader here: a mapping of a file its owner
+    // may truncate would end lcpid with SIGBUS at the next read of it.
+    Elf* elf = elf_begin(cfi->fd, ELF_C_READ, nullptr);
     cfi->elf = elf;
     if (!elf || elf_kind(elf) != ELF_K_ELF) continue;
     if (f == &path && identity.rfind(kMappedIdentity, 0) != 0 && !BuildIdMatches(elf, identity))

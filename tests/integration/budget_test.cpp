@@ -5,6 +5,7 @@
 // are shared): only that the figures are there and agree with each other.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -55,9 +56,23 @@ std::map<std::string, std::string> GovernedStatus(DaemonFixture& d, uint64_t cha
 }
 
 // Samples per second per CPU lcpid takes over `seconds`, by its counts.
+// Every CPU is kept busy meanwhile: cpu-clock samples a CPU that idles
+// less often (an idle host gave half the governed rate, a loaded one all of
+// it).
 double MeasuredRate(DaemonFixture& d, double seconds) {
   auto a = d.Status();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> spinners;
+    for (long i = 0; i < sysconf(_SC_NPROCESSORS_ONLN); ++i)
+      spinners.emplace_back([&stop] {
+        while (!stop.load(std::memory_order_relaxed)) {
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (std::thread& t : spinners) t.join();
+  }
   auto b = d.Status();
   const double samples = Number(b, "samples") - Number(a, "samples");
   const double ns = Number(b, "samples_as_of_ns") - Number(a, "samples_as_of_ns");
@@ -77,7 +92,7 @@ std::vector<uint64_t> WindowPeriods(lcpi::ProfileDb& db) {
 }  // namespace
 
 TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and its own cost") {
-  DaemonFixture d;
+  DaemonFixture d({"--max-overhead", "1"});
   REQUIRE(d.running());
   auto st = SettledStatus(d, 1);
   INFO("calibration_error: " << st["calibration_error"]);

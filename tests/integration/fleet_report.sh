@@ -102,7 +102,8 @@ compare() {  # compare WHAT NAMECOLS 'LOCAL ARGS' 'FLEET ARGS' DB...
   local what=$1 n=$2 largs=$3 fargs=$4; shift 4
   local files=()
   for db in "$@"; do
-    if ! "$prof" --db "$dir/$db.db" --epoch all --format csv $largs >"$dir/local-$db.csv" 2>"$dir/prof.err"; then
+    # --observer-inline: --fleet has no [lcpi: observer] line yet
+    if ! "$prof" --db "$dir/$db.db" --epoch all --observer-inline --format csv $largs >"$dir/local-$db.csv" 2>"$dir/prof.err"; then
       # a time range may hold none of this host's windows: it adds nothing
       grep -q "no epoch or window" "$dir/prof.err" && continue
       echo "FAIL ($what): lcpiprof --db $db.db: $(tail -1 "$dir/prof.err")"; exit 1

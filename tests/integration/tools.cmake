@@ -186,7 +186,9 @@ endforeach()
 # 2026-01-01T08:00Z, windows 2 and 3 at 09:00 and 10:00, epoch 4 "noon" at
 # 12:00, window 5 from 13:00; epoch i holds 110 * i cycles (100 * i on
 # hot_loop), sampled every 1000 up to 3 and every 2000 after. A range sums
-# the windows it overlaps: 09:00-11:00 is 2 + 3 = 550 samples.
+# the windows it overlaps: 09:00-11:00 is 2 + 3 = 550 samples. Epochs of
+# different periods add up weighed by their periods, in samples at the
+# newest one's: all five are (110 + 220 + 330) / 2 + 440 + 550 = 1320.
 set(_win "--db|@DIR@/windows.db")
 lcpi_tools_test(since-until TOOL lcpiprof
   ARGS "${_win}|--since|2026-01-01T09:00Z|--until|2026-01-01T11:00:00Z|--format|json"
@@ -197,7 +199,7 @@ lcpi_tools_test(since-offset TOOL lcpiprof
 lcpi_tools_test(since-open-end TOOL lcpiprof ARGS "${_win}|--since|2026-01-01T13:30Z|--format|json"
   JSON "events.0.samples=550|epochs.0.id=5")
 lcpi_tools_test(since-relative TOOL lcpiprof ARGS "${_win}|--since|100000h|--format|json"
-  JSON "events.0.samples=1650|epochs.4.id=5")
+  JSON "events.0.samples=1320|epochs.4.id=5")
 lcpi_tools_test(since-text TOOL lcpiprof
   ARGS "${_win}|--since|2026-01-01T09:00Z|--until|2026-01-01T11:00Z|--width|200"
   STDOUT "# epoch:    2 summed \\(2, 3\\)\n# time:     2026-01-01T09:00:00Z to 2026-01-01T12:00:00Z \\(asked: 2026-01-01T09:00:00Z to 2026-01-01T11:00:00Z\\)")
