@@ -6,11 +6,12 @@
 # build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
 # tests (label scale: the million-entry merge, the 120 s load, the
 # 10,000-process churn and the soak, whose point is behaviour at size and
-# over time, and which take minutes each), and the fleet report over two
-# ClickHouse servers (label fleet: a minute of servers and real lcpid runs;
-# fleet-ship, whose escaping meets hostile names, runs here). LCPI_SAN_GUESTS=1 runs the
-# guests here too (lcpid, KmodSource and the checkers then run sanitized
-# against the real module), LCPI_SAN_SCALE=1 the scale tests.
+# over time, and which take minutes each) and the fleet report over two
+# ClickHouse servers (label fleet: a minute of servers and real lcpid
+# runs; fleet-ship, whose escaping meets hostile names, runs here).
+# LCPI_SAN_GUESTS=1 runs the guests here too (lcpid, KmodSource and the
+# checkers then run sanitized against the real module), LCPI_SAN_SCALE=1
+# the scale and fleet tests.
 # scripts/test.sh runs this after the main suite, and so does CI.
 #
 #   scripts/test-sanitize.sh [CTEST-ARGS...]     e.g. -R profile_db
@@ -19,7 +20,7 @@
 # it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
 . scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
