@@ -19,6 +19,7 @@ using namespace lcpi;
 namespace {
 
 using lcpi::testing::Ok;
+using lcpi::testing::OkVoid;
 using lcpi::testing::OpenOk;
 using lcpi::testing::RawExec;
 using lcpi::testing::RawInt;
@@ -47,11 +48,6 @@ MergeBatch Batch(int64_t epoch, std::vector<ProcessRow> rows) {
   b.events.push_back({"cycles", "cpu-clock", 1000});
   b.processes = std::move(rows);
   return b;
-}
-
-void OkVoid(Expected<void> e) {
-  INFO((e ? std::string("ok") : e.error().ToString()));
-  REQUIRE(e.has_value());
 }
 
 // (pid, comm, cgroup) -> count, summed over images and events.

@@ -24,16 +24,12 @@ using namespace lcpi;
 namespace {
 
 using lcpi::testing::Ok;
+using lcpi::testing::OkVoid;
 using lcpi::testing::OpenOk;
 
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-retention-test") {}
 };
-
-void OkVoid(Expected<void> e) {
-  INFO((e ? std::string("ok") : e.error().ToString()));
-  REQUIRE(e.has_value());
-}
 
 // The database file's size once everything in the WAL is in it (a
 // checkpoint by a connection of its own, as SQLite's automatic ones do).

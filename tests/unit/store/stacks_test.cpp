@@ -16,6 +16,7 @@ using namespace lcpi;
 namespace {
 
 using lcpi::testing::Ok;
+using lcpi::testing::OkVoid;
 using lcpi::testing::OpenOk;
 using lcpi::testing::RawExec;
 using lcpi::testing::RawInt;
@@ -23,11 +24,6 @@ using lcpi::testing::RawInt;
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-stacks-test") {}
 };
-
-void OkVoid(Expected<void> e) {
-  INFO((e ? std::string("ok") : e.error().ToString()));
-  REQUIRE(e.has_value());
-}
 
 StackRow Stack(std::vector<std::pair<uint32_t, uint64_t>> frames, uint64_t count, uint8_t end = 0) {
   StackRow r;

@@ -94,6 +94,11 @@ T Ok(Expected<T> e) {
   return std::move(*e);
 }
 
+inline void OkVoid(Expected<void> e) {
+  INFO((e ? std::string("ok") : e.error().ToString()));
+  REQUIRE(e.has_value());
+}
+
 }  // namespace lcpi::testing
 
 #endif  // LCPI_TESTS_UNIT_STORE_STORE_TEST_UTIL_H

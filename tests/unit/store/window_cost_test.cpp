@@ -17,6 +17,7 @@ using namespace lcpi;
 namespace {
 
 using lcpi::testing::Ok;
+using lcpi::testing::OkVoid;
 using lcpi::testing::OpenOk;
 using lcpi::testing::RawExec;
 using lcpi::testing::RawInt;
@@ -24,11 +25,6 @@ using lcpi::testing::RawInt;
 struct TempDir : lcpi::testing::TempDir {
   TempDir() : lcpi::testing::TempDir("lcpi-window-cost-test") {}
 };
-
-void OkVoid(Expected<void> e) {
-  INFO((e ? std::string("ok") : e.error().ToString()));
-  REQUIRE(e.has_value());
-}
 
 MergeBatch Batch(int64_t epoch, std::optional<WindowCost> cost, uint32_t pid) {
   MergeBatch b;
