@@ -346,10 +346,11 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
                      [&](const auto& i) { return ImageMatches(i.second, f); }))
       return Error(Errc::kNotFound, "no such image with samples in the fleet: " + f);
   }
-  for (const auto& [id, info] : *images) {
-    if (o.images.empty() || std::any_of(o.images.begin(), o.images.end(),
-                                        [&](const auto& f) { return ImageMatches(info, f); }))
-      wanted.push_back(id);
+  for (const auto& image : *images) {  // no structured binding: clang 14 cannot capture one
+    if (o.images.empty() || std::any_of(o.images.begin(), o.images.end(), [&](const auto& f) {
+          return ImageMatches(image.second, f);
+        }))
+      wanted.push_back(image.first);
   }
   // image -> offset -> counts per event column: summed by the engine
   std::map<std::string, CountsByOffset> offsets;
