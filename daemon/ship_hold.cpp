@@ -14,8 +14,7 @@ std::optional<int64_t> ShipHold::Refresh() {
   if (mark) {
     mark_ = *mark;
     error_.clear();
-    hold_from_ = *mark;
-    return hold_from_;
+    return *mark_;
   }
   // Without a mark nothing is known to be shipped: everything is held (the
   // size cap still bounds the file).
@@ -23,12 +22,12 @@ std::optional<int64_t> ShipHold::Refresh() {
   if (why != error_) spdlog::warn("retention: holding every window for lcpi-ship: {}", why);
   error_ = why;
   mark_.reset();
-  hold_from_ = 0;
-  return hold_from_;
+  return 0;
 }
 
 void ShipHold::Dropped(const EpochInfo& epoch) {
-  if (!hold_from_ || epoch.started < *hold_from_) return;
+  // Held: from the mark on, or everything while there is none.
+  if (path_.empty() || epoch.started < mark_.value_or(0)) return;
   unshipped_dropped_++;
   spdlog::warn("retention: the size cap dropped epoch {}, which lcpi-ship had not sent", epoch.id);
 }

@@ -35,7 +35,6 @@ class ShipHold {
 
  private:
   std::string path_;
-  std::optional<int64_t> hold_from_;
   std::optional<int64_t> mark_;  // as last read
   std::string error_;            // why the mark could not be read, last pass
   uint64_t unshipped_dropped_ = 0;
