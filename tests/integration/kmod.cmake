@@ -2,9 +2,10 @@
 # scripts/qemu/run-guest.sh: it builds the module against the kernel's
 # headers (the installed Debian 6.1 ones, or Debian 13's 6.12 from a cache),
 # boots that kernel under TCG with the host's / shared read-only, and runs a
-# guest script from tests/kmod/. Each test boots its
-# own guest; they run one at a time (TCG needs both cores). A host without
-# the kernel image, headers or qemu skips them (exit 77).
+# guest script from tests/kmod/. Each test boots its own guest (the short
+# ones share one: kmod.basics); they run one at a time (TCG needs both
+# cores). A host without the kernel image, headers or qemu skips them
+# (exit 77).
 add_executable(lcpi_kmod_check ${CMAKE_SOURCE_DIR}/tests/kmod/lcpi_kmod_check.cpp)
 target_include_directories(lcpi_kmod_check PRIVATE ${CMAKE_SOURCE_DIR}/kmod/include)
 
@@ -35,16 +36,37 @@ function(lcpi_kmod_test name timeout)
   lcpi_kmod_guest_test(kmod.6.12.${name} ${timeout} --suite trixie ${ARGN})
 endfunction()
 
-# (a) sample, flush, read, reconcile counts with statistics, ABI sizes
-lcpi_kmod_test(reconcile 150
-  -- ${CMAKE_SOURCE_DIR}/tests/kmod/reconcile.sh $<TARGET_FILE:lcpi_kmod_check>)
-# (b) malformed requests fail with their errno; privileges; single opener
-lcpi_kmod_test(badargs 120
-  -- ${CMAKE_SOURCE_DIR}/tests/kmod/badargs.sh $<TARGET_FILE:lcpi_kmod_check>)
-# (b2) the cpu-clock fallback only where the PMU lacks an event, probed on
-# every CPU (errors injected through the module's inject_* parameters)
-lcpi_kmod_test(fallback 120
-  -- ${CMAKE_SOURCE_DIR}/tests/kmod/fallback.sh $<TARGET_FILE:lcpi_kmod_check>)
+# The short tests share one boot per kernel (tests/kmod/one_boot.sh: each
+# part with the module freshly loaded, every part run, each ending with its
+# own dmesg check; a failed part is named in the log as
+# "one-boot: PART FAILED"). Parts, in order:
+#  (a) reconcile.sh: sample, flush, read, reconcile counts with statistics,
+#      ABI sizes;
+#  (b) badargs.sh: malformed requests fail with their errno; privileges;
+#      single opener;
+#  (b2) fallback.sh: the cpu-clock fallback only where the PMU lacks an
+#      event, probed on every CPU (errors injected through the module's
+#      inject_* parameters);
+#  (b3) source.sh: KmodSource (libprofile) against the real module: every
+#      counted sample reaches the sink;
+#  (b4) events.sh: lcpid with both sources on a host without a PMU:
+#      --events cycles,imiss samples cycles as cpu-clock (a labelled
+#      fallback) and refuses imiss by name; --events imiss,dmiss fails;
+#  (b5) faults-ioctl.sh and faults-unload-open.sh (kmod_faults.cmake says
+#      what they do).
+add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source_check.cpp)
+target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
+set(kmod_dir ${CMAKE_SOURCE_DIR}/tests/kmod)
+lcpi_kmod_test(basics 600
+  -- ${kmod_dir}/one_boot.sh
+     ${kmod_dir}/reconcile.sh $<TARGET_FILE:lcpi_kmod_check>
+  :: ${kmod_dir}/badargs.sh $<TARGET_FILE:lcpi_kmod_check>
+  :: ${kmod_dir}/fallback.sh $<TARGET_FILE:lcpi_kmod_check>
+  :: ${kmod_dir}/source.sh $<TARGET_FILE:lcpi_kmod_source_check>
+  :: ${kmod_dir}/events.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>
+  :: ${kmod_dir}/faults-ioctl.sh $<TARGET_FILE:lcpi_kmod_faults>
+  :: ${kmod_dir}/faults-unload-open.sh $<TARGET_FILE:lcpi_kmod_faults>)
+
 # (c) 50 x load/sample/hotplug/flush/stop/unload, reader gone; clean dmesg
 lcpi_kmod_test(stress 300 --no-load
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/stress.sh $<TARGET_FILE:lcpi_kmod_check> 50)
@@ -68,25 +90,12 @@ set_tests_properties(kmod.harness.boot_retry PROPERTIES
 lcpi_kmod_test(memory 150 --smp 2,maxcpus=4
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/memory.sh $<TARGET_FILE:lcpi_kmod_check>)
 
-# KmodSource (libprofile) against the real module: every counted sample
-# reaches the sink
-add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source_check.cpp)
-target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
-lcpi_kmod_test(source 150
-  -- ${CMAKE_SOURCE_DIR}/tests/kmod/source.sh $<TARGET_FILE:lcpi_kmod_source_check>)
-
-# lcpid with both sources on a host without a PMU: --events cycles,imiss
-# samples cycles as cpu-clock (a labelled fallback) and refuses imiss by
-# name; --events imiss,dmiss fails
-lcpi_kmod_test(events 150
-  -- ${CMAKE_SOURCE_DIR}/tests/kmod/events.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>)
-
 # lcpid --source kmod in the guest: the daemon's known-shares, storm,
 # accounting and throttle tests give the same answers as the perf source on
 # the host (the module counts the events perf throttles). On 6.1 only, the
 # longest guest test (about 90 s): what it adds is lcpid's, above the
-# module, and lcpid meets 6.12's module in kmod.6.12.events and
-# kmod.6.12.source.
+# module, and lcpid meets 6.12's module in kmod.6.12.basics (events.sh,
+# source.sh).
 lcpi_kmod_guest_test(kmod.daemon 400
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/daemon.sh $<TARGET_FILE:daemon_test>)
 
