@@ -20,7 +20,7 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$OUT"
 rm -f "$OUT"/p.db*
 "$BUILD/daemon/lcpid" -f --source perf --db "$OUT/p.db" --socket "$OUT/s.sock" \
-	--events cpu-clock --window 60s --flush-interval 10 --image-cache-size 0 \
+	--events cpu-clock --window 60s --flush-interval 10 --image-cache-size 0 --max-overhead 0 \
 	--log-level warn 2>"$OUT/lcpid.log" &
 lcpid=$!
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null || true' EXIT

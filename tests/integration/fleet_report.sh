@@ -43,7 +43,7 @@ echo "two shards: clickhouse-server $(ch_query 'SELECT version()') on $url_a and
 
 # --- two hosts from one short lcpid run (four windows): each keeps two of
 # them, its own samples (two lcpid runs cost 8 s more on a busy machine)
-"$lcpid" --foreground --db "$dir/run.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
+"$lcpid" --foreground --max-overhead 0 --db "$dir/run.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
   --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done

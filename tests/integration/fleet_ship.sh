@@ -39,7 +39,7 @@ ch_start "$dir/ch"
 echo "clickhouse-server $(ch_query 'SELECT version()') answered in ${CH_START_SECONDS} s"
 
 # --- a database with closed windows, one program named with hostile bytes
-"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
+"$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
   --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done

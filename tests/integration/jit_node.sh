@@ -15,7 +15,7 @@ command -v node >/dev/null || { echo "node is not installed (nodejs)"; exit 77; 
 dir=$(mktemp -d /tmp/lcpi-jit-XXXXXX)
 trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 
-"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
+"$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
   --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done

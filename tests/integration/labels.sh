@@ -40,7 +40,7 @@ else
 fi
 echo "unit: $unit (systemd: ${state:-none})"
 
-"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
+"$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 2000 \
   --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done

@@ -45,7 +45,7 @@ for i in range(n):
 PY
 
 start=$(date +%s)
-"$lcpid" --foreground --source perf --db "$out/p.db" --socket "$out/s" --events cpu-clock \
+"$lcpid" --foreground --max-overhead 0 --source perf --db "$out/p.db" --socket "$out/s" --events cpu-clock \
   --frequency 2000 --flush-interval 1 --window ${window}s --retain ${retain}s --keep-windows 1 --rollup-after 0 \
   --max-db-size $((cap_bytes >> 20))M --max-processes $max_processes --image-cache-size 0 \
   --log-level info 2>"$out/lcpid.log" &

@@ -22,7 +22,7 @@ lcpid=$1 lcpictl=$2 lcpiprof=$3 callers=$4 pipe_reads=$5 callers_nofp=$6 qsort_c
 dir=$(mktemp -d /tmp/lcpi-stacks-XXXXXX)
 trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 
-"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 1000 \
+"$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 1000 \
   --stack-frequency 1000 --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
