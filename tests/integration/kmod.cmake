@@ -52,8 +52,8 @@ endfunction()
 #  (b4) events.sh: lcpid with both sources on a host without a PMU:
 #      --events cycles,imiss samples cycles as cpu-clock (a labelled
 #      fallback) and refuses imiss by name; --events imiss,dmiss fails;
-#  (b5) faults-ioctl.sh and faults-unload-open.sh (kmod_faults.cmake says
-#      what they do).
+#  (b5) the fault scripts: a killed reader, hostile ioctls, unloading
+#      while open, the highest rate (kmod_faults.cmake says what each does).
 add_executable(lcpi_kmod_source_check ${CMAKE_SOURCE_DIR}/tests/kmod/kmod_source_check.cpp)
 target_link_libraries(lcpi_kmod_source_check PRIVATE lcpiprofile)
 set(kmod_dir ${CMAKE_SOURCE_DIR}/tests/kmod)
@@ -64,8 +64,10 @@ lcpi_kmod_test(basics 600
   :: ${kmod_dir}/fallback.sh $<TARGET_FILE:lcpi_kmod_check>
   :: ${kmod_dir}/source.sh $<TARGET_FILE:lcpi_kmod_source_check>
   :: ${kmod_dir}/events.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>
+  :: ${kmod_dir}/faults-kill-daemon.sh $<TARGET_FILE:lcpi_kmod_faults> kill-daemon $<TARGET_FILE:lcpid>
   :: ${kmod_dir}/faults-ioctl.sh $<TARGET_FILE:lcpi_kmod_faults>
-  :: ${kmod_dir}/faults-unload-open.sh $<TARGET_FILE:lcpi_kmod_faults>)
+  :: ${kmod_dir}/faults-unload-open.sh $<TARGET_FILE:lcpi_kmod_faults>
+  :: ${kmod_dir}/faults-max-rate.sh $<TARGET_FILE:lcpi_kmod_faults>)
 
 # (c) 50 x load/sample/hotplug/flush/stop/unload, reader gone; clean dmesg
 lcpi_kmod_test(stress 300 --no-load

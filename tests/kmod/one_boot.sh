@@ -16,12 +16,13 @@ run_part() {
 	fi
 	started=1
 	echo "one-boot: == $(basename "$1") ${*:2}"
+	local start=$SECONDS
 	"$@"
 	local rc=$?
 	if [ $rc = 0 ]; then
-		echo "one-boot: $(basename "$1") passed"
+		echo "one-boot: $(basename "$1") passed in $((SECONDS - start)) s"
 	else
-		echo "one-boot: $(basename "$1") FAILED (exit $rc)"
+		echo "one-boot: $(basename "$1") FAILED (exit $rc) after $((SECONDS - start)) s"
 		failed=$((failed + 1))
 	fi
 }
