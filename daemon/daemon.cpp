@@ -216,12 +216,7 @@ Expected<void> Daemon::Start() {
   // User stacks taken without frame pointers are unwound through the
   // images' tables, read from the image cache's copies.
   unwind_tables_ = std::make_unique<UnwindTables>(options_.image_cache_mb ? options_.db : "");
-  LookupWorker::Limits unwind_limits;
-  unwind_limits.threads = 1;
-  unwind_limits.max_running_per_user = 1;
-  unwind_limits.max_queued = unwind_limits.max_queued_per_user = Aggregator::kMaxUnwinding;
-  unwind_limits.nice = 0;
-  unwinds_ = std::make_unique<LookupWorker>(unwind_limits);
+  unwinds_ = std::make_unique<LookupWorker>(Aggregator::UnwindWorkerLimits());
   aggregator_->SetUnwinder(unwind_tables_.get(), unwinds_.get());
 
   // Side-band first, then the /proc scan: a process started in between is

@@ -99,6 +99,15 @@ void Aggregator::AddStack(const StackSample& stack) {
   if (!stacks_.Add(std::move(key), 1)) stats_[kStacksOverLimitStat]++;
 }
 
+LookupWorker::Limits Aggregator::UnwindWorkerLimits() {
+  LookupWorker::Limits limits;
+  limits.threads = 1;
+  limits.max_running_per_user = 1;
+  limits.max_queued = limits.max_queued_per_user = kMaxUnwinding;
+  limits.nice = 0;
+  return limits;
+}
+
 bool Aggregator::UnwindRequestOf(const StackSample& stack, UnwindRequest* request) const {
   auto [first, last] = tracker_.MappingsAt(stack.pid, stack.time);
   if (static_cast<size_t>(last - first) > kMaxUnwindMappings) return false;
@@ -155,7 +164,8 @@ void Aggregator::TakeStack(const StackSample& stack) {
   // The work touches only its request and the tables; its result comes
   // back to this thread.
   unwind_worker_->Submit(
-      [request, tables, base, self = this]() -> std::function<void()> {
+      [request, tables, base, self = this, hook = unwind_hook_]() -> std::function<void()> {
+        if (hook) hook(base.pid);
         const auto t0 = std::chrono::steady_clock::now();
         UnwindResult r = UnwindUserStack(*request, *tables);
         r.ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -21,6 +21,7 @@
 #define LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -133,6 +134,14 @@ class Aggregator {
     unwind_worker_ = worker;
   }
   static constexpr size_t kMaxUnwinding = 1024;  // each ~8 KiB of stack, its mappings
+  // The limits of the worker lcpid unwinds stacks on (SetUnwinder's).
+  static LookupWorker::Limits UnwindWorkerLimits();
+  // Tests only: runs on the unwinder's thread before each walk, with the
+  // stack's pid (a walk made slow, or stuck, on purpose). Set it before
+  // the first stack.
+  void SetUnwindHookForTest(std::function<void(uint32_t pid)> hook) {
+    unwind_hook_ = std::move(hook);
+  }
   // Mappings copied for one stack at most (a larger space is not unwound).
   static constexpr size_t kMaxUnwindMappings = 8192;
   struct UnwindCounts {
@@ -216,6 +225,7 @@ class Aggregator {
   LookupWorker* lookups_ = nullptr;
   UnwindTables* unwind_tables_ = nullptr;
   LookupWorker* unwind_worker_ = nullptr;
+  std::function<void(uint32_t pid)> unwind_hook_;
   UnwindCounts unwind_;
   bool kernel_reloading_ = false;
   std::vector<Waiting> kernel_waiting_;                             // for the re-read
