@@ -710,6 +710,12 @@ std::string Daemon::Status() {
   o << "unwind_end_copy_short " << uw.copy_short << "\n";
   o << "unwind_end_jit " << uw.jit << "\n";
   o << "unwind_end_failed " << uw.failed << "\n";
+  o << "unwind_end_budget " << uw.budget << "\n";
+  o << "unwind_over_share " << uw.over_share << "\n";
+  o << "unwind_in_flight_bytes " << uw.in_flight_bytes << "\n";
+  o << "unwind_snapshots " << uw.snapshots << "\n";
+  // The unwinder's threads' CPU (lcpid's own cost, beside daemon_ns).
+  o << "unwind_cpu_ns " << uw.cpu_ns << "\n";
   const UnwindTableStats ut = unwind_tables_->stats();
   o << "unwind_tables " << ut.held << "\n";
   o << "unwind_tables_missing " << ut.missing << "\n";
