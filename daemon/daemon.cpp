@@ -216,12 +216,7 @@ Expected<void> Daemon::Start() {
   // User stacks taken without frame pointers are unwound through the
   // images' tables, read from the image cache's copies.
   unwind_tables_ = std::make_unique<UnwindTables>(options_.image_cache_mb ? options_.db : "");
-  LookupWorker::Limits unwind_limits;
-  unwind_limits.threads = 1;
-  unwind_limits.max_running_per_user = 1;
-  unwind_limits.max_queued = unwind_limits.max_queued_per_user = Aggregator::kMaxUnwinding;
-  unwind_limits.nice = 0;
-  unwinds_ = std::make_unique<LookupWorker>(unwind_limits);
+  unwinds_ = std::make_unique<LookupWorker>(Aggregator::UnwindWorkerLimits());
   aggregator_->SetUnwinder(unwind_tables_.get(), unwinds_.get());
 
   // Side-band first, then the /proc scan: a process started in between is
@@ -715,6 +710,12 @@ std::string Daemon::Status() {
   o << "unwind_end_copy_short " << uw.copy_short << "\n";
   o << "unwind_end_jit " << uw.jit << "\n";
   o << "unwind_end_failed " << uw.failed << "\n";
+  o << "unwind_end_budget " << uw.budget << "\n";
+  o << "unwind_over_share " << uw.over_share << "\n";
+  o << "unwind_in_flight_bytes " << uw.in_flight_bytes << "\n";
+  o << "unwind_snapshots " << uw.snapshots << "\n";
+  // The unwinder's threads' CPU (lcpid's own cost, beside daemon_ns).
+  o << "unwind_cpu_ns " << uw.cpu_ns << "\n";
   const UnwindTableStats ut = unwind_tables_->stats();
   o << "unwind_tables " << ut.held << "\n";
   o << "unwind_tables_missing " << ut.missing << "\n";

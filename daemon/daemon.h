@@ -149,8 +149,9 @@ class Daemon {
   // After everything its results touch (images_, jit_, aggregator_,
   // image_cache_): destroyed first. Run stops it before returning.
   std::unique_ptr<LookupWorker> lookups_;
-  // The DWARF unwinder's thread (one, nice 0: stacks come at the rate the
-  // user asked, and a nice-10 thread on a loaded host fell behind them).
+  // The DWARF unwinder's threads (Aggregator::UnwindWorkerLimits: two, a
+  // user's walks on one at most; nice 0: stacks come at the rate the user
+  // asked, and a nice-10 thread on a loaded host fell behind them).
   std::unique_ptr<LookupWorker> unwinds_;
   bool left_threads_behind_ = false;
   // After the source and the side-band it reads: stopped and gone first.

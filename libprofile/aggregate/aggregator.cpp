@@ -2,7 +2,9 @@
 #include "libprofile/aggregate/aggregator.h"
 
 #include <sys/utsname.h>
+#include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -20,6 +22,13 @@ namespace {
 // 64-bit offsets (a kernel address kept whole would make every merge fail).
 // Enough to tell code regions apart.
 uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
+
+// The calling thread's CPU time.
+uint64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 bool IsVdso(const ImageEntry& e) { return e.identity.rfind("vdso:", 0) == 0; }
 
@@ -99,81 +108,156 @@ void Aggregator::AddStack(const StackSample& stack) {
   if (!stacks_.Add(std::move(key), 1)) stats_[kStacksOverLimitStat]++;
 }
 
-bool Aggregator::UnwindRequestOf(const StackSample& stack, UnwindRequest* request) const {
-  auto [first, last] = tracker_.MappingsAt(stack.pid, stack.time);
-  if (static_cast<size_t>(last - first) > kMaxUnwindMappings) return false;
-  request->regs = stack.user_regs;
-  request->stack = stack.user_stack;
-  request->max_frames = kMaxStackDepth - std::min(stack.kernel_frames, kMaxStackDepth - 1);
-  std::unordered_map<int32_t, int32_t> index;  // image table -> request->images
-  request->maps.reserve(static_cast<size_t>(last - first));
+LookupWorker::Limits Aggregator::UnwindWorkerLimits() {
+  LookupWorker::Limits limits;
+  // Two threads, a user's walks on one at most: a user whose walk is slow
+  // or stuck (its image on a mount that stopped answering) holds up only
+  // its own next walks; the users take turns on the other.
+  limits.threads = 2;
+  limits.max_running_per_user = 1;
+  limits.max_queued = kMaxUnwinding;
+  limits.max_queued_per_user = kMaxUnwindingPerUser;
+  // A walk is over in kUnwindBudget: one on a thread idle this long waits
+  // for a file system, and its thread is replaced.
+  limits.stuck_after = std::chrono::milliseconds(2000);
+  limits.max_run = std::chrono::milliseconds(5000);
+  limits.nice = 0;
+  return limits;
+}
+
+const Aggregator::SpaceSnapshot* Aggregator::SnapshotOf(uint32_t pid, uint64_t time) {
+  uint64_t generation = 0;
+  auto [first, last] = tracker_.MappingsAt(pid, time, &generation);
+  const size_t n = static_cast<size_t>(last - first);
+  if (n > kMaxUnwindMappings) return nullptr;
+  auto it = snapshots_.find(pid);
+  if (it != snapshots_.end()) {
+    const SpaceSnapshot& old = it->second;
+    const bool identified = std::any_of(old.pending.begin(), old.pending.end(),
+                                        [&](int32_t image) { return !images_.at(image).pending; });
+    if (old.generation == generation && !identified) return &old;
+    snapshot_bytes_ -= old.bytes;
+    snapshots_.erase(it);
+  }
+  SpaceSnapshot snap;
+  snap.generation = generation;
+  snap.uid = ProcessUid(pid);
+  auto space = std::make_shared<UnwindSpace>();
+  // Each image once, whether identified or not: a pending image by the
+  // first mapping of it (any of them is the same file).
+  std::unordered_map<int32_t, int32_t> index;  // image table -> space->images
+  space->maps.reserve(n);
+  size_t strings = 0;
   for (const Mapping* m = first; m != last; ++m) {
-    UnwindMapping& u = request->maps.emplace_back();
+    UnwindMapping& u = space->maps.emplace_back();
     u.start = m->start;
     u.end = m->end;
     u.pgoff = m->pgoff;
     if (m->image == kNoImage) continue;
+    auto [at, added] = index.emplace(m->image, static_cast<int32_t>(space->images.size()));
+    u.image = at->second;
+    if (!added) continue;
     const ImageEntry& e = images_.at(m->image);
-    if (e.kind != ImageKind::kUser) {
-      u.image = static_cast<int32_t>(request->images.size());  // no file: no table
-      request->images.push_back({});
-      continue;
-    }
+    UnwindImage& image = space->images.emplace_back();
+    if (e.kind != ImageKind::kUser) continue;  // no file: no table
     if (e.pending) {
       // Its identity is still being looked up (a process just started):
       // the very file it maps, through the process, while it lives.
       char name[96];
-      std::snprintf(name, sizeof(name), "/proc/%u/map_files/%lx-%lx", stack.pid,
+      std::snprintf(name, sizeof(name), "/proc/%u/map_files/%lx-%lx", pid,
                     static_cast<unsigned long>(m->start), static_cast<unsigned long>(m->end));
-      u.image = static_cast<int32_t>(request->images.size());
-      request->images.push_back({std::string(kMappedIdentity) + name, name});
-      continue;
+      image = {std::string(kMappedIdentity) + name, name};
+      snap.pending.push_back(m->image);
+    } else {
+      image = {e.identity, e.path};
     }
-    auto [it, added] = index.emplace(m->image, static_cast<int32_t>(request->images.size()));
-    if (added) request->images.push_back({e.identity, e.path});
-    u.image = it->second;
+    strings += image.identity.size() + image.path.size();
   }
-  return true;
+  snap.bytes = sizeof(UnwindSpace) + space->maps.size() * sizeof(UnwindMapping) +
+               space->images.size() * sizeof(UnwindImage) + strings;
+  snap.space = std::move(space);
+  if (snapshot_bytes_ + snap.bytes > kMaxSnapshotBytes) {
+    snapshots_.clear();
+    snapshot_bytes_ = 0;
+  }
+  snapshot_bytes_ += snap.bytes;
+  unwind_.snapshots++;
+  return &(snapshots_[pid] = std::move(snap));
+}
+
+void Aggregator::NotUnwound(const StackSample& stack) {
+  unwind_.not_unwound++;
+  StackSample kept = stack;
+  kept.end = StackEnd::kNotUnwound;
+  AddStack(kept);
+}
+
+void Aggregator::UnwindEnded(uint32_t user, size_t bytes) {
+  unwind_.in_flight--;
+  unwind_.in_flight_bytes -= bytes;
+  auto it = unwinding_by_user_.find(user);
+  if (it == unwinding_by_user_.end()) return;
+  it->second.stacks--;
+  it->second.bytes -= bytes;
+  if (it->second.stacks == 0) unwinding_by_user_.erase(it);
 }
 
 void Aggregator::TakeStack(const StackSample& stack) {
   if (stack.user_stack.empty() || !stack.user_regs.Has(kDwarfPc)) return AddStack(stack);
-  auto request = std::make_shared<UnwindRequest>();
-  if (!unwind_tables_ || !unwind_worker_ || unwind_.in_flight >= kMaxUnwinding ||
-      !UnwindRequestOf(stack, request.get())) {
-    unwind_.not_unwound++;
-    StackSample kept = stack;
-    kept.end = StackEnd::kNotUnwound;
-    return AddStack(kept);
+  const SpaceSnapshot* snap = nullptr;
+  if (unwind_tables_ && unwind_worker_ && unwind_.in_flight < kMaxUnwinding)
+    snap = SnapshotOf(stack.pid, stack.time);
+  if (!snap) return NotUnwound(stack);
+  // Its user's share: the stacks and bytes it has in flight.
+  const uint32_t user = snap->uid;
+  const size_t bytes = stack.user_stack.size() + stack.pcs.size() * sizeof(uint64_t) + snap->bytes;
+  UserUnwinds& share = unwinding_by_user_[user];
+  if (share.stacks >= kMaxUnwindingPerUser || share.bytes + bytes > kMaxUnwindBytesPerUser) {
+    if (share.stacks == 0) unwinding_by_user_.erase(user);
+    unwind_.over_share++;
+    return NotUnwound(stack);
   }
+  share.stacks++;
+  share.bytes += bytes;
+  unwind_.in_flight++;
+  unwind_.in_flight_bytes += bytes;
+  auto request = std::make_shared<UnwindRequest>();
+  request->regs = stack.user_regs;
+  request->stack = stack.user_stack;
+  request->space = snap->space;  // shared, not copied
+  request->max_frames = kMaxStackDepth - std::min(stack.kernel_frames, kMaxStackDepth - 1);
   // What the completion keeps: the stack without its copy.
   StackSample base = stack;
   base.user_stack.clear();
   base.user_stack.shrink_to_fit();
-  unwind_.in_flight++;
   UnwindTables* tables = unwind_tables_;
   // The work touches only its request and the tables; its result comes
   // back to this thread.
   unwind_worker_->Submit(
-      [request, tables, base, self = this]() -> std::function<void()> {
+      [request, tables, base, self = this, hook = unwind_hook_, user,
+       bytes]() -> std::function<void()> {
+        if (hook) hook(base.pid, *request);
+        const uint64_t cpu0 = ThreadCpuNs();
         const auto t0 = std::chrono::steady_clock::now();
+        request->deadline = t0 + kUnwindBudget;  // from the walk's start, not its queueing
         UnwindResult r = UnwindUserStack(*request, *tables);
         r.ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::steady_clock::now() - t0)
                                          .count());
-        return [self, base, r = std::move(r)] { self->FinishUnwind(base, r); };
+        r.cpu_ns = ThreadCpuNs() - cpu0;
+        return [self, base, r = std::move(r), user, bytes] {
+          self->UnwindEnded(user, bytes);
+          self->FinishUnwind(base, r);
+        };
       },
-      [this, base](const std::string&) {
-        unwind_.in_flight--;
-        unwind_.not_unwound++;
-        StackSample kept = base;
-        kept.end = StackEnd::kNotUnwound;
-        AddStack(kept);
-      });
+      [this, base, user, bytes](const std::string&) {
+        UnwindEnded(user, bytes);
+        NotUnwound(base);
+      },
+      user);
 }
 
 void Aggregator::FinishUnwind(StackSample stack, const UnwindResult& r) {
-  unwind_.in_flight--;
   if (!r.pcs.empty()) {  // the kernel's frames, then the unwound user frames
     stack.pcs.resize(stack.kernel_frames);
     stack.pcs.insert(stack.pcs.end(), r.pcs.begin(), r.pcs.end());
@@ -183,6 +267,7 @@ void Aggregator::FinishUnwind(StackSample stack, const UnwindResult& r) {
   unwind_.dwarf_frames += r.dwarf_frames;
   unwind_.fp_frames += r.fp_frames;
   unwind_.ns += r.ns;
+  unwind_.cpu_ns += r.cpu_ns;
   switch (r.end) {
     case StackEnd::kNoUnwindTable:
       unwind_.no_table++;
@@ -195,6 +280,9 @@ void Aggregator::FinishUnwind(StackSample stack, const UnwindResult& r) {
       break;
     case StackEnd::kUnwindFailed:
       unwind_.failed++;
+      break;
+    case StackEnd::kBudget:
+      unwind_.budget++;
       break;
     default:
       break;
@@ -565,6 +653,9 @@ bool Aggregator::FirstRolledUp(uint32_t pid) {
 
 void Aggregator::NewWindow() {
   stacks_.NewWindow();
+  // Snapshots of processes gone since go too (those in flight live on).
+  snapshots_.clear();
+  snapshot_bytes_ = 0;
   admitted_.clear();
   rolled_pids_.assign(rolled_pids_.size(), false);
 }

@@ -20,8 +20,11 @@
 #ifndef LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 #define LCPI_LIBPROFILE_AGGREGATE_AGGREGATOR_H
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -123,8 +126,9 @@ class Aggregator {
   // At most n distinct call stacks a window (StackTable).
   void set_max_stacks(size_t n) { stacks_.set_max(n); }
   // Stacks that came with a copy of their user stack are unwound through
-  // `tables` (UnwindUserStack) on `worker`'s threads, at most kMaxUnwinding
-  // at once, then counted; beyond that, or without them, their
+  // `tables` (UnwindUserStack) on `worker`'s threads, under the uid of
+  // their process, at most kMaxUnwinding at once and a user's share of
+  // them, then counted; beyond that, or without them, their
   // frame-pointer chain is counted as it came ("not unwound in time").
   // Both must outlive the aggregator's use of them; the worker's
   // completions run on this thread.
@@ -133,6 +137,25 @@ class Aggregator {
     unwind_worker_ = worker;
   }
   static constexpr size_t kMaxUnwinding = 1024;  // each ~8 KiB of stack, its mappings
+  // Each user's share (the uid of the sampled process): stacks in flight,
+  // and their bytes (stack copy, frames, and the whole snapshot of its
+  // mappings, counted for each stack: an upper bound). Beyond either, the
+  // stack is kept as frame pointers gave it, counted in over_share.
+  static constexpr size_t kMaxUnwindingPerUser = kMaxUnwinding / 4;
+  static constexpr size_t kMaxUnwindBytesPerUser = size_t{16} << 20;
+  // A walk's time on the unwinder's thread (UnwindRequest::deadline):
+  // one takes tens of microseconds; past this it ends "unwind budget".
+  static constexpr std::chrono::milliseconds kUnwindBudget{20};
+  // The snapshots of address spaces kept for later stacks, in bytes in
+  // all: beyond, all are let go (those in flight live on with their stacks).
+  static constexpr size_t kMaxSnapshotBytes = size_t{16} << 20;
+  // The limits of the worker lcpid unwinds stacks on (SetUnwinder's).
+  static LookupWorker::Limits UnwindWorkerLimits();
+  // Tests only: runs on the unwinder's thread before each walk, with the
+  // stack's pid and request (a walk made slow, or stuck, on purpose; the
+  // snapshot it shares). Set it before the first stack.
+  using UnwindHook = std::function<void(uint32_t pid, const UnwindRequest& request)>;
+  void SetUnwindHookForTest(UnwindHook hook) { unwind_hook_ = std::move(hook); }
   // Mappings copied for one stack at most (a larger space is not unwound).
   static constexpr size_t kMaxUnwindMappings = 8192;
   struct UnwindCounts {
@@ -140,8 +163,13 @@ class Aggregator {
     uint64_t not_unwound = 0;                  // with a copy, kept as frame pointers gave them
     uint64_t dwarf_frames = 0, fp_frames = 0;  // its steps, by table or frame pointer
     uint64_t ns = 0;                           // its walks' time on the lookups' threads
+    uint64_t cpu_ns = 0;                       // its walks' CPU time on those threads
     uint64_t no_table = 0, copy_short = 0, jit = 0, failed = 0;  // its walks' ends
+    uint64_t budget = 0;      // walks that ended past kUnwindBudget
+    uint64_t over_share = 0;  // not unwound: over their user's share (stacks or bytes)
+    uint64_t snapshots = 0;   // address-space snapshots built (one per change of a space)
     size_t in_flight = 0;
+    size_t in_flight_bytes = 0;
   };
   const UnwindCounts& unwind_counts() const { return unwind_; }
   // A new window (epoch) starts: its first pids are admitted again.
@@ -195,9 +223,25 @@ class Aggregator {
   void AddStack(const StackSample& stack);
   // A stack as it comes: unwound first when it has a user stack copy.
   void TakeStack(const StackSample& stack);
-  // The request for the DWARF unwinder: stack's registers and copy, and its
-  // process's mappings with their images; false when there are too many.
-  bool UnwindRequestOf(const StackSample& stack, UnwindRequest* request) const;
+  // A process's mappings as the unwinder sees them, built once per change
+  // of its address space (ProcessTracker's generation) and shared by its
+  // stacks in flight; with the uid its walks are queued under.
+  struct SpaceSnapshot {
+    uint64_t generation = 0;
+    uint32_t uid = LookupWorker::kNoUser;
+    std::shared_ptr<const UnwindSpace> space;
+    size_t bytes = 0;  // what it holds, roughly
+    // The images it names by their mapping (still being identified): it
+    // is built again once one of them has its identity.
+    std::vector<int32_t> pending;
+  };
+  // pid's snapshot at `time`, built again if stale; null when its space
+  // has more than kMaxUnwindMappings.
+  const SpaceSnapshot* SnapshotOf(uint32_t pid, uint64_t time);
+  // A stack kept as frame pointers gave it ("not unwound in time").
+  void NotUnwound(const StackSample& stack);
+  // An unwind of `user`'s, of `bytes`, is no longer in flight.
+  void UnwindEnded(uint32_t user, size_t bytes);
   // An unwind's result back on this thread: stack with its user frames
   // replaced by the unwound ones, counted.
   void FinishUnwind(StackSample stack, const UnwindResult& r);
@@ -216,6 +260,13 @@ class Aggregator {
   LookupWorker* lookups_ = nullptr;
   UnwindTables* unwind_tables_ = nullptr;
   LookupWorker* unwind_worker_ = nullptr;
+  UnwindHook unwind_hook_;
+  absl::flat_hash_map<uint32_t, SpaceSnapshot> snapshots_;  // by pid
+  size_t snapshot_bytes_ = 0;
+  struct UserUnwinds {
+    size_t stacks = 0, bytes = 0;
+  };
+  absl::flat_hash_map<uint32_t, UserUnwinds> unwinding_by_user_;
   UnwindCounts unwind_;
   bool kernel_reloading_ = false;
   std::vector<Waiting> kernel_waiting_;                             // for the re-read

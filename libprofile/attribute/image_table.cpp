@@ -14,19 +14,14 @@
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
-namespace {
 
-// The uid of process `pid`, the user its lookups are queued under; a
-// process already gone shares LookupWorker::kNoUser with the other such.
-// (A stat of /proc/PID: answered by procfs, never by a user's file system.)
 uint32_t ProcessUid(uint32_t pid) {
+  // A stat of /proc/PID: answered by procfs, never by a user's file system.
   struct stat st;
   const std::string dir = "/proc/" + std::to_string(pid);
   if (stat(dir.c_str(), &st) != 0) return LookupWorker::kNoUser;
   return static_cast<uint32_t>(st.st_uid);
 }
-
-}  // namespace
 
 int32_t ImageTable::Add(ImageEntry entry) {
   if (free_.empty()) {

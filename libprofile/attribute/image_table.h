@@ -26,6 +26,11 @@
 
 namespace lcpi {
 
+// The uid of process `pid`, the user its lookups (and its stacks' walks)
+// are queued under; a process already gone shares LookupWorker::kNoUser
+// with the other such.
+uint32_t ProcessUid(uint32_t pid);
+
 struct ImageEntry {
   // "build-id:..", "content-hash:..", "kernel:..", "unknown:comm"; two
   // entries may share one (two files found to have the same content)

@@ -3,6 +3,7 @@
 #include "libprofile/attribute/process_tracker.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <absl/container/flat_hash_set.h>
 
@@ -27,9 +28,16 @@ const Mapping* AddressSpace::FindRetired(uint64_t pc, uint64_t t) const {
   return found;
 }
 
+namespace {
+// Every change of any space's mappings takes the next (trackers of tests
+// share it: unique is all a generation needs to be).
+std::atomic<uint64_t> next_generation{1};
+}  // namespace
+
 void AddressSpace::Refresh() {
   first = array ? array->maps.data() : nullptr;
   last = array ? array->maps.data() + array->maps.size() : nullptr;
+  generation = next_generation.fetch_add(1, std::memory_order_relaxed);
 }
 
 AddressSpace& ProcessTracker::Insert(uint32_t pid, uint64_t time, std::string comm) {
@@ -37,6 +45,7 @@ AddressSpace& ProcessTracker::Insert(uint32_t pid, uint64_t time, std::string co
   auto it = std::upper_bound(h.begin(), h.end(), time,
                              [](uint64_t t, const AddressSpace& a) { return t < a.start_time; });
   AddressSpace as;
+  as.generation = next_generation.fetch_add(1, std::memory_order_relaxed);
   as.start_time = time;
   as.comm = std::move(comm);
   if (it != h.end()) as.end_time = it->start_time;
@@ -218,9 +227,10 @@ Resolution ProcessTracker::Resolve(uint32_t pid, uint64_t pc, uint64_t t_first,
   return r;
 }
 
-std::pair<const Mapping*, const Mapping*> ProcessTracker::MappingsAt(uint32_t pid,
-                                                                     uint64_t t_last) const {
+std::pair<const Mapping*, const Mapping*> ProcessTracker::MappingsAt(uint32_t pid, uint64_t t_last,
+                                                                     uint64_t* generation) const {
   const AddressSpace* as = Named(pid, t_last);
+  if (generation) *generation = as ? as->generation : 0;
   if (!as) return {nullptr, nullptr};
   return {as->first, as->last};
 }

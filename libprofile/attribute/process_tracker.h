@@ -98,6 +98,10 @@ struct AddressSpace {
   // array's mappings, [first, last): one load less on the resolution path.
   const Mapping* first = nullptr;
   const Mapping* last = nullptr;
+  // Changes with [first, last): unique among every space's mappings of
+  // the process (a new space or array gets a new one), so a copy made of
+  // them (the unwinder's snapshot) knows when it is stale.
+  uint64_t generation = 0;
   std::vector<RetiredMapping> retired;  // oldest first
   uint64_t retired_until = 0;           // the newest retired's until (0: none)
 
@@ -154,7 +158,9 @@ class ProcessTracker {
 
   // The mappings of pid's address space at t_last (the one Comm names),
   // sorted; valid until the tracker next changes. Empty for an unknown pid.
-  std::pair<const Mapping*, const Mapping*> MappingsAt(uint32_t pid, uint64_t t_last) const;
+  // generation, when given, is set to the space's (0 for an unknown pid).
+  std::pair<const Mapping*, const Mapping*> MappingsAt(uint32_t pid, uint64_t t_last,
+                                                       uint64_t* generation = nullptr) const;
 
   // Forgets address spaces that ended before time: call only once every
   // buffer holding samples older than time has been resolved.

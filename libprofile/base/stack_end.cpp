@@ -21,6 +21,8 @@ std::string StackEndName(uint8_t end) {
       return "unwind failed";
     case StackEnd::kNotUnwound:
       return "not unwound in time";
+    case StackEnd::kBudget:
+      return "unwind budget";
   }
   return "reason " + std::to_string(end);
 }

@@ -30,9 +30,13 @@ enum class StackEnd : uint8_t {
   // The unwind table asked for a register the sample does not hold, or
   // gave a frame that does not move up the stack.
   kUnwindFailed = 6,
-  // The DWARF unwinder could not take the stack in time (its queue was
-  // full, or it was stopped): the frame-pointer chain is kept.
+  // The DWARF unwinder could not take the stack in time (its queue, or
+  // its user's share of it, was full, or it was stopped): the
+  // frame-pointer chain is kept.
   kNotUnwound = 7,
+  // The DWARF unwinder gave up on the walk: past its time budget (a user's
+  // CFI made its frames slow), the frames found so far kept.
+  kBudget = 8,
 };
 
 // "walk ended", "depth cap", "kernel only"; a stored value this build does

@@ -6,6 +6,7 @@
 #include <elfutils/libdw.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -22,6 +23,7 @@ enum class Status { kOk, kShort, kFailed };
 
 struct Walk {
   const UnwindRequest& request;
+  const UnwindSpace& space;
   uint64_t sp0 = 0;  // the copy's first byte's address
 
   // 8 bytes of the copied stack at addr.
@@ -34,7 +36,7 @@ struct Walk {
   }
 
   const UnwindMapping* Find(uint64_t pc) const {
-    const auto& maps = request.maps;
+    const auto& maps = space.maps;
     auto it = std::upper_bound(maps.begin(), maps.end(), pc,
                                [](uint64_t v, const UnwindMapping& m) { return v < m.start; });
     if (it == maps.begin()) return nullptr;
@@ -203,7 +205,8 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
     out.end = StackEnd::kUnwindFailed;
     return out;
   }
-  Walk walk{request, regs.value[kDwarfSp]};
+  static const UnwindSpace kNoSpace;
+  Walk walk{request, request.space ? *request.space : kNoSpace, regs.value[kDwarfSp]};
   out.pcs.push_back(regs.value[kDwarfPc]);
   const uint32_t max_frames = std::min<uint32_t>(request.max_frames, kMaxStackDepth);
   // Consecutive frames are mostly in one image: its tables are looked up
@@ -213,6 +216,10 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
   for (;;) {
     if (out.pcs.size() >= max_frames) {
       out.end = StackEnd::kDepthCap;
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= request.deadline) {
+      out.end = StackEnd::kBudget;
       break;
     }
     const uint64_t pc = regs.value[kDwarfPc];
@@ -226,8 +233,8 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
     UserRegs next;
     bool outermost = false;
     std::optional<Status> step;  // unset: no table for the pc
-    if (m->image >= 0 && static_cast<size_t>(m->image) < request.images.size()) {
-      const UnwindImage& image = request.images[m->image];
+    if (m->image >= 0 && static_cast<size_t>(m->image) < walk.space.images.size()) {
+      const UnwindImage& image = walk.space.images[m->image];
       if (m->image != image_of_cfi) {
         cfi = image.identity.empty() ? nullptr : tables.Get(image.identity, image.path);
         image_of_cfi = m->image;

@@ -18,7 +18,9 @@
 #ifndef LCPI_LIBPROFILE_UNWIND_DWARF_UNWINDER_H
 #define LCPI_LIBPROFILE_UNWIND_DWARF_UNWINDER_H
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,12 +42,23 @@ struct UnwindMapping {
   int32_t image = -1;
 };
 
-struct UnwindRequest {
-  UserRegs regs;
-  std::vector<uint8_t> stack;       // from regs' sp up
+// A process's executable mappings as the walk sees them: built once per
+// change of its address space and shared, read-only, by every stack of it
+// in flight (the aggregator's snapshot).
+struct UnwindSpace {
   std::vector<UnwindMapping> maps;  // sorted by start, none overlapping
   std::vector<UnwindImage> images;
+};
+
+struct UnwindRequest {
+  UserRegs regs;
+  std::vector<uint8_t> stack;                // from regs' sp up
+  std::shared_ptr<const UnwindSpace> space;  // null: no mappings
   uint32_t max_frames = kMaxStackDepth;
+  // The walk's budget: checked before each frame, a walk past it ends
+  // with StackEnd::kBudget (a frame's CFI program is user-chosen, and so
+  // is its length).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct UnwindResult {
@@ -54,6 +67,7 @@ struct UnwindResult {
   uint32_t dwarf_frames = 0;  // steps taken through an unwind table
   uint32_t fp_frames = 0;     // steps taken through a frame pointer
   uint64_t ns = 0;            // the walk's time (set by the caller that measures it)
+  uint64_t cpu_ns = 0;        // its thread's CPU time (set by the caller, too)
 };
 
 UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables);

@@ -6,8 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,7 +30,7 @@ struct Capture {
 
 // This process's executable file mappings, each its own image by path
 // (kMappedIdentity: the file itself, no build-id check).
-void MapSelf(UnwindRequest* r) {
+void MapSelf(UnwindSpace* r) {
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
@@ -114,8 +116,18 @@ UnwindRequest Captured(Capture* c = nullptr) {
   UnwindRequest r;
   r.regs = k.regs;
   r.stack = k.stack;
-  MapSelf(&r);
+  auto space = std::make_shared<UnwindSpace>();
+  MapSelf(space.get());
+  r.space = std::move(space);
   return r;
+}
+
+// r's mappings, r's own to change (a copy of the shared snapshot).
+UnwindSpace& Own(UnwindRequest& r) {
+  auto own = std::make_shared<UnwindSpace>(*r.space);
+  UnwindSpace& space = *own;
+  r.space = std::move(own);
+  return space;
 }
 
 Capture Returns() {
@@ -163,20 +175,20 @@ TEST_CASE("a walk that stops short says why") {
   }
   SECTION("an image without a file has no table, and no frame pointer leads on") {
     UnwindRequest r = Captured();
-    for (UnwindImage& i : r.images) i = {};
+    for (UnwindImage& i : Own(r).images) i = {};
     UnwindResult u = UnwindUserStack(r, tables);
     CHECK(u.end == StackEnd::kNoUnwindTable);
     CHECK(u.pcs.size() == 1);
   }
   SECTION("anonymous executable memory is JIT code without frame information") {
     UnwindRequest r = Captured();
-    for (UnwindMapping& m : r.maps) m.image = -1;
+    for (UnwindMapping& m : Own(r).maps) m.image = -1;
     CHECK(UnwindUserStack(r, tables).end == StackEnd::kJitCode);
   }
   SECTION("a frame pointer leads on where there is no table") {
     // A frame of two words (saved fp, return address) at the copy's start.
     UnwindRequest r = Captured();
-    for (UnwindImage& i : r.images) i = {};
+    for (UnwindImage& i : Own(r).images) i = {};
     const uint64_t sp = r.regs.value[kDwarfSp];
     const uint64_t ret = Returns().returns[1];
     const uint64_t saved_fp = 0;
@@ -187,6 +199,14 @@ TEST_CASE("a walk that stops short says why") {
     REQUIRE(u.pcs.size() >= 2);
     CHECK(u.pcs[1] == ret);
     CHECK(u.fp_frames >= 1);
+  }
+  SECTION("a walk past its time budget ends there, with the frames found so far") {
+    UnwindRequest r = Captured();
+    r.deadline = std::chrono::steady_clock::now();  // spent before the first step
+    UnwindResult u = UnwindUserStack(r, tables);
+    CHECK(u.end == StackEnd::kBudget);
+    CHECK(u.pcs.size() == 1);  // the sampled pc
+    CHECK(StackEndName(static_cast<uint8_t>(u.end)) == "unwind budget");
   }
   SECTION("without a pc or sp there is no walk") {
     UnwindRequest r;
