@@ -58,6 +58,10 @@ struct ImageCfi {
   void* eh_frame = nullptr;     // Dwarf_CFI* of .eh_frame, or null
   void* debug_frame = nullptr;  // Dwarf_CFI* of .debug_frame (owned by dwarf), or null
   std::vector<Load> loads;
+  // Not empty: why cfi_screen refused the image's CFI (a register, a
+  // nesting or a program past its bounds); no table is open, and a walk
+  // reaching the image ends "unwind failed".
+  std::string refused;
   // The frames libdw computed (Dwarf_Frame*, by CFI table and address):
   // a return address recurs in stack after stack, and computing its frame
   // runs the FDE's instructions up to it. At most kMaxFrames, then let go.
@@ -66,10 +70,11 @@ struct ImageCfi {
 };
 
 struct UnwindTableStats {
-  uint64_t opened = 0;   // identities whose tables were opened
-  uint64_t missing = 0;  // identities without a readable file or table
-  uint64_t evicted = 0;  // let go for kMaxImages
-  size_t held = 0;       // now
+  uint64_t opened = 0;       // identities whose tables were opened
+  uint64_t missing = 0;      // identities without a readable file or table
+  uint64_t evicted = 0;      // let go for kMaxImages
+  uint64_t cfi_refused = 0;  // images whose CFI was refused before libdw ran it
+  size_t held = 0;           // now
 };
 
 class UnwindTables {
