@@ -349,6 +349,9 @@ CfiScreen ScreenEhFrame(void* elf_handle) {
           s.out.why = CheckHdr(hdr, hdr_vaddr, sh.sh_addr, s.fde_offsets);
       s.out.cies = s.cies.size();
       s.out.fdes = s.fde_offsets.size();
+      s.out.bytes = data->d_size;
+      if (hdr_scn)
+        if (Elf_Data* hdr = elf_rawdata(hdr_scn, nullptr)) s.out.bytes += hdr->d_size;
       return s.out;
     }
   }

@@ -40,6 +40,7 @@ struct CfiScreen {
   bool present = false;  // there is an .eh_frame section for libdw to read
   std::string why;
   size_t cies = 0, fdes = 0;  // distinct entries checked
+  uint64_t bytes = 0;         // of the sections read (.eh_frame and its header)
 };
 
 // Checks the CFA program [p, end): each opcode and operand decoded, none

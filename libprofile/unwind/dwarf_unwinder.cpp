@@ -250,9 +250,11 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
                 frame = nullptr;
               if (cache.size() >= ImageCfi::kMaxFrames) {
                 for (auto& [addr, f] : cache) free(f);
+                cfi->bytes -= cache.size() * ImageCfi::kFrameBytes;
                 cache.clear();
               }
               hit = cache.emplace(*vaddr, frame).first;
+              cfi->bytes += ImageCfi::kFrameBytes;
             }
             if (hit->second)
               step = CfiStep(walk, static_cast<Dwarf_Frame*>(hit->second), regs, &next, &outermost);

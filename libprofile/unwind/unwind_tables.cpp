@@ -50,6 +50,10 @@ bool BuildIdMatches(Elf* elf, const std::string& identity) {
 // them compressed and together at most kMaxDebugBytes.
 constexpr uint64_t kMaxDebugBytes = uint64_t{16} << 20;
 
+// libdw's index of one CIE or FDE it has read (its struct and tree node),
+// counted for every entry screened: it reads no more than those.
+constexpr uint64_t kEntryBytes = 96;
+
 void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(elf, &shstrndx) != 0) return;
@@ -70,6 +74,7 @@ void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
   Elf_Data* data = elf_rawdata(frame, nullptr);
   if (!data || !data->d_buf) return;
   const CfiScreen screen = ScreenDebugFrame(elf, data);
+  cfi->bytes += debug_bytes + (screen.cies + screen.fdes) * kEntryBytes;
   if (!screen.why.empty()) {
     cfi->refused = screen.why;
     return;
@@ -128,8 +133,10 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
     if (!elf || elf_kind(elf) != ELF_K_ELF) continue;
     if (f == &path && identity.rfind(kMappedIdentity, 0) != 0 && !BuildIdMatches(elf, identity))
       continue;
-    size_t phnum = 0;
+    size_t phnum = 0, shnum = 0;
     if (elf_getphdrnum(elf, &phnum) != 0) continue;
+    if (elf_getshdrnum(elf, &shnum) == 0) cfi->bytes += shnum * sizeof(GElf_Shdr);
+    cfi->bytes += phnum * sizeof(GElf_Phdr);
     for (size_t i = 0; i < phnum; i++) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
@@ -142,6 +149,7 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
       return cfi;
     }
     if (eh.present) cfi->eh_frame = dwarf_getcfi_elf(elf);
+    cfi->bytes += eh.bytes + (eh.cies + eh.fdes) * kEntryBytes;
     if (!eh.present) OpenDebugFrame(elf, cfi.get());
     if (!cfi->refused.empty()) return cfi;
     if (!cfi->eh_frame && !cfi->debug_frame) continue;
@@ -157,7 +165,9 @@ std::shared_ptr<ImageCfi> UnwindTables::Get(const std::string& identity, const s
     auto it = entries_.find(identity);
     if (it != entries_.end() && (it->second.cfi || now < it->second.retry_at)) {
       lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return it->second.cfi;
+      std::shared_ptr<ImageCfi> cfi = it->second.cfi;
+      EvictOverBytes(identity);  // its frames may have grown since
+      return cfi;
     }
   }
   // Opened without the lock: another thread may open the same identity
@@ -183,13 +193,29 @@ std::shared_ptr<ImageCfi> UnwindTables::Get(const std::string& identity, const s
     lru_.pop_back();
     stats_.evicted++;
   }
+  EvictOverBytes(identity);
   return cfi;
+}
+
+void UnwindTables::EvictOverBytes(const std::string& keep) {
+  uint64_t total = 0;
+  for (const auto& [id, e] : entries_)
+    if (e.cfi) total += e.cfi->bytes.load(std::memory_order_relaxed);
+  while (total > max_bytes_ && !lru_.empty() && lru_.back() != keep) {
+    auto it = entries_.find(lru_.back());
+    if (it->second.cfi) total -= it->second.cfi->bytes.load(std::memory_order_relaxed);
+    entries_.erase(it);
+    lru_.pop_back();
+    stats_.evicted++;
+  }
 }
 
 UnwindTableStats UnwindTables::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   UnwindTableStats s = stats_;
   s.held = entries_.size();
+  for (const auto& [id, e] : entries_)
+    if (e.cfi) s.bytes += e.cfi->bytes.load(std::memory_order_relaxed);
   return s;
 }
 

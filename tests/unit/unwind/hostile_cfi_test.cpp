@@ -195,4 +195,55 @@ TEST_CASE("the system's own images are not refused") {
   }
   CHECK(looked >= 2);
 }
+
+TEST_CASE("a compressed debug section is not expanded to reach the unwind tables") {
+  if (testing::kAddressSanitizer) {
+    WARN("skipped under AddressSanitizer: its allocator's RSS is not the walk's");
+    return;
+  }
+  testing::TempDir dir;
+  const std::string so = BuildObject(dir, "0x00"), bomb = dir / "bomb.so";
+  // 64 MiB of zeros as .debug_info, zlib-compressed to a few dozen KiB.
+  testing::Run("head -c 67108864 /dev/zero > " + (dir / "zeros") +
+               " && objcopy --add-section .debug_info=" + (dir / "zeros") +
+               " --compress-debug-sections=zlib " + so + " " + bomb);
+  const int status = testing::ExitStatusWithin(60, [&] {
+    const long before = MaxRssKiB();
+    UnwindTables tables("");
+    const bool opened = tables.Get(std::string(kMappedIdentity) + bomb, bomb) != nullptr;
+    const long grown = MaxRssKiB() - before;
+    std::fprintf(stderr, "peak RSS grew %ld KiB, bytes held %llu\n", grown,
+                 static_cast<unsigned long long>(tables.stats().bytes));
+    if (!opened) return 1;
+    if (grown > 16 * 1024) return 2;
+    if (tables.stats().bytes == 0 || tables.stats().bytes > (1u << 20)) return 3;
+    return 0;
+  });
+  CHECK(status == 0);
+}
+
+TEST_CASE("the tables are bounded by the bytes they hold") {
+  testing::TempDir dir;
+  std::vector<std::string> images;
+  for (int i = 0; i < 3; i++) {
+    const std::string so = BuildObject(dir, "0x00"), copy = dir / ("x" + std::to_string(i) + ".so");
+    std::filesystem::copy_file(so, copy);
+    images.push_back(copy);
+  }
+  uint64_t one = 0;
+  {
+    UnwindTables tables("");
+    REQUIRE(tables.Get(std::string(kMappedIdentity) + images[0], images[0]) != nullptr);
+    one = tables.stats().bytes;
+    REQUIRE(one > 0);
+  }
+  // Room for two of them: the third lets the least recently used go.
+  UnwindTables tables("", 2 * one + one / 2);
+  for (const std::string& so : images)
+    CHECK(tables.Get(std::string(kMappedIdentity) + so, so) != nullptr);
+  const UnwindTableStats s = tables.stats();
+  CHECK(s.held == 2);
+  CHECK(s.evicted == 1);
+  CHECK(s.bytes <= 2 * one + one / 2);
+}
 #endif
