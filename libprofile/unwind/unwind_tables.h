@@ -93,7 +93,7 @@ class UnwindTables {
   static constexpr std::chrono::seconds kRetryAfter{10};
 
   // What the open tables may hold together before the least recently used
-  // are let go: a large image's .eh_frame is a few MiB (LLVM's 3.7 MiB
+  // are let go: a large image's .eh_frame is a few MiB (LLVM 14's 5.0 MiB
   // with 95,000 FDEs), so 256 MiB keeps the images of a busy host open
   // while a user's many large ones cannot grow lcpid without bound.
   static constexpr uint64_t kMaxBytes = uint64_t{256} << 20;
