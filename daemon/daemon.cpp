@@ -720,6 +720,8 @@ std::string Daemon::Status() {
   o << "unwind_tables " << ut.held << "\n";
   o << "unwind_tables_missing " << ut.missing << "\n";
   o << "unwind_tables_evicted " << ut.evicted << "\n";
+  o << "unwind_tables_bytes " << ut.bytes << "\n";
+  o << "unwind_tables_cfi_refused " << ut.cfi_refused << "\n";
   o << "queued_event_bytes " << drain.queued_event_bytes << "\n";
   o << "waits_overflowed " << aggregator_->waits_overflowed() << "\n";
   o << "unknown_share_pct " << (t.samples ? 100.0 * t.unknown / t.samples : 0.0) << "\n";

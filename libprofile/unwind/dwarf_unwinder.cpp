@@ -239,6 +239,10 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
         cfi = image.identity.empty() ? nullptr : tables.Get(image.identity, image.path);
         image_of_cfi = m->image;
       }
+      if (cfi && !cfi->refused.empty()) {
+        out.end = StackEnd::kUnwindFailed;
+        break;
+      }
       if (cfi)
         if (std::optional<uint64_t> vaddr = cfi->VaddrOf(at - m->start + m->pgoff)) {
           std::lock_guard<std::mutex> lock(cfi->mutex);
@@ -253,9 +257,11 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
                 frame = nullptr;
               if (cache.size() >= ImageCfi::kMaxFrames) {
                 for (auto& [addr, f] : cache) free(f);
+                cfi->bytes -= cache.size() * ImageCfi::kFrameBytes;
                 cache.clear();
               }
               hit = cache.emplace(*vaddr, frame).first;
+              cfi->bytes += ImageCfi::kFrameBytes;
             }
             if (hit->second)
               step = CfiStep(walk, static_cast<Dwarf_Frame*>(hit->second), regs, &next, &outermost);
@@ -292,6 +298,13 @@ UnwindResult UnwindUserStack(const UnwindRequest& request, UnwindTables& tables)
       break;
     }
     regs = next;
+    // A return address outside every mapping ends the walk unrecorded: it
+    // is any 8 bytes of the sampled stack (a stale slot, a local that a
+    // frame pointer led to), which the database's readers must not see.
+    if (!walk.Find(regs.value[kDwarfPc] - 1)) {
+      out.end = StackEnd::kWalkEnded;
+      break;
+    }
     out.pcs.push_back(regs.value[kDwarfPc]);
   }
   return out;

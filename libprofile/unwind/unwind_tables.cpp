@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "libprofile/base/regular_file.h"
 #include "libprofile/image/image_cache.h"
+#include "libprofile/unwind/cfi_screen.h"
 
 namespace lcpi {
 namespace {
@@ -38,6 +40,49 @@ bool BuildIdMatches(Elf* elf, const std::string& identity) {
   return identity.compare(kPrefix.size(), want.size(), want) == 0 &&
          (identity.size() == kPrefix.size() + want.size() ||
           identity[kPrefix.size() + want.size()] == ':');
+}
+
+// libdw reaches .debug_frame only through dwarf_begin_elf, which reads
+// every debug section and expands every compressed one (a zlib bomb in a
+// user's .debug_info is gigabytes, and a -gz binary's legitimate debug
+// information hundreds of megabytes). So .debug_frame is read only from an
+// image without .eh_frame, and only when its debug sections are none of
+// them compressed and together at most kMaxDebugBytes.
+constexpr uint64_t kMaxDebugBytes = uint64_t{16} << 20;
+
+// libdw's index of one CIE or FDE it has read (its struct and tree node),
+// counted for every entry screened: it reads no more than those.
+constexpr uint64_t kEntryBytes = 96;
+
+void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return;
+  uint64_t debug_bytes = 0;
+  Elf_Scn* frame = nullptr;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    const char* name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!name || (std::strncmp(name, ".debug", 6) && std::strncmp(name, ".zdebug", 7))) continue;
+    if ((sh.sh_flags & SHF_COMPRESSED) || name[1] == 'z') return;
+    if (sh.sh_type == SHT_NOBITS) continue;
+    debug_bytes += sh.sh_size;
+    if (debug_bytes > kMaxDebugBytes) return;
+    if (!std::strcmp(name, ".debug_frame")) frame = scn;
+  }
+  if (!frame) return;
+  Elf_Data* data = elf_rawdata(frame, nullptr);
+  if (!data || !data->d_buf) return;
+  const CfiScreen screen = ScreenDebugFrame(elf, data);
+  cfi->bytes += debug_bytes + (screen.cies + screen.fdes) * kEntryBytes;
+  if (!screen.why.empty()) {
+    cfi->refused = screen.why;
+    return;
+  }
+  if (Dwarf* dw = dwarf_begin_elf(elf, DWARF_C_READ, nullptr)) {
+    cfi->dwarf = dw;
+    cfi->debug_frame = dwarf_getcfi(dw);
+  }
 }
 
 }  // namespace
@@ -71,8 +116,14 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
     if (file.empty() || file[0] != '/') continue;
     auto cfi = std::make_shared<ImageCfi>();
     // A path is whatever the process mapped first under that name: a FIFO
-    // or device put there since is refused, never waited on.
-    Expected<int> fd = OpenRegularFile(file);
+    // or device put there since is refused, never waited on. A recorded
+    // path is opened as image_id opens it (OpenRecordedFile): a symbolic
+    // link planted in any of its components by the user who owns the
+    // directory would otherwise lead root's open to any file. The
+    // /proc/PID/map_files path of a pending image is the mapped inode
+    // itself (a magic link on procfs, which that rule refuses).
+    const bool recorded = f == &path && identity.rfind(kMappedIdentity, 0) != 0;
+    Expected<int> fd = recorded ? OpenRecordedFile(file) : OpenRegularFile(file);
     if (!fd) continue;
     cfi->fd = *fd;
     // ELF_C_READ, as every ELF reader here: a mapping of a file its owner
@@ -82,18 +133,25 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
     if (!elf || elf_kind(elf) != ELF_K_ELF) continue;
     if (f == &path && identity.rfind(kMappedIdentity, 0) != 0 && !BuildIdMatches(elf, identity))
       continue;
-    size_t phnum = 0;
+    size_t phnum = 0, shnum = 0;
     if (elf_getphdrnum(elf, &phnum) != 0) continue;
+    if (elf_getshdrnum(elf, &shnum) == 0) cfi->bytes += shnum * sizeof(GElf_Shdr);
+    cfi->bytes += phnum * sizeof(GElf_Phdr);
     for (size_t i = 0; i < phnum; i++) {
       GElf_Phdr ph;
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
         cfi->loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
     }
-    cfi->eh_frame = dwarf_getcfi_elf(elf);
-    if (Dwarf* dw = dwarf_begin_elf(elf, DWARF_C_READ, nullptr)) {
-      cfi->dwarf = dw;
-      cfi->debug_frame = dwarf_getcfi(dw);
+    // libdw runs none of the CFI before cfi_screen has read all of it.
+    const CfiScreen eh = ScreenEhFrame(elf);
+    if (!eh.why.empty()) {
+      cfi->refused = eh.why;
+      return cfi;
     }
+    if (eh.present) cfi->eh_frame = dwarf_getcfi_elf(elf);
+    cfi->bytes += eh.bytes + (eh.cies + eh.fdes) * kEntryBytes;
+    if (!eh.present) OpenDebugFrame(elf, cfi.get());
+    if (!cfi->refused.empty()) return cfi;
     if (!cfi->eh_frame && !cfi->debug_frame) continue;
     return cfi;
   }
@@ -107,7 +165,9 @@ std::shared_ptr<ImageCfi> UnwindTables::Get(const std::string& identity, const s
     auto it = entries_.find(identity);
     if (it != entries_.end() && (it->second.cfi || now < it->second.retry_at)) {
       lru_.splice(lru_.begin(), lru_, it->second.lru);
-      return it->second.cfi;
+      std::shared_ptr<ImageCfi> cfi = it->second.cfi;
+      EvictOverBytes(identity);  // its frames may have grown since
+      return cfi;
     }
   }
   // Opened without the lock: another thread may open the same identity
@@ -124,19 +184,38 @@ std::shared_ptr<ImageCfi> UnwindTables::Get(const std::string& identity, const s
   }
   it->second.cfi = cfi;
   it->second.retry_at = now + kRetryAfter;
-  (cfi ? stats_.opened : stats_.missing)++;
+  if (cfi && !cfi->refused.empty())
+    stats_.cfi_refused++;
+  else
+    (cfi ? stats_.opened : stats_.missing)++;
   while (entries_.size() > kMaxImages) {
     entries_.erase(lru_.back());
     lru_.pop_back();
     stats_.evicted++;
   }
+  EvictOverBytes(identity);
   return cfi;
+}
+
+void UnwindTables::EvictOverBytes(const std::string& keep) {
+  uint64_t total = 0;
+  for (const auto& [id, e] : entries_)
+    if (e.cfi) total += e.cfi->bytes.load(std::memory_order_relaxed);
+  while (total > max_bytes_ && !lru_.empty() && lru_.back() != keep) {
+    auto it = entries_.find(lru_.back());
+    if (it->second.cfi) total -= it->second.cfi->bytes.load(std::memory_order_relaxed);
+    entries_.erase(it);
+    lru_.pop_back();
+    stats_.evicted++;
+  }
 }
 
 UnwindTableStats UnwindTables::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   UnwindTableStats s = stats_;
   s.held = entries_.size();
+  for (const auto& [id, e] : entries_)
+    if (e.cfi) s.bytes += e.cfi->bytes.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -1,0 +1,249 @@
+// hostile_cfi_test.cpp - the DWARF unwinder against a user's own unwind
+// tables and files (review of 2026-11-27): CFI naming a huge register or
+// nesting remembered states (a shared object built here with gcc, its FDE
+// carrying the rule through .cfi_escape), an image path through a planted
+// symbolic link, and a walk's last value that lies outside every mapping.
+#include <dlfcn.h>
+#include <sys/resource.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "libprofile/image/image_id.h"
+#include "libprofile/unwind/dwarf_unwinder.h"
+#include "test_files.h"
+
+using namespace lcpi;
+
+#if defined(__x86_64__)
+namespace {
+
+// ".cfi_escape" operands of a ULEB128 value.
+std::string Uleb(uint64_t v) {
+  std::string s;
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    if (v) b |= 0x80;
+    s += "," + std::to_string(b);
+  } while (v);
+  return s;
+}
+
+// A shared object of one procedure `f` whose FDE carries `escape` (the
+// operands of .cfi_escape) after its prologue.
+std::string BuildObject(const testing::TempDir& dir, const std::string& escape) {
+  const std::string src = dir / "hostile.c", so = dir / "hostile.so";
+  testing::WriteFile(src,
+                     "__attribute__((noinline)) int f(int x) {\n"
+                     "  __asm__ volatile(\"nop\\n\\t.cfi_escape " +
+                         escape +
+                         "\\n\\tnop\");\n"
+                         "  return x + 1;\n"
+                         "}\n");
+  testing::Run("cc -O1 -shared -fPIC -Wl,--build-id -o " + so + " " + src);
+  return so;
+}
+
+long MaxRssKiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// A request whose sampled pc is the object's `f`, 2 bytes in (past the
+// escape's nop), with a stack of zeros: the walk asks the tables for f's
+// frame first.
+UnwindRequest AtF(const std::string& so) {
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(h != nullptr);
+  void* f = dlsym(h, "f");
+  REQUIRE(f != nullptr);
+  Dl_info info{};
+  REQUIRE(dladdr(f, &info) != 0);
+  const uint64_t vaddr = reinterpret_cast<uint64_t>(f) - reinterpret_cast<uint64_t>(info.dli_fbase);
+  dlclose(h);
+  // The file's text lies at its vaddr (ld's layout of a shared object):
+  // a mapping of the whole file at `base` puts f at base + vaddr.
+  constexpr uint64_t base = 0x10000000;
+  UnwindRequest r;
+  r.maps.push_back({base, base + (uint64_t{16} << 20), 0, 0});
+  r.images.push_back({std::string(kMappedIdentity) + so, so});
+  r.regs.Set(kDwarfPc, base + vaddr + 2);
+  r.regs.Set(kDwarfSp, 0x7ff000000000);
+  r.regs.Set(kDwarfFp, 0);
+  r.stack.assign(256, 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("CFI naming a huge register is refused before libdw allocates for it") {
+  testing::TempDir dir;
+  // DW_CFA_offset_extended 20,000,000, 0: libdw sizes a frame for every
+  // register up to the one named, 8 bytes each (160 MB here; 2 GiB at
+  // 268,000,000), and touches it all.
+  const std::string so = BuildObject(dir, "0x05" + Uleb(20'000'000) + ",0");
+  UnwindRequest r = AtF(so);
+  // In a child: its peak RSS says what the walk allocated and touched.
+  const int status = testing::ExitStatusWithin(60, [&] {
+    const long before = MaxRssKiB();
+    UnwindTables tables("");
+    UnwindResult u = UnwindUserStack(r, tables);
+    const long grown = MaxRssKiB() - before;
+    std::fprintf(stderr, "peak RSS grew %ld KiB, end %s, refused %llu\n", grown,
+                 StackEndName(static_cast<uint8_t>(u.end)).c_str(),
+                 static_cast<unsigned long long>(tables.stats().cfi_refused));
+    if (grown > 32 * 1024) return 1;
+    if (u.end != StackEnd::kUnwindFailed || u.pcs.size() != 1) return 2;
+    if (tables.stats().cfi_refused != 1) return 3;
+    return 0;
+  });
+  CHECK(status == 0);
+}
+
+TEST_CASE("CFI nesting remembered states past the bound is refused") {
+  testing::TempDir dir;
+  std::string escape = "0x0a";  // DW_CFA_remember_state, 9 deep, then undone
+  for (int i = 1; i < 9; i++) escape += ",0x0a";
+  for (int i = 0; i < 9; i++) escape += ",0x0b";
+  UnwindRequest r = AtF(BuildObject(dir, escape));
+  UnwindTables tables("");
+  UnwindResult u = UnwindUserStack(r, tables);
+  CHECK(u.end == StackEnd::kUnwindFailed);
+  CHECK(tables.stats().cfi_refused == 1);
+}
+
+TEST_CASE("ordinary CFI in the same shape is not refused") {
+  testing::TempDir dir;
+  // 8 nested states and a register libdw sizes nothing for: the bounds'
+  // edge, as compilers never reach it.
+  std::string escape = "0x0a";
+  for (int i = 1; i < 8; i++) escape += ",0x0a";
+  for (int i = 0; i < 8; i++) escape += ",0x0b";
+  escape += ",0x05" + Uleb(127) + ",0";
+  UnwindRequest r = AtF(BuildObject(dir, escape));
+  UnwindTables tables("");
+  UnwindResult u = UnwindUserStack(r, tables);
+  CHECK(tables.stats().cfi_refused == 0);
+  CHECK(u.dwarf_frames >= 1);
+}
+
+TEST_CASE("an image path through a symbolic link is not opened") {
+  testing::TempDir dir;
+  const std::string so = BuildObject(dir, "0x00");  // DW_CFA_nop
+  Expected<ImageIdentity> id = IdentifyElfFile(so);
+  REQUIRE(id);
+  REQUIRE(!id->build_id.empty());
+  const std::string identity = "build-id:" + id->build_id;
+  std::filesystem::create_symlink(so, dir / "link.so");
+  std::filesystem::create_directory(dir / "real");
+  std::filesystem::copy_file(so, dir / "real/x.so");
+  std::filesystem::create_directory_symlink(dir / "real", dir / "linkdir");
+  {
+    UnwindTables tables("");
+    CHECK(tables.Get(identity, so) != nullptr);  // the file itself opens
+  }
+  {
+    UnwindTables tables("");
+    CHECK(tables.Get(identity, dir / "link.so") == nullptr);
+  }
+  {
+    UnwindTables tables("");
+    CHECK(tables.Get(identity, dir / "linkdir/x.so") == nullptr);
+  }
+}
+
+TEST_CASE("a walk that reaches an unmapped return address does not keep it") {
+  // Anonymous code (no table) with a frame pointer whose saved return
+  // address is any 8 bytes: outside every mapping.
+  UnwindRequest r;
+  r.maps.push_back({0x1000, 0x2000, 0, -1});
+  const uint64_t sp = 0x7ff000000000;
+  r.regs.Set(kDwarfPc, 0x1800);
+  r.regs.Set(kDwarfSp, sp);
+  r.regs.Set(kDwarfFp, sp);
+  r.stack.assign(64, 0);
+  const uint64_t secret = 0x4141414141414141;
+  std::memcpy(r.stack.data() + 8, &secret, 8);
+  UnwindTables tables("");
+  UnwindResult u = UnwindUserStack(r, tables);
+  CHECK(u.end == StackEnd::kWalkEnded);
+  CHECK(u.fp_frames == 1);
+  for (uint64_t pc : u.pcs) CHECK(pc != secret);
+  CHECK(u.pcs.size() == 1);
+}
+
+TEST_CASE("the system's own images are not refused") {
+  // The bounds sit far above what compilers emit: cc1plus has the longest
+  // FDE program here (20 KiB), LLVM the most FDEs.
+  int looked = 0;
+  for (const char* path :
+       {"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/lib/x86_64-linux-gnu/libLLVM-14.0.6.so.1", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus",
+        "/usr/bin/python3.11", "/proc/self/exe"}) {
+    if (!std::filesystem::exists(path)) continue;
+    const std::string file = std::filesystem::canonical(path).string();
+    UnwindTables tables("");
+    INFO(file);
+    CHECK(tables.Get(std::string(kMappedIdentity) + file, file) != nullptr);
+    CHECK(tables.stats().cfi_refused == 0);
+    looked++;
+  }
+  CHECK(looked >= 2);
+}
+
+TEST_CASE("a compressed debug section is not expanded to reach the unwind tables") {
+  if (testing::kAddressSanitizer) {
+    WARN("skipped under AddressSanitizer: its allocator's RSS is not the walk's");
+    return;
+  }
+  testing::TempDir dir;
+  const std::string so = BuildObject(dir, "0x00"), bomb = dir / "bomb.so";
+  // 64 MiB of zeros as .debug_info, zlib-compressed to a few dozen KiB.
+  testing::Run("head -c 67108864 /dev/zero > " + (dir / "zeros") +
+               " && objcopy --add-section .debug_info=" + (dir / "zeros") +
+               " --compress-debug-sections=zlib " + so + " " + bomb);
+  const int status = testing::ExitStatusWithin(60, [&] {
+    const long before = MaxRssKiB();
+    UnwindTables tables("");
+    const bool opened = tables.Get(std::string(kMappedIdentity) + bomb, bomb) != nullptr;
+    const long grown = MaxRssKiB() - before;
+    std::fprintf(stderr, "peak RSS grew %ld KiB, bytes held %llu\n", grown,
+                 static_cast<unsigned long long>(tables.stats().bytes));
+    if (!opened) return 1;
+    if (grown > 16 * 1024) return 2;
+    if (tables.stats().bytes == 0 || tables.stats().bytes > (1u << 20)) return 3;
+    return 0;
+  });
+  CHECK(status == 0);
+}
+
+TEST_CASE("the tables are bounded by the bytes they hold") {
+  testing::TempDir dir;
+  std::vector<std::string> images;
+  for (int i = 0; i < 3; i++) {
+    const std::string so = BuildObject(dir, "0x00"), copy = dir / ("x" + std::to_string(i) + ".so");
+    std::filesystem::copy_file(so, copy);
+    images.push_back(copy);
+  }
+  uint64_t one = 0;
+  {
+    UnwindTables tables("");
+    REQUIRE(tables.Get(std::string(kMappedIdentity) + images[0], images[0]) != nullptr);
+    one = tables.stats().bytes;
+    REQUIRE(one > 0);
+  }
+  // Room for two of them: the third lets the least recently used go.
+  UnwindTables tables("", 2 * one + one / 2);
+  for (const std::string& so : images)
+    CHECK(tables.Get(std::string(kMappedIdentity) + so, so) != nullptr);
+  const UnwindTableStats s = tables.stats();
+  CHECK(s.held == 2);
+  CHECK(s.evicted == 1);
+  CHECK(s.bytes <= 2 * one + one / 2);
+}
+#endif
