@@ -215,12 +215,20 @@ def report(res, out):
         rat = f.get("ratios", {}).get("to_perf")
         L.append("| %s | %s | %s | %s | %s | %d |" % (
             cfg, "%.0f ± %.0f" % (1e9 * c["slope"], 1e9 * c["slope_ci95"]) if c else "n/a",
-            "%.3f" % c["r2"] if c else "n/a",
-            "%.2f ± %.2f" % (rat["ratio"], rat["ci95"]) if rat else "-",
+            "%.3f" % c["r2"] if c and c["r2"] is not None else "n/a",
+            "%.2f ± %.2f" % (rat["ratio"], rat["ci95"]) if rat and rat["ratio"] is not None
+            else "n/a",
             "%.0f" % f["profiler_ns_per_sample"] if f["profiler_ns_per_sample"] else "-",
             f["lost"]))
     p = s.get("per_stack")
     if p:
+        half = 1.96 * p["workload_ns_se"]
+        if half >= abs(p["workload_ns"]):
+            L += ["", "**Not resolved on this run:** a stack's cost to the workload, %.0f ± %.0f "
+                  "ns, is within its own 95 %% interval of zero; R² says how much of each line "
+                  "is noise (the other jobs' load on the 2 CPUs). The workload-side figures "
+                  "below are therefore bounds, not measurements; lcpid's own CPU per stack "
+                  "is the firmer figure." % (p["workload_ns"], half)]
         L += ["", "A stack (lcpid-stacks minus lcpid, standard errors in quadrature): "
               "**%.0f ± %.0f ns of the workload's CPU** (the interrupt: the kernel call chain, "
               "the 8 KiB user-stack copy and the registers), and %s ns of lcpid's own CPU "
@@ -235,6 +243,20 @@ def report(res, out):
                   "%.2f %%" % p["lcpid_own_pct_at_default"]
                   if p["lcpid_own_pct_at_default"] is not None else "n/a",
                   p["overhead_pct_at_flat_rate"], p["stacks_taken"], p["stacks_lost"])]
+        by_rate = {}
+        for r in s["runs"]:
+            st = r.get("stack_status")
+            if st:
+                t = by_rate.setdefault(r["rate"], [0, 0, 0])
+                t[0] += st["stacks"]
+                t[1] += st["unwind_not_in_time"]
+                t[2] += st["stacks_lost"]
+        L += ["", "lcpid keeping up (all CPUs' stacks, summed over the repetitions): " + "; ".join(
+            "at %d/s/CPU %d stacks, %d not unwound in time (%.0f %%), %d lost" % (
+                rate, t[0], t[1], 100 * t[1] / t[0] if t[0] else 0, t[2])
+            for rate, t in sorted(by_rate.items())) +
+            ". Not unwound in time keeps the frame-pointer chain (docs/operators.md); the "
+            "flat samples lcpid lost with stacks on are the table's lost column."]
     b = res["bytes"]
     L += ["", "## Bytes per window", "",
           "Two lcpids at once over the same load (gcc, python3, sh loops), 30-s windows, "
