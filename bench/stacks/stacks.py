@@ -27,7 +27,7 @@ first rows); and per table (SQLite's dbstat) what the stack tables hold.
 
 Writes OUT.json and OUT.md (command at the top). Needs root and a build
 with lcpid, lcpictl and bench/cost's programs. ~15 minutes on a loaded
-2-CPU host (--quick: ~3).
+2-CPU host with the default 2 repetitions (--quick: ~3).
 """
 import argparse
 import datetime
@@ -291,7 +291,7 @@ def main():
                     help="1 repetition of 0.4 CPU-s runs, 2 windows: checks the tooling in "
                     "about 3 minutes; indicative numbers only")
     ap.add_argument("--rates", default="0,1000,2000,4000", help="samples/s/CPU")
-    ap.add_argument("--reps", type=int, help="repetitions (default 3, --quick 1)")
+    ap.add_argument("--reps", type=int, help="repetitions (default 2, --quick 1)")
     ap.add_argument("--cpu-seconds", type=float, help="per thread (default 1.0, --quick 0.4)")
     ap.add_argument("--windows", type=int, help="30-s windows in part 2 (default 4, --quick 2)")
     ap.add_argument("--seed", type=int, default=29)
@@ -301,7 +301,7 @@ def main():
         with open(a.report) as f:
             report(json.load(f), a.out)
         return 0
-    a.reps = a.reps or (1 if a.quick else 3)
+    a.reps = a.reps or (1 if a.quick else 2)
     a.cpu_seconds = a.cpu_seconds or (0.4 if a.quick else 1.0)
     a.windows = a.windows or (2 if a.quick else 4)
     a.rates = [int(r) for r in a.rates.split(",")]
