@@ -141,8 +141,8 @@ int main(int argc, char** argv) {
                  tool.c_str());
     return 2;
   }
-  if ((!callers.empty() || !callees.empty()) && (pprof || ro.format == report::Format::kHtml)) {
-    std::fprintf(stderr, "%s: error: --callers and --callees print text, csv or json\n",
+  if ((!callers.empty() || !callees.empty()) && pprof) {
+    std::fprintf(stderr, "%s: error: --callers and --callees print text, csv, json or html\n",
                  tool.c_str());
     return 2;
   }

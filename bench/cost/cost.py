@@ -102,13 +102,14 @@ def start(cfg, rate, a):
     return profilers.LcpidProf(a.build, source, EVENT, period)
 
 
-def one_run(cfg, rate, a, cmd):
+def one_run(cfg, rate, a, cmd, start_fn=None):
+    """start_fn(cfg, rate, a) -> a profiler; default start (bench/stacks has its own)."""
     out = {"config": cfg, "rate": rate}
     if rate == 0:
         out["cpu_s"], out["wall_s"], _ = run_workload(cmd)
         out.update(samples=0, samples_all=0, lost=0, profiler_cpu_s=0.0)
         return out
-    prof = start(cfg, rate, a)
+    prof = (start_fn or start)(cfg, rate, a)
     try:
         prof.arm()
         p0 = profilers.proc_cpu(prof.pid)
@@ -122,14 +123,14 @@ def one_run(cfg, rate, a, cmd):
     return out
 
 
-def run_all(configs, rates, reps, a, cmd, seed):
+def run_all(configs, rates, reps, a, cmd, seed, start_fn=None):
     cells = [(c, r) for c in configs for r in rates]
     rng = random.Random(seed)
     runs, t0, total = [], time.monotonic(), reps * len(cells)
     for rep in range(reps):
         rng.shuffle(cells)
         for cfg, rate in cells:
-            r = one_run(cfg, rate, a, cmd)
+            r = one_run(cfg, rate, a, cmd, start_fn)
             r["rep"] = rep
             runs.append(r)
             el = time.monotonic() - t0

@@ -71,7 +71,8 @@ class Floor:
 
 
 class PerfRecord:
-    def __init__(self, event, period):
+    def __init__(self, event, period, extra=()):
+        """extra: more perf record options (bench/stacks: -g, --call-graph dwarf)."""
         self.dir = tempfile.mkdtemp(prefix="lcpi-cost-perf-")
         self.ctl, self.ack = os.path.join(self.dir, "ctl"), os.path.join(self.dir, "ack")
         os.mkfifo(self.ctl)
@@ -79,7 +80,7 @@ class PerfRecord:
         # -B -N: no build-id work after the run (perf 6.1 can crash in it)
         cmd = ["perf", "record", "-a", "-B", "-N", "-e", event, "-c", str(period), "-q", "-D", "-1",
                "--control", "fifo:%s,%s" % (self.ctl, self.ack),
-               "-o", os.path.join(self.dir, "perf.data")]
+               "-o", os.path.join(self.dir, "perf.data")] + list(extra)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
         self.pid = self.proc.pid
@@ -142,10 +143,11 @@ class PerfRecord:
 
 
 class LcpidProf:
-    def __init__(self, build, source, event, period):
-        # the fixed-rate row: the cost budget would lower the rate
+    def __init__(self, build, source, event, period, extra=()):
+        # the fixed-rate row: the cost budget would lower the rate; extra:
+        # more lcpid options (bench/stacks: --stack-frequency)
         self.l = trial.Lcpid(build, source, event,
-                             ["--period", str(period), "--max-overhead", "0"])
+                             ["--period", str(period), "--max-overhead", "0"] + list(extra))
         self.pid = self.l.pid
         time.sleep(0.5)  # its start-up scan of /proc is not the workload's cost
 
@@ -165,7 +167,7 @@ class LcpidProf:
         the idle CPUs' samples lcpid reads after the workload ends."""
         time.sleep(DRAIN_S)
         self.cpu_end = proc_cpu(self.pid)
-        after = self._status()
+        after = self.status_after = self._status()
         lost = int(after.get("lost", 0) - self.before.get("lost", 0))
         # every sample it handled meanwhile, on every CPU and of every
         # process: what its own CPU time is spent on

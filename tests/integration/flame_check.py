@@ -19,6 +19,10 @@ and the DOM it holds must have
 and the page is no wider than a 1280-pixel window (a probe copy with a
 script measures it). A screenshot is written (WORKDIR/flame.png, or
 SCREENSHOT) and must be a PNG.
+lcpiprof --callers leaf and --callees main --format html are pages of one
+table each: leaf's callers mid_a 60 % and mid_b 40 %, main's callees top
+and the long name, whole in a cell that wraps (td.name), on a page no wider
+than the window.
 """
 import html as htmllib
 import os
@@ -125,6 +129,36 @@ elif fit[0] > fit[1]:
 chromium("--screenshot=" + shot, "--hide-scrollbars", "file://" + page + "#stacks")
 if not os.path.exists(shot) or open(shot, "rb").read(8) != b"\x89PNG\r\n\x1a\n":
     fail(f"no PNG screenshot at {shot}")
+
+
+
+def neighbours(flag, symbol, want):
+    """lcpiprof FLAG SYMBOL --format html: a table whose rows are `want`
+    ({name: percent}), names in cells that wrap, the page within the window."""
+    out = os.path.join(work, flag.strip("-") + ".html")
+    r = subprocess.run([lcpiprof, "--db", db, "--epoch", "stacks", flag, symbol, "--format",
+                        "html", "-o", out], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"lcpiprof {flag} {symbol} --format html: exit status {r.returncode}: {r.stderr}")
+        return
+    page_text = open(out, encoding="utf-8").read()
+    if "<script" in page_text.lower():
+        fail(f"{flag}: the page has a script")
+    got = {}
+    for row in re.finditer(r"<tr>(.*?)</tr>", chromium("--dump-dom", "file://" + out), re.S):
+        name = re.search(r'<t[hd][^>]*class="name"[^>]*>(.*?)</t[hd]>', row.group(1), re.S)
+        numbers = re.findall(r'<td class="n">([\d.]+)</td>', row.group(1))  # stacks, %
+        if name and len(numbers) == 2:
+            got[htmllib.unescape(re.sub(r"<[^>]*>", "", name.group(1)))] = float(numbers[1])
+    if {k: round(v) for k, v in got.items()} != want:
+        fail(f"{flag} {symbol} in HTML: rows {got}, want {want}")
+    fit = page_width(page_text, work)
+    if not fit or fit[0] > fit[1]:
+        fail(f"{flag} {symbol}: the page is not within the window: {fit}")
+
+
+neighbours("--callers", "leaf", {"mid_a": 60, "mid_b": 40})
+neighbours("--callees", "main", {"top": 83, LONG: 17})
 
 if failures:
     sys.exit(1)

@@ -21,3 +21,12 @@ add_test(NAME stacks-known-answer
           $<TARGET_FILE:workload_qsort_calls>)
 set_tests_properties(stacks-known-answer PROPERTIES
   LABELS "integration;root" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Agreement with `perf record --call-graph dwarf` on Debian's python3
+# (stripped of .symtab, no frame pointers): the callers of
+# _PyEval_EvalFrameDefault within 3 points (python_stacks_compare.py says
+# why), both tools sampling the same 15-second run (~35 s in all).
+add_test(NAME stacks-python-perf-agreement
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/python_stacks.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>
+          $<TARGET_FILE:lcpiprof> ${CMAKE_CURRENT_LIST_DIR}/workloads/python_callers.py)
+set_tests_properties(stacks-python-perf-agreement PROPERTIES
+  LABELS "integration;root" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 120)
