@@ -103,6 +103,9 @@ class Shipper {
         auto r = ch_.Query(sql);
         if (!r) return r.error();
       }
+      auto columns = ch_.Query(fleet::FleetSchemaCheckQuery(o_.database));
+      if (!columns) return columns.error();
+      if (auto ok = fleet::CheckFleetSchemaAnswer(o_.database, *columns); !ok) return ok.error();
       schema_ready_ = true;
     }
     auto epochs = db_.ListEpochs();
@@ -136,7 +139,9 @@ class Shipper {
     return static_cast<uint64_t>(std::strtoull(r->c_str(), nullptr, 10));
   }
 
-  // Sends the symbols and rows of the images no host has sent yet.
+  // Sends the symbols and rows of the images this host has not sent yet
+  // (each host its own: the reports read an identity's from a host of
+  // their selection).
   Expected<void> ShipImages(const std::set<int64_t>& ids) {
     if (ids.empty()) return {};
     auto images = db_.ListImages();
@@ -154,8 +159,8 @@ class Shipper {
     // every try repeats while later windows wait behind it.
     std::set<std::string> have;
     for (const std::string& in : fleet::SqlInLists(hex, kMaxInListBytes)) {
-      auto present = ch_.Query("SELECT hex(identity) FROM " + Table("images") +
-                               " WHERE hex(identity) IN (" + in + ")");
+      auto present = ch_.Query("SELECT hex(identity) FROM " + Table("images") + " WHERE host = " +
+                               fleet::SqlString(o_.host) + " AND hex(identity) IN (" + in + ")");
       if (!present) return present.error();
       for (size_t pos = 0; pos < present->size();) {
         size_t nl = present->find('\n', pos);
@@ -169,7 +174,7 @@ class Shipper {
       if (have.count(Hex(i->identity))) continue;
       uint64_t n = 0;
       std::vector<std::string> warnings;
-      symbols += SymbolRows(db_, *i, &n, &warnings);
+      symbols += SymbolRows(db_, *i, o_.host, &n, &warnings);
       for (const std::string& w : warnings) Log(w);
       fleet::AppendTsvField(rows, i->identity);
       for (const std::string& f : {std::string(ImageKindName(i->kind)), i->path, o_.host}) {

@@ -6,6 +6,7 @@
 
 #include "libprofile/base/cgroup_label.h"
 #include "libprofile/fleet/clickhouse_text.h"
+#include "libprofile/fleet/fleet_schema.h"
 #include "libprofile/report/report_symbols.h"
 
 namespace lcpi::ship {
@@ -129,14 +130,22 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
   return out;
 }
 
-std::string SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t* rows,
-                       std::vector<std::string>* warnings) {
-  const auto symbols = report::ImageSymbolizer::Load(db, image, warnings).Procedures();
-  std::string identity;
-  AppendTsvField(identity, image.identity);
+std::string SymbolRows(ProfileDb& db, const ImageInfo& image, const std::string& host,
+                       uint64_t* rows, std::vector<std::string>* warnings) {
+  auto symbols = report::ImageSymbolizer::Load(db, image, warnings).Procedures();
+  if (symbols.size() > fleet::kMaxSymbolsPerImage) {
+    warnings->push_back(image.path + " has " + std::to_string(symbols.size()) +
+                        " symbols: the first " + std::to_string(fleet::kMaxSymbolsPerImage) +
+                        " by offset are shipped (the fleet's limit per image)");
+    symbols.resize(fleet::kMaxSymbolsPerImage);
+  }
+  std::string prefix;
+  AppendTsvField(prefix, image.identity);
+  prefix += '\t';
+  AppendTsvField(prefix, host);
   std::string out;
   for (const SymbolInfo& s : symbols) {
-    out += identity;
+    out += prefix;
     out += '\t';
     AppendTsvField(out, s.offset);
     out += '\t';

@@ -22,7 +22,7 @@ inline constexpr const char* kProcessColumns =
     "(host, window_id, attempt, started, pid, comm, cgroup, unit, container, pod, identity, "
     "event, count)";
 inline constexpr const char* kImageColumns = "(identity, kind, path, host, symbols)";
-inline constexpr const char* kSymbolColumns = "(identity, offset, size, name)";
+inline constexpr const char* kSymbolColumns = "(identity, host, offset, size, name)";
 inline constexpr const char* kWindowColumns =
     "(host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, "
     "samples)";
@@ -41,8 +41,10 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
 // symbols lcpid stored (kernel, modules, JIT code, the vDSO), or the ELF
 // file's, read from lcpid's image cache or the image's path when it is the
 // profiled build (report::ImageSymbolizer); none otherwise, with a warning.
-std::string SymbolRows(ProfileDb& db, const ImageInfo& image, uint64_t* rows,
-                       std::vector<std::string>* warnings);
+// Sent as `host`'s; at most fleet::kMaxSymbolsPerImage (the first by
+// offset, with a warning).
+std::string SymbolRows(ProfileDb& db, const ImageInfo& image, const std::string& host,
+                       uint64_t* rows, std::vector<std::string>* warnings);
 
 // The `windows` row that commits `window` under `attempt`.
 std::string WindowRow(const EpochInfo& window, const std::string& host, uint64_t attempt,

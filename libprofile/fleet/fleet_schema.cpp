@@ -41,8 +41,8 @@ constexpr TableColumns kProcesses{
 constexpr TableColumns kImages{"images",
                                "identity String, kind String, path String, host String, "
                                "symbols UInt64"};
-constexpr TableColumns kSymbols{"symbols",
-                                "identity String, offset UInt64, size UInt64, name String"};
+constexpr TableColumns kSymbols{
+    "symbols", "identity String, host String, offset UInt64, size UInt64, name String"};
 
 std::string Create(const std::string& db, const TableColumns& t, const std::string& engine) {
   return "CREATE TABLE IF NOT EXISTS " + db + "." + t.name + " (" + t.columns +
@@ -63,11 +63,14 @@ std::vector<std::string> FleetSchemaStatements(const std::string& db) {
       // Per process: pid (4294967295: the processes lcpid rolled up), its
       // command, its cgroup and the labels read from it.
       Create(db, kProcesses, "MergeTree() ORDER BY (host, window_id, identity, event)"),
-      // Each image identity once for the fleet; its row is written after its
-      // symbols, so a present identity has all of them. Replacing: a row sent
-      // twice by two hosts at once is folded by the next merge.
-      Create(db, kImages, "ReplacingMergeTree() ORDER BY identity"),
-      Create(db, kSymbols, "ReplacingMergeTree() ORDER BY (identity, offset, name)"),
+      // Each image identity once per host that ran it: the reports read an
+      // identity's path and symbols from one host of their selection, so no
+      // host names another's images (schema 2; schema 1 keyed them by
+      // identity alone). Its row is written after its symbols, so a present
+      // (identity, host) has all of them. Replacing: a row sent twice (a
+      // try cut short and repeated) is folded by the next merge.
+      Create(db, kImages, "ReplacingMergeTree() ORDER BY (identity, host)"),
+      Create(db, kSymbols, "ReplacingMergeTree() ORDER BY (identity, host, offset, name)"),
       // What readers use: the rows of committed attempts only.
       "CREATE VIEW IF NOT EXISTS " + db + ".shipped_counts AS SELECT * FROM " + db +
           ".counts WHERE (host, window_id, attempt) IN (SELECT host, window_id, attempt FROM " +
@@ -76,6 +79,22 @@ std::vector<std::string> FleetSchemaStatements(const std::string& db) {
           ".processes WHERE (host, window_id, attempt) IN (SELECT host, window_id, attempt FROM " +
           db + ".windows)",
   };
+}
+
+std::string FleetSchemaCheckQuery(const std::string& db) {
+  return "SELECT count() FROM system.columns WHERE database = '" + db +
+         "' AND table = 'symbols' AND name = 'host'";
+}
+
+Expected<void> CheckFleetSchemaAnswer(const std::string& db, const std::string& answer) {
+  if (answer.rfind("1", 0) == 0) return {};
+  return Error(Errc::kInvalidArgument,
+               db +
+                   ".symbols is of fleet schema 1 (images and symbols keyed by identity alone, "
+                   "which let any host rename every host's images): move " +
+                   db + ".images and " + db +
+                   ".symbols aside as docs/fleet.md \"Schema versions\" says, and lcpi-ship "
+                   "creates them again");
 }
 
 std::vector<std::string> FleetDistributedStatements(const std::string& db,

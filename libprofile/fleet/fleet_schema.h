@@ -18,6 +18,7 @@
 #ifndef LCPI_LIBPROFILE_FLEET_FLEET_SCHEMA_H
 #define LCPI_LIBPROFILE_FLEET_FLEET_SCHEMA_H
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,22 @@ Expected<void> CheckDatabaseName(const std::string& name);
 // CREATE ... IF NOT EXISTS statements for the database and its tables and
 // views, in order; running them again changes nothing.
 std::vector<std::string> FleetSchemaStatements(const std::string& database);
+
+// The fleet's schema version: 2 keys images and symbols by (identity,
+// host). A database made by schema 1 (keyed by identity alone) is not
+// changed in place (a ReplacingMergeTree's key cannot gain a column on
+// 18.16): lcpi-ship asks FleetSchemaCheckQuery after creating the tables and
+// CheckFleetSchemaAnswer refuses schema 1's with what to do.
+inline constexpr int kFleetSchemaVersion = 2;
+
+// The most symbols one host ships for one image identity, and the most the
+// fleet reports read of one (identity, host): an image with more is shipped
+// with its first ones by offset (lcpi-ship warns), and one a server holds
+// more of (a hostile or broken shipper) is read without names (lcpiprof
+// warns). The largest real images have a few hundred thousand.
+inline constexpr uint64_t kMaxSymbolsPerImage = 1'000'000;
+std::string FleetSchemaCheckQuery(const std::string& database);
+Expected<void> CheckFleetSchemaAnswer(const std::string& database, const std::string& answer);
 
 // The same names in `database` as Distributed tables over `shard_database`
 // (made by FleetSchemaStatements on every shard) of the servers' cluster

@@ -143,6 +143,44 @@ want=$(sqlite3 "$dir/alpha.db" "SELECT DISTINCT pc.pid FROM process_counts pc JO
 got=$(python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(' '.join(sorted({x['pid'] for x in r}, key=int)) + ' ')" "$dir/P.csv")
 [ -n "${want// }" ] && [ "$want" = "$got" ] || { echo "FAIL (-P --label): pids '$got', want '$want'"; exit 1; }
 echo "ok (-P --label unit=$unit): exactly the unit's pids: $got"
+
+# --- windows sampled at different periods (the governor's): host gamma's
+# two windows recorded at periods 1000 and 2000; the fleet weighs each
+# window's counts by its period over the newest's, as the local report does
+first2=$(sqlite3 "$dir/run.db" "SELECT group_concat(id, ' ') FROM (SELECT id FROM epochs ORDER BY id LIMIT 2)")
+keep_epochs gamma "IN (${first2// /,})"
+sqlite3 "$dir/gamma.db" "UPDATE epoch_events SET period = CASE WHEN epoch_id = (SELECT min(id) FROM epochs) THEN 1000 ELSE 2000 END"
+"$ship" --once --url "$url_a" --database periods --db "$dir/gamma.db" --state "$dir/gamma.state" --host gamma 2>"$dir/ship-gamma.log"
+compare "periods 1000 and 2000, images" 2 "" "--fleet $url_a --database periods" gamma
+compare "periods 1000 and 2000, procedures" 2 "-p" "--fleet $url_a --database periods -p" gamma
+
+# --- a hostile shipper (insert rights, as every host has) sends an images
+# row and symbols for alpha's workload's identity: alpha's report keeps
+# alpha's names (images and symbols are read from a host of the selection)
+tiny_id=$(sqlite3 "$dir/alpha.db" "SELECT i.identity FROM images i JOIN counts c ON c.image_id = i.id
+  WHERE i.path LIKE '%tiny%' LIMIT 1")
+[ -n "$tiny_id" ] || { echo "FAIL: no identity of the tiny workload in alpha.db"; exit 1; }
+has_host=$(ch_query "SELECT count() FROM system.columns WHERE database = 'lcpi' AND table = 'symbols' AND name = 'host'")
+case $tiny_id in *"'"* | *\\*) echo "FAIL: an identity to quote: $tiny_id"; exit 1 ;; esac
+esc_id=$tiny_id
+# its symbols: alpha's, renamed, at the same offsets (one sorting before the
+# real name, one after), and its image row, which the next merge keeps
+# (ReplacingMergeTree keeps the last row inserted of a key)
+for pre in AAA_HIJACKED_ zzz_HIJACKED_; do
+  if [ "$has_host" = 1 ]; then
+    ch_query "INSERT INTO lcpi.symbols (identity, host, offset, size, name)
+      SELECT identity, 'mallory', offset, size, concat('$pre', name) FROM lcpi.symbols WHERE identity = '$esc_id'"
+  else
+    ch_query "INSERT INTO lcpi.symbols (identity, offset, size, name)
+      SELECT identity, offset, size, concat('$pre', name) FROM lcpi.symbols WHERE identity = '$esc_id'"
+  fi
+done
+ch_query "INSERT INTO lcpi.images (identity, kind, path, host, symbols) VALUES ('$esc_id', 'module', '[evil]', 'mallory', 1)"
+ch_query "OPTIMIZE TABLE lcpi.images FINAL"
+compare "procedures after a hostile host's symbols for alpha's identity" 2 "-p" "--fleet $url_a -p --host alpha" alpha
+if grep -q "HIJACKED\|\[evil\]" "$dir/got"; then echo "FAIL: another host's names in alpha's report"; exit 1; fi
+compare "images after a hostile host's row for alpha's identity" 2 "" "--fleet $url_a --host alpha" alpha
+
 # the other formats render the same model
 "$prof" $fleet -p --top 3 --format text --width 120 >"$dir/text"
 grep -q "^# database: .*fleet" "$dir/text" || { echo "FAIL: text header"; head -5 "$dir/text"; exit 1; }

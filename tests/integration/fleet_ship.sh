@@ -224,4 +224,20 @@ grep -c "retrying" "$dir/away.log" | sed 's/^/tries while away: /'
 check away "server killed and restarted mid-ship"
 "$ship" --status --db "$dir/p.db" --state "$dir/away.state" | grep -E "^windows (shipped|pending)"
 
+# --- a database of fleet schema 1 (images and symbols keyed by identity
+# alone): refused with what to do, nothing shipped into it
+ch_query "CREATE DATABASE old" >/dev/null
+ch_query "CREATE TABLE old.symbols (identity String, offset UInt64, size UInt64, name String)
+  ENGINE = ReplacingMergeTree() ORDER BY (identity, offset, name)" >/dev/null
+# (refused, it is logged and retried like any server's error: stopped once logged)
+"$ship" --once --url "$CH_URL" --db "$dir/p.db" --state "$dir/old.state" --database old \
+  --host test-host --backoff-max 1s 2>"$dir/old.log" &
+shipper=$!
+for _ in $(seq 100); do grep -q "schema 1" "$dir/old.log" && break; sleep 0.1; done
+kill $shipper; wait $shipper || true; shipper=
+grep -q "old.symbols is of fleet schema 1" "$dir/old.log" ||
+  { echo "FAIL (schema 1): not refused: $(tail -2 "$dir/old.log")"; exit 1; }
+[ "$(ch_query "SELECT count() FROM old.windows")" = 0 ] || { echo "FAIL (schema 1): windows shipped"; exit 1; }
+echo "ok (schema 1 refused): $(grep -m1 "schema 1" "$dir/old.log" | cut -c1-110)..."
+
 echo "fleet-ship: $(python3 -c "print(f'{$(date +%s.%N)-$t_start:.1f}')") s"
