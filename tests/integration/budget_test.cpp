@@ -172,10 +172,19 @@ TEST_CASE("lcpictl calibrate measures again, and --calibrate off leaves it to th
   CHECK(Number(st, "sample_cost_ns") > 0);
 }
 
+// The budget of the first governed test: 1 %, or LCPI_TEST_BUDGET_PCT (the
+// QEMU guest, where a sample costs ~170 us under TCG and 1 % would sit at
+// the floor of 100/s).
+double TestBudgetPct() {
+  const char* pct = std::getenv("LCPI_TEST_BUDGET_PCT");
+  return pct ? std::stod(pct) : 1;
+}
+
 TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the windows say so") {
   // cpu-clock at the default 5,000/s/CPU costs ~4 % of a CPU here (7.8 us a
   // sample): a budget of 1 % allows ~1,300/s
-  DaemonFixture d({"--max-overhead", "1"});
+  const double budget = TestBudgetPct();
+  DaemonFixture d({"--max-overhead", std::to_string(budget)});
   REQUIRE(d.running());
   auto st = GovernedStatus(d, 1);
   INFO("calibration_error: " << st["calibration_error"]
@@ -183,13 +192,13 @@ TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the w
   const double asked = Number(st, "asked_rate_per_cpu"), cost = Number(st, "sample_cost_ns");
   // The test needs a host where the asked rate costs more than the budget.
   INFO("the asked rate costs " << st["sampling_cost_pct"] << " % here");
-  REQUIRE(Number(st, "sampling_cost_pct") > 1.2);
-  CHECK(Number(st, "max_overhead_pct") == 1);
+  REQUIRE(Number(st, "sampling_cost_pct") > 1.2 * budget);
+  CHECK(Number(st, "max_overhead_pct") == Approx(budget));
   CHECK(Number(st, "governor_changes") >= 1);
   const double governed = Number(st, "governed_rate_per_cpu");
   CHECK(governed < asked);
-  CHECK(governed == Approx(std::max(100.0, 1e7 / cost)).epsilon(0.12));
-  CHECK(Number(st, "governed_cost_pct") <= 1.1);
+  CHECK(governed == Approx(std::max(100.0, budget * 1e7 / cost)).epsilon(0.12));
+  CHECK(Number(st, "governed_cost_pct") <= 1.1 * budget);
   CHECK(st["budget_exceeded"] == "0");
   // the rate really taken (idle CPUs are sampled too: cpu-clock)
   const double measured = MeasuredRate(d, 2);
