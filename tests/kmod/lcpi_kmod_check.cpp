@@ -648,16 +648,16 @@ std::vector<double> RatesPerCpu(int fd, uint32_t nr_cpus, int ms) {
   return out;
 }
 
-// Whether every CPU up sampled from 0.6 to 1.3 times `want` per second:
+// Whether every CPU up sampled from 0.35 to 1.3 times `want` per second:
 // under TCG on a loaded host the guest's hrtimers fire late (cpu-clock at
-// 500 us gave 400/s, not 2,000), so the rates asked are low and the bound
-// below is wide; a period left unchanged is still 2 to 4 times off.
+// 500 us gave 400/s, not 2,000; at 4 ms 134-153/s), so the rates asked are
+// low and the lower bound is wide; Periods() also compares the steps.
 bool RatesNear(const char* when, const std::vector<double>& rates, double want) {
   bool ok = true;
   for (uint32_t c = 0; c < rates.size(); ++c) {
     if (!CpuOnline(c)) continue;
-    bool near = rates[c] > want * 0.6 && rates[c] < want * 1.3;
-    std::printf("%s  %s: cpu %u %.0f samples/s (want %.0f, 0.6-1.3x)\n", near ? "ok  " : "FAIL",
+    bool near = rates[c] > want * 0.35 && rates[c] < want * 1.3;
+    std::printf("%s  %s: cpu %u %.0f samples/s (want %.0f, 0.35-1.3x)\n", near ? "ok  " : "FAIL",
                 when, c, rates[c], want);
     ok = ok && near;
   }
@@ -684,8 +684,11 @@ int Periods() {
   std::vector<pid_t> sp = SpawnSpinners(2);
   std::vector<uint8_t> buf(info.buffer_bytes);
   Totals t;
+  // the module counts from load: an earlier check's counts are read too
+  info.nr_events = LCPI_MAX_EVENTS;
   usleep(200000);
-  RatesNear("4 ms", RatesPerCpu(fd, info.nr_cpus, 2000), 250);
+  std::vector<double> prev = RatesPerCpu(fd, info.nr_cpus, 2000);
+  RatesNear("4 ms", prev, 250);
   for (uint64_t period : {16000000ull, 8000000ull}) {
     lcpi_periods p{};
     p.size = sizeof(p);
@@ -696,7 +699,17 @@ int Periods() {
     CHECK(GetInfo(fd).events[0].period == period);
     Drain(fd, info, &buf, &t);
     const std::string when = std::to_string(period / 1000000) + " ms";
-    RatesNear(when.c_str(), RatesPerCpu(fd, info.nr_cpus, 2000), 1e9 / period);
+    std::vector<double> now = RatesPerCpu(fd, info.nr_cpus, 2000);
+    RatesNear(when.c_str(), now, 1e9 / period);
+    // each step moves every CPU's rate its way: down at 16 ms, up at 8 ms
+    for (uint32_t c = 0; c < now.size(); ++c) {
+      if (!CpuOnline(c)) continue;
+      bool moved = period > 8000000 ? now[c] < 0.7 * prev[c] : now[c] > 1.1 * prev[c];
+      std::printf("%s  %s: cpu %u from %.0f to %.0f samples/s\n", moved ? "ok  " : "FAIL",
+                  when.c_str(), c, prev[c], now[c]);
+      if (!moved) ++g_failures;
+    }
+    prev = now;
   }
   // cpu1 comes back with its events opened at the period in effect
   if (info.nr_cpus > 1 && SetCpuOnline(1, false)) {
