@@ -250,7 +250,7 @@ TEST_CASE("the governed period reaches the source and every window stores its ow
   auto st = GovernedStatus(d, 1);
   INFO("calibration_error: " << st["calibration_error"]
                              << " governor_error: " << st["governor_error"]);
-  REQUIRE(Number(st, "sampling_cost_pct") > 1.2 * budget);
+
   CHECK(st["governor_error"].empty());
   REQUIRE(Number(st, "governor_changes") >= 1);
   const double asked = Number(st, "asked_rate_per_cpu");
