@@ -124,7 +124,12 @@ Drained Drainer::Flush(bool last, std::optional<std::vector<uint64_t>> periods) 
   mark.reap_before = sideband_.read_stats().newest;
   mark.drained = source_.Flush([&](RecordBuffer&& b) { f.buffers.push_back(std::move(b)); });
   if (periods) {
-    mark.periods_set = source_.SetMeanPeriods(*periods);
+    // The window stores what the source says it samples at now.
+    Expected<std::vector<uint64_t>> set = source_.SetMeanPeriods(*periods);
+    if (set)
+      periods = std::move(*set);
+    else
+      mark.periods_set = set.error();
     mark.periods = std::move(periods);
   }
   sideband_.Read(f.events);

@@ -69,8 +69,10 @@ struct FlushMark {
   // The flush was asked to change the source's periods (RequestFlush): set
   // right after the drain, so every sample before the mark is at the old
   // ones and (to the microseconds of the ioctls) every one after at the new.
+  // Once set, the periods the source says it samples at (a source may
+  // raise one to its floor), or the asked ones if it refused them.
   std::optional<std::vector<uint64_t>> periods;
-  Expected<void> periods_set;  // the source's answer, if periods
+  Expected<void> periods_set;  // whether the source took them, if periods
 };
 
 struct Drained {

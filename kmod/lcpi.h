@@ -101,6 +101,8 @@ void lcpi_sample_configure(const struct lcpi_config *cfg);
 int lcpi_sample_start(u64 *gen);
 void lcpi_probe_running_end(u64 gen);
 void lcpi_sample_stop(void);
+int lcpi_sample_set_periods(const u64 *periods);
+u64 lcpi_sample_period(u32 i);
 int lcpi_sample_cpu_online(unsigned int cpu);
 void lcpi_sample_cpu_offline(unsigned int cpu);
 int lcpi_sample_flush(void);

@@ -218,6 +218,48 @@ static long lcpi_ioc_set_config(void __user *uarg)
 	return ret;
 }
 
+/*
+ * SET_PERIODS: untrusted, so checked whole before anything changes: the
+ * size, nr_events equal to the configured number (checked under lcpi_mutex
+ * with the configuration it names), each period within the bounds
+ * SET_CONFIG enforces for the event really sampled (lcpi_real: a cycles
+ * event fallen back to cpu-clock is a clock, in ns), unused slots zero.
+ * Answers with the periods in effect.
+ */
+static long lcpi_ioc_set_periods(void __user *uarg)
+{
+	struct lcpi_periods p;
+	u32 i;
+	int ret = 0;
+
+	if (copy_from_user(&p, uarg, sizeof(p)))
+		return -EFAULT;
+	if (p.size != sizeof(p) || p.nr_events < 1 ||
+	    p.nr_events > LCPI_MAX_EVENTS)
+		return -EINVAL;
+	for (i = p.nr_events; i < LCPI_MAX_EVENTS; i++)
+		if (p.period[i])
+			return -EINVAL;
+	cpus_read_lock();
+	mutex_lock(&lcpi_mutex);
+	if (p.nr_events != lcpi_cfg.nr_events)
+		ret = -EINVAL;
+	for (i = 0; !ret && i < p.nr_events; i++)
+		if (lcpi_attr_check_period(&lcpi_real[i], p.period[i]))
+			ret = -EINVAL;
+	if (!ret)
+		ret = lcpi_sample_set_periods(p.period);
+	for (i = 0; !ret && i < p.nr_events; i++)
+		p.period[i] = lcpi_sample_period(i);
+	mutex_unlock(&lcpi_mutex);
+	cpus_read_unlock();
+	if (ret)
+		return ret;
+	if (copy_to_user(uarg, &p, sizeof(p)))
+		return -EFAULT;
+	return 0;
+}
+
 /* GET_INFO: VER1 or VER2, the size the ioctl number says */
 static long lcpi_ioc_get_info(unsigned int cmd, void __user *uarg)
 {
@@ -350,6 +392,8 @@ static long lcpi_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		mutex_unlock(&lcpi_mutex);
 		cpus_read_unlock();
 		return ret;
+	case LCPI_IOC_SET_PERIODS:
+		return lcpi_ioc_set_periods(uarg);
 	case LCPI_IOC_GET_INFO:
 	case LCPI_IOC_GET_INFO_VER1:
 		return lcpi_ioc_get_info(cmd, uarg);

@@ -173,6 +173,7 @@ static void lcpi_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct lcpi_config) != LCPI_CONFIG_SIZE_VER1);
 	BUILD_BUG_ON(sizeof(struct lcpi_info) != LCPI_INFO_SIZE_VER2);
 	BUILD_BUG_ON(sizeof(struct lcpi_cpu_stats) != LCPI_CPU_STATS_SIZE_VER4);
+	BUILD_BUG_ON(sizeof(struct lcpi_periods) != LCPI_PERIODS_SIZE_VER1);
 	BUILD_BUG_ON(LCPI_MAX_EVENTS > 255);	/* lcpi_record.event is a u8 */
 }
 

@@ -87,9 +87,15 @@ module_param_named(inject_precise, lcpi_inject_precise, int, 0600);
 MODULE_PARM_DESC(inject_precise,
 		 "testing: refuse precise_ip above this (-1: off)");
 
-/* per-event constants the handler needs, so it never divides */
+/*
+ * What the handler needs to choose each event's next period, so it never
+ * divides: the mean period, which SET_PERIODS changes while handlers run
+ * (one aligned 64-bit word, read once per run), and the jitter as a 32-bit
+ * binary fraction of it (jitter_pct / 100), fixed from SET_CONFIG on: a
+ * handler never pairs one mean with another's spread.
+ */
 static u64 lcpi_period[LCPI_MAX_EVENTS];
-static u64 lcpi_delta[LCPI_MAX_EVENTS];
+static u32 lcpi_jitter_frac[LCPI_MAX_EVENTS];
 /*
  * The precise_ip each event is opened with: lcpi_attr_precise_first(),
  * lowered at START while the PMU refuses it (lcpi_retry()). Under
@@ -124,13 +130,14 @@ static u64 lcpi_rand(struct lcpi_cpu *c)
  */
 static void lcpi_jitter(struct lcpi_cpu *c, struct perf_event *event, u32 idx)
 {
-	u64 delta = lcpi_delta[idx];
+	u64 mean = READ_ONCE(lcpi_period[idx]);
+	u64 delta = mul_u64_u32_shr(mean, lcpi_jitter_frac[idx], 32);
 	u64 next;
 
 	if (!delta)
 		return;
-	next = lcpi_period[idx] - delta +
-	       mul_u64_u64_shr(lcpi_rand(c), 2 * delta + 1, 64);
+	/* delta <= mean / 2: no wrap */
+	next = mean - delta + mul_u64_u64_shr(lcpi_rand(c), 2 * delta + 1, 64);
 	event->hw.sample_period = next ? next : 1;
 }
 
@@ -243,8 +250,9 @@ static struct perf_event *lcpi_event_create(struct lcpi_cpu *c, u32 i)
 static void lcpi_real_set(u32 i, const struct lcpi_event_config *ev)
 {
 	lcpi_real[i] = *ev;
-	lcpi_period[i] = ev->period;
-	lcpi_delta[i] = mul_u64_u32_div(ev->period, ev->jitter_pct, 100);
+	WRITE_ONCE(lcpi_period[i], ev->period);
+	/* jitter_pct <= 50: the fraction fits 32 bits */
+	lcpi_jitter_frac[i] = div_u64((u64)ev->jitter_pct << 32, 100);
 	lcpi_precise[i] = lcpi_attr_precise_first(ev);
 	lcpi_guest[i] = 0;
 }
@@ -475,6 +483,70 @@ void lcpi_sample_stop(void)
 		lcpi_cpu_release(lcpi_cpus[cpu]);
 	lcpi_running = false;
 	lcpi_not_running = 0;
+}
+
+/*
+ * Every event's mean period is @periods[i] from now on: the handlers' next
+ * choice (lcpi_jitter()), each CPU's live event at once (perf_event_period()
+ * stops it, sets attr and hw.sample_period, clears period_left and starts
+ * it again, on the event's CPU), and the events a CPU coming online opens
+ * (lcpi_real). Returns the first error of perf_event_period(). Under
+ * cpus_read_lock() and lcpi_mutex (no CPU comes or goes, no START or STOP).
+ */
+static int lcpi_periods_apply(const u64 *periods)
+{
+	struct lcpi_cpu *c;
+	unsigned int cpu;
+	int ret;
+	u32 i;
+
+	for (i = 0; i < lcpi_cfg.nr_events; i++) {
+		WRITE_ONCE(lcpi_period[i], periods[i]);
+		lcpi_real[i].period = periods[i];
+	}
+	for_each_online_cpu(cpu) {
+		c = lcpi_cpus[cpu];
+		for (i = 0; i < lcpi_cfg.nr_events; i++) {
+			if (!c->events[i])
+				continue;
+			ret = perf_event_period(c->events[i], periods[i]);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SET_PERIODS: @periods (one per configured event, checked by the caller
+ * against each event's floor and 2^62) become the mean periods while
+ * sampling; on an error every event goes back to the periods it had, so
+ * all CPUs keep sampling at one period. -EINVAL while stopped. Under
+ * cpus_read_lock() and lcpi_mutex.
+ */
+int lcpi_sample_set_periods(const u64 *periods)
+{
+	u64 old[LCPI_MAX_EVENTS];
+	u32 i;
+	int ret;
+
+	if (!lcpi_running)
+		return -EINVAL;
+	for (i = 0; i < lcpi_cfg.nr_events; i++)
+		old[i] = lcpi_period[i];
+	ret = lcpi_periods_apply(periods);
+	if (ret) {
+		pr_warn("SET_PERIODS: perf refused a period (%d): the old ones stay\n",
+			ret);
+		lcpi_periods_apply(old);
+	}
+	return ret;
+}
+
+/* The mean period event @i samples at now. Under lcpi_mutex. */
+u64 lcpi_sample_period(u32 i)
+{
+	return lcpi_period[i];
 }
 
 void lcpi_sample_init(void)

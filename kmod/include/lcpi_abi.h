@@ -232,6 +232,28 @@ struct lcpi_cpu_stats {
 #define LCPI_CPU_STATS_SIZE_VER3 192
 #define LCPI_CPU_STATS_SIZE_VER4 200
 
+/*
+ * LCPI_IOC_SET_PERIODS: new mean periods while sampling (lcpid's cost
+ * budget lowers and raises its rate with it). In: nr_events, which must be
+ * the configured number, and one mean period per event in the unit of the
+ * event really sampled (GET_INFO's events[i]: ns for a clock, a cycles
+ * event fallen back to cpu-clock included), each from SET_CONFIG's floor
+ * (LCPI_MIN_PERIOD_*) up to 2^62; unused slots zero. Out: the mean period
+ * each event samples at from now on (GET_INFO's events[i].period says the
+ * same); the jitter_pct of SET_CONFIG still randomises every period around
+ * it. Every CPU's event changes at once (perf_event_period()); a CPU that
+ * comes online later opens its events with the new periods. -EINVAL for a
+ * bad size, nr_events or period, a non-zero unused slot, or while stopped
+ * (START takes SET_CONFIG's periods).
+ */
+struct lcpi_periods {
+	__u32 size;		/* sizeof(struct lcpi_periods) */
+	__u32 nr_events;	/* in: lcpi_config.nr_events of the configuration */
+	__u64 period[LCPI_MAX_EVENTS];	/* in: asked; out: in effect */
+};
+
+#define LCPI_PERIODS_SIZE_VER1 40
+
 /* Table entries one interrupts-off step of FLUSH writes out (1/16 table). */
 #define LCPI_FLUSH_STEP_ENTRIES 1024
 
@@ -256,6 +278,7 @@ struct lcpi_cpu_stats {
 				     0x06, LCPI_CPU_STATS_SIZE_VER2)
 #define LCPI_IOC_GET_STATS_VER3	_IOC(_IOC_READ | _IOC_WRITE, LCPI_IOC_MAGIC, \
 				     0x06, LCPI_CPU_STATS_SIZE_VER3)
+#define LCPI_IOC_SET_PERIODS	_IOWR(LCPI_IOC_MAGIC, 0x07, struct lcpi_periods)
 
 #ifdef __cplusplus
 static_assert(sizeof(struct lcpi_record) == 16, "record layout");
@@ -264,6 +287,7 @@ static_assert(sizeof(struct lcpi_table_stats) == 64, "table stats layout");
 static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
 static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER4, "stats");
+static_assert(sizeof(struct lcpi_periods) == LCPI_PERIODS_SIZE_VER1, "periods");
 #elif !defined(__KERNEL__)
 _Static_assert(sizeof(struct lcpi_record) == 16, "record layout");
 _Static_assert(sizeof(struct lcpi_buffer_header) == 48, "buffer header");
@@ -271,6 +295,8 @@ _Static_assert(sizeof(struct lcpi_config) == LCPI_CONFIG_SIZE_VER1, "config");
 _Static_assert(sizeof(struct lcpi_info) == LCPI_INFO_SIZE_VER2, "info");
 _Static_assert(sizeof(struct lcpi_cpu_stats) == LCPI_CPU_STATS_SIZE_VER4,
 	       "stats");
+_Static_assert(sizeof(struct lcpi_periods) == LCPI_PERIODS_SIZE_VER1,
+	       "periods");
 #endif
 /* The kernel side checks the same sizes with BUILD_BUG_ON() at init. */
 

@@ -82,6 +82,19 @@ static inline __u64 lcpi_attr_min_period(const struct lcpi_event_config *ev)
 }
 
 /*
+ * 0 if @period may be @ev's mean period, else -EINVAL: from its floor up to
+ * 2^62 (SET_CONFIG's and SET_PERIODS' bounds; the jitter then moves single
+ * periods by at most half of it, far from perf's limit of 2^63).
+ */
+static inline int lcpi_attr_check_period(const struct lcpi_event_config *ev,
+					 __u64 period)
+{
+	if (period < lcpi_attr_min_period(ev) || period >= (1ULL << 62))
+		return -EINVAL;
+	return 0;
+}
+
+/*
  * 0 if SET_CONFIG may take @ev as a used slot, else -EINVAL: a type the
  * module knows, of the software events only the two clocks (lcpi_dev.c
  * says why), a mean period from its floor up to 2^62, jitter 0..50 %, no
@@ -94,8 +107,7 @@ static inline int lcpi_attr_check(const struct lcpi_event_config *ev)
 		return -EINVAL;
 	if (ev->type == PERF_TYPE_SOFTWARE && !lcpi_attr_is_clock(ev))
 		return -EINVAL;
-	if (ev->period < lcpi_attr_min_period(ev) ||
-	    ev->period >= (1ULL << 62))
+	if (lcpi_attr_check_period(ev, ev->period))
 		return -EINVAL;
 	if (ev->jitter_pct > 50 || ev->reserved)
 		return -EINVAL;

@@ -19,7 +19,7 @@ namespace lcpi {
 
 // The default budget: percent of each CPU (lcpid --max-overhead); 0, off,
 // until every sum over windows of different periods weighs them (fleet
-// reports do not yet) and lcpi.ko can change its period (docs/operators.md).
+// reports do not yet; docs/operators.md).
 constexpr double kDefaultMaxOverheadPct = 0;
 // The lowest rate the governor goes to, samples/s/CPU: below it a profile
 // of a window says too little to be worth its cost.

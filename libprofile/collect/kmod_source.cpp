@@ -31,11 +31,12 @@ Error Corrupt(const std::string& what) { return Error(Errc::kCorrupt, "lcpi buff
 bool EventAbsent(int err) { return err == ENOENT || err == EOPNOTSUPP; }
 
 // The module's floor for an event's mean period (lcpi_abi.h).
-uint64_t MinPeriod(const EventSpec& spec) {
-  bool clock = spec.type == PERF_TYPE_SOFTWARE &&
-               (spec.config == PERF_COUNT_SW_CPU_CLOCK || spec.config == PERF_COUNT_SW_TASK_CLOCK);
+uint64_t MinPeriod(uint32_t type, uint64_t config) {
+  bool clock = type == PERF_TYPE_SOFTWARE &&
+               (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK);
   return clock ? LCPI_MIN_PERIOD_CLOCK_NS : LCPI_MIN_PERIOD_EVENTS;
 }
+uint64_t MinPeriod(const EventSpec& spec) { return MinPeriod(spec.type, spec.config); }
 
 }  // namespace
 
@@ -235,6 +236,30 @@ Expected<void> KmodSource::Start() {
   }
   running_ = true;
   return {};
+}
+
+Expected<std::vector<uint64_t>> KmodSource::SetMeanPeriods(const std::vector<uint64_t>& periods) {
+  if (fd_ < 0 || !running_) return Error(Errc::kInvalidArgument, "kmod source: not sampling");
+  if (periods.size() != events_.size())
+    return Error(Errc::kInvalidArgument, "one period per event is needed");
+  lcpi_periods p{};
+  p.size = sizeof(p);
+  p.nr_events = static_cast<uint32_t>(periods.size());
+  for (size_t k = 0; k < periods.size(); k++) {
+    // the floor of the event the module samples (a fallen-back cycles: cpu-clock, in ns)
+    const uint64_t floor = MinPeriod(events_[k].type, events_[k].config);
+    p.period[k] = std::clamp<uint64_t>(periods[k], floor, (1ull << 62) - 1);
+  }
+  if (ioctl(fd_, LCPI_IOC_SET_PERIODS, &p) != 0) {
+    int err = errno;
+    if (err == ENOTTY)
+      return Error(Errc::kUnsupported,
+                   device_ +
+                       ": this lcpi.ko cannot change its period while it samples (it "
+                       "predates SET_PERIODS): load the module lcpid was built with");
+    return ErrnoError(device_ + ": SET_PERIODS", err);
+  }
+  return std::vector<uint64_t>(p.period, p.period + periods.size());
 }
 
 void KmodSource::Stop() {

@@ -56,12 +56,12 @@ class KmodSource : public Source {
   SourceStats Stats() const override;
   const std::vector<RealEvent>& Events() const override { return events_; }
   const std::vector<RefusedEvent>& Refused() const override { return refused_; }
-  // lcpi.ko takes periods with its events, only while stopped
-  // (LCPI_IOC_SET_CONFIG): the cost budget cannot govern it yet.
-  Expected<void> SetMeanPeriods(const std::vector<uint64_t>&) override {
-    return Error(Errc::kUnsupported,
-                 "lcpi.ko cannot change its period while it samples (no ioctl for it yet)");
-  }
+  // LCPI_IOC_SET_PERIODS while sampling: every CPU's event at once, the
+  // module's jitter kept. A period below the module's floor for the event
+  // really sampled is raised to it (as Start() does), and the module's
+  // answer, the periods in effect, is returned. kUnsupported from a module
+  // older than the ioctl (ENOTTY).
+  Expected<std::vector<uint64_t>> SetMeanPeriods(const std::vector<uint64_t>& periods) override;
 
   // The module's geometry, valid after Start().
   const lcpi_info& Info() const { return info_; }

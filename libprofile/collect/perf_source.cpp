@@ -392,7 +392,7 @@ void PerfSource::AddBatch(Cpu& c, uint32_t event, const BufferSink& sink) {
   batch_.clear();
 }
 
-Expected<void> PerfSource::SetMeanPeriods(const std::vector<uint64_t>& periods) {
+Expected<std::vector<uint64_t>> PerfSource::SetMeanPeriods(const std::vector<uint64_t>& periods) {
   if (periods.size() != events_.size())
     return Error(Errc::kInvalidArgument, "one period per event is needed");
   for (uint64_t p : periods)
@@ -405,13 +405,13 @@ Expected<void> PerfSource::SetMeanPeriods(const std::vector<uint64_t>& periods) 
       const double stretch = static_cast<double>(periods[e]) / events_[e].period;
       const auto freq = std::max<uint64_t>(1, static_cast<uint64_t>(options_.frequency / stretch));
       for (Cpu& c : cpus_)
-        if (Expected<void> r = c.rings[e]->SetPeriod(freq); !r) return r;
+        if (Expected<void> r = c.rings[e]->SetPeriod(freq); !r) return r.error();
     }
-    return {};
+    return mean_periods_;
   }
   RandomisePeriods();
   next_jitter_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  return {};
+  return mean_periods_;
 }
 
 void PerfSource::RandomisePeriods() {

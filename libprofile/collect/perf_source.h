@@ -61,7 +61,7 @@ class PerfSource : public Source {
   const std::vector<RefusedEvent>& Refused() const override { return refused_; }
   // PERF_EVENT_IOC_PERIOD on every ring now (with --frequency, the
   // frequency those periods give), then each second's jitter around them.
-  Expected<void> SetMeanPeriods(const std::vector<uint64_t>& periods) override;
+  Expected<std::vector<uint64_t>> SetMeanPeriods(const std::vector<uint64_t>& periods) override;
 
  private:
   // The table's memory in cache lines: a 4-way set of 16-byte entries is

@@ -107,9 +107,10 @@ class Source {
   // unit), still randomised by the jitter: the cost budget's governed rate
   // (libprofile/budget/rate_governor.h). Called by the thread that polls
   // and flushes the source (the drain thread), at a window's mark; Events()
-  // keeps the asked periods. A source that cannot change its period while
-  // it runs says so (kmod: lcpi.ko takes periods only while stopped).
-  virtual Expected<void> SetMeanPeriods(const std::vector<uint64_t>& periods) = 0;
+  // keeps the asked periods. Returns the mean periods sampled at from now
+  // on, as the source has them (what a window stores as its period); a
+  // source that cannot change them while it runs says why.
+  virtual Expected<std::vector<uint64_t>> SetMeanPeriods(const std::vector<uint64_t>& periods) = 0;
 };
 
 }  // namespace lcpi

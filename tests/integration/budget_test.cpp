@@ -43,10 +43,13 @@ double Number(std::map<std::string, std::string>& st, const std::string& key) {
   return std::stod(st[key]);
 }
 
-// Status once governor_changes reached `changes` (or after a minute).
+// Status once governor_changes reached `changes` (or after a minute; 150 s
+// in the QEMU guest, LCPI_TEST_RATE_LOW set, where the first calibration
+// under TCG took from under a minute to over one on a loaded host).
 std::map<std::string, std::string> GovernedStatus(DaemonFixture& d, uint64_t changes) {
   std::map<std::string, std::string> st;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::seconds(std::getenv("LCPI_TEST_RATE_LOW") ? 150 : 60);
   while (std::chrono::steady_clock::now() < give_up) {
     st = d.Status();
     if (!st["governor_changes"].empty() && std::stoull(st["governor_changes"]) >= changes) break;
@@ -172,10 +175,20 @@ TEST_CASE("lcpictl calibrate measures again, and --calibrate off leaves it to th
   CHECK(Number(st, "sample_cost_ns") > 0);
 }
 
+// The budget of the first governed test: 1 %, or LCPI_TEST_BUDGET_PCT (the
+// QEMU guest, where a sample costs ~170 us under TCG and 1 % would sit at
+// the floor of 100/s); LCPI_TEST_RATE_LOW, the least share of the governed
+// rate the guest's late hrtimers are held to.
+double TestBudgetPct() {
+  const char* pct = std::getenv("LCPI_TEST_BUDGET_PCT");
+  return pct ? std::stod(pct) : 1;
+}
+
 TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the windows say so") {
   // cpu-clock at the default 5,000/s/CPU costs ~4 % of a CPU here (7.8 us a
   // sample): a budget of 1 % allows ~1,300/s
-  DaemonFixture d({"--max-overhead", "1"});
+  const double budget = TestBudgetPct();
+  DaemonFixture d({"--max-overhead", std::to_string(budget)});
   REQUIRE(d.running());
   auto st = GovernedStatus(d, 1);
   INFO("calibration_error: " << st["calibration_error"]
@@ -183,18 +196,26 @@ TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the w
   const double asked = Number(st, "asked_rate_per_cpu"), cost = Number(st, "sample_cost_ns");
   // The test needs a host where the asked rate costs more than the budget.
   INFO("the asked rate costs " << st["sampling_cost_pct"] << " % here");
-  REQUIRE(Number(st, "sampling_cost_pct") > 1.2);
-  CHECK(Number(st, "max_overhead_pct") == 1);
+  REQUIRE(Number(st, "sampling_cost_pct") > 1.2 * budget);
+  CHECK(Number(st, "max_overhead_pct") == Approx(budget));
   CHECK(Number(st, "governor_changes") >= 1);
   const double governed = Number(st, "governed_rate_per_cpu");
   CHECK(governed < asked);
-  CHECK(governed == Approx(std::max(100.0, 1e7 / cost)).epsilon(0.12));
-  CHECK(Number(st, "governed_cost_pct") <= 1.1);
+  CHECK(governed == Approx(std::max(100.0, budget * 1e7 / cost)).epsilon(0.12));
+  CHECK(Number(st, "governed_cost_pct") <= 1.1 * budget);
   CHECK(st["budget_exceeded"] == "0");
   // the rate really taken (idle CPUs are sampled too: cpu-clock)
   const double measured = MeasuredRate(d, 2);
   INFO("measured " << measured << "/s/CPU, governed " << governed << ", asked " << asked);
-  CHECK(measured == Approx(governed).epsilon(0.25));
+  if (const char* low = std::getenv("LCPI_TEST_RATE_LOW")) {
+    // QEMU TCG on a loaded host: the guest's hrtimers fire late, so
+    // cpu-clock delivers only part of any rate (asked 5,000: ~900/s);
+    // never more than the governed one, and at least this share of it
+    CHECK(measured <= governed * 1.25);
+    CHECK(measured >= governed * std::stod(low));
+  } else {
+    CHECK(measured == Approx(governed).epsilon(0.25));
+  }
 
   // The known shares at the governed rate, within 2 points of the truth.
   REQUIRE(Run({kWorkloads + "/shares", "6"}) == 0);
@@ -215,6 +236,44 @@ TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the w
   REQUIRE(periods.size() >= 2);
   CHECK(periods.front() == Approx(1e9 / asked).epsilon(0.01));
   CHECK(periods.back() == Approx(1e9 / governed).epsilon(0.01));
+}
+
+// Whatever the source (perf, or lcpi.ko in the QEMU guest, LCPI_TEST_SOURCE=
+// kmod): the governor's period reaches the source, which samples at it, and
+// each window stores the period it was sampled at. No figure of the cost
+// estimate is asserted (under TCG it wandered from 170 to 920 us a sample
+// between boots, and a step moves the rate by at most x10).
+TEST_CASE("the governed period reaches the source and every window stores its own") {
+  const double budget = TestBudgetPct();
+  DaemonFixture d({"--max-overhead", std::to_string(budget)});
+  REQUIRE(d.running());
+  auto st = GovernedStatus(d, 1);
+  INFO("calibration_error: " << st["calibration_error"]
+                             << " governor_error: " << st["governor_error"]);
+
+  CHECK(st["governor_error"].empty());
+  REQUIRE(Number(st, "governor_changes") >= 1);
+  const double asked = Number(st, "asked_rate_per_cpu");
+  const double governed = Number(st, "governed_rate_per_cpu");
+  CHECK(governed < asked);
+  const double measured = MeasuredRate(d, 2);
+  st = d.Status();
+  const double now = Number(st, "governed_rate_per_cpu");  // a second step may have come
+  INFO("measured " << measured << "/s/CPU, governed " << governed << " then " << now << ", asked "
+                   << asked);
+  const char* low = std::getenv("LCPI_TEST_RATE_LOW");
+  CHECK(measured <= std::max(governed, now) * 1.25);
+  CHECK(measured >= std::min(governed, now) * (low ? std::stod(low) : 0.75));
+  REQUIRE(d.Stop() == 0);
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  std::vector<uint64_t> periods = WindowPeriods(*db);
+  REQUIRE(periods.size() >= 2);
+  CHECK(periods.front() == Approx(1e9 / asked).epsilon(0.01));
+  CHECK(periods.back() > periods.front());
+  bool stored = false;
+  for (uint64_t p : periods) stored = stored || p == Approx(1e9 / governed).epsilon(0.01);
+  CHECK(stored);
 }
 
 TEST_CASE("lcpictl budget changes the budget at run time, and the rate follows") {

@@ -94,12 +94,14 @@ lcpi_kmod_test(memory 150 --smp 2,maxcpus=4
 
 # lcpid --source kmod in the guest: the daemon's known-shares, storm,
 # accounting and throttle tests give the same answers as the perf source on
-# the host (the module counts the events perf throttles). On 6.1 only, the
+# the host (the module counts the events perf throttles), and the cost
+# budget's governor lowers the module's period (budget_test). On 6.1 only, the
 # longest guest test (about 90 s): what it adds is lcpid's, above the
 # module, and lcpid meets 6.12's module in kmod.6.12.basics (events.sh,
 # source.sh).
-lcpi_kmod_guest_test(kmod.daemon 400
-  -- ${CMAKE_SOURCE_DIR}/tests/kmod/daemon.sh $<TARGET_FILE:daemon_test>)
+lcpi_kmod_guest_test(kmod.daemon 460
+  -- ${CMAKE_SOURCE_DIR}/tests/kmod/daemon.sh $<TARGET_FILE:daemon_test>
+     $<TARGET_FILE:budget_test>)
 
 # Kernel code loaded after lcpid started: Debian's sha3_generic, loaded and
 # kept busy through AF_ALG, is named (crypto_sha3_update on [sha3_generic]) after lcpid
