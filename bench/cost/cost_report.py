@@ -163,6 +163,8 @@ def write(result, out):
           "during this run): that noise is why the slopes are taken at high rates, where "
           "the signal is many times the noise; R² says how straight each line is." % (
               h["machine"]["nproc"], h["machine"]["cpu_model"], h["machine"]["kernel"]), ""]
+    if result.get("load_note"):
+        md += [result["load_note"], ""]
     md += table(h, "Host")
     md += governed_text(h)
     g = result.get("guest")
