@@ -277,9 +277,37 @@ bool Daemon::StartCalibration() {
   return calibrator_.Start(c);
 }
 
-double Daemon::SampleCostNs() const {
+void Daemon::TakeCalibration() {
   const CalibratorState c = calibrator_.State();
-  return c.last ? c.last->fit.slope : 0;
+  if (c.running || c.runs == calibrations_seen_) return;
+  const uint64_t failures_before = calibrations_seen_ ? last_failures_ : 0;
+  calibrations_seen_ = c.runs;
+  const bool failed = c.failures != failures_before;
+  last_failures_ = c.failures;
+  const bool was_confirming = confirming_;
+  confirming_ = false;
+  if (failed || !c.last) return;
+  const RateGovernor::Offered v = governor_->Offer(c.last->fit.slope, c.last->fit.half95);
+  if (v == RateGovernor::Offered::kRefused) {
+    spdlog::warn(
+        "calibration refused: {:.0f} ns +- {:.0f} a sample, an interval over {:.0f} % of it;"
+        " the governor keeps {:.0f} ns",
+        c.last->fit.slope, c.last->fit.half95, 100 * governor_->steps().max_relative_half95,
+        governor_->interrupt_ns());
+    return;
+  }
+  govern_early_ = true;  // a new estimate: its rate from the next window on
+  if (v == RateGovernor::Offered::kAccepted && !was_confirming &&
+      governor_->awaits_confirmation() && StartCalibration()) {
+    confirming_ = true;
+    confirming_started_++;
+  }
+}
+
+void Daemon::WatchCpusOnline() {
+  if (!cpus_online_.Changed()) return;
+  spdlog::info("{} CPUs online now: calibrating again", cpus_online_.online());
+  if (StartCalibration()) cpu_online_calibrations_++;
 }
 
 std::vector<RealEvent> Daemon::WindowEvents() const {
@@ -291,10 +319,9 @@ std::vector<RealEvent> Daemon::WindowEvents() const {
 
 void Daemon::GovernEarly() {
   if (!govern_early_ || draining_ || writer_->busy() || failed_batch_) return;
-  const double cost = SampleCostNs();
-  if (cost <= 0 && options_.max_overhead_pct > 0) return;  // no estimate yet: wait for it
+  if (governor_->cost_ns() <= 0 && governor_->budget_pct() > 0) return;  // no estimate yet
   govern_early_ = false;
-  if (!governor_->WouldChange(cost)) return;
+  if (!governor_->WouldChange()) return;
   spdlog::info("cost budget {} %: the window ends early for the new rate", governor_->budget_pct());
   StartMerge(true);
 }
@@ -345,7 +372,10 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
   }
   // A window's end: the governor's rate for the next one, set at its mark.
   std::optional<std::vector<uint64_t>> periods;
-  if (close_window) periods = governor_->Decide(SampleCostNs());
+  if (close_window) {
+    WatchCpusOnline();
+    periods = governor_->Decide();
+  }
   draining_ = Draining{close_window, wait_lookups, periods.has_value()};
   drainer_->RequestFlush(std::move(periods));
 }
@@ -360,6 +390,11 @@ void Daemon::MeasureCost(MergeBatch& batch, const DrainStats& now) {
               .count()),
       calibrator_.State().last);
   batch.observer_pid = static_cast<uint32_t>(getpid());
+  // lcpid's own CPU per sample counts in what the governor holds to the
+  // budget (review finding 10); a batch of no samples says nothing.
+  if (batch.cost && batch.cost->samples)
+    governor_->set_daemon_ns_per_sample(static_cast<double>(batch.cost->daemon_ns) /
+                                        static_cast<double>(batch.cost->samples));
 }
 
 void Daemon::TakeAndSubmit(const FlushMark& mark) {
@@ -748,6 +783,14 @@ std::string Daemon::Status() {
     b.hysteresis = governor_->steps().hysteresis;
     b.governor_changes = governor_->changes();
     b.governor_error = governor_->error();
+    b.governor_cost_ns = governor_->cost_ns();
+    b.governor_interrupt_ns = governor_->interrupt_ns();
+    b.governor_daemon_ns = governor_->daemon_ns_per_sample();
+    b.estimate_confirmed = governor_->confirmed();
+    b.calibrations_refused = governor_->refused();
+    b.calibrations_confirming = confirming_started_;
+    b.cpu_online_calibrations = cpu_online_calibrations_;
+    b.cpus_online = cpus_online_.online();
     b.module_timed = source_->Name() == "kmod";
     b.module_handler_ns = s.handler_ns_hit + s.handler_ns_miss;
     b.module_samples = s.table.hits + s.table.misses;
@@ -939,6 +982,7 @@ int Daemon::Run() {
       }
     }
     if (draining_) continue;  // a merge is starting: its mark comes from the drain thread
+    TakeCalibration();
     GovernEarly();
     if (draining_) continue;
     // Counts of images still being identified stay pending: they do not

@@ -35,6 +35,7 @@
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/base/lookup_worker.h"
 #include "libprofile/budget/calibrator.h"
+#include "libprofile/budget/cpu_online_watch.h"
 #include "libprofile/budget/rate_governor.h"
 #include "libprofile/collect/source.h"
 #include "libprofile/image/kernel_symbols.h"
@@ -97,8 +98,12 @@ class Daemon {
   // Starts a calibration of what one sample costs (libprofile/budget) on
   // its own thread, for the first event sampled; false if one runs.
   bool StartCalibration();
-  // The latest calibration's cost of one sample, ns (0: none yet).
-  double SampleCostNs() const;
+  // A calibration finished since the last look: offered to the governor,
+  // which keeps it only if its interval is narrow enough; one that would
+  // lower the rate by more than x2 unconfirmed starts a second, once.
+  void TakeCalibration();
+  // At a window's end: a CPU came online (or went): calibrate again.
+  void WatchCpusOnline();
   // The source's events as the current window samples them: the governed
   // periods in place of the asked ones (what the window's rows store).
   std::vector<RealEvent> WindowEvents() const;
@@ -169,6 +174,12 @@ class Daemon {
   std::optional<RateGovernor> governor_;
   bool govern_early_ = true;  // GovernEarly is due: at start and after lcpictl budget
   Clock::time_point next_calibration_ = Clock::time_point::max();
+  uint64_t calibrations_seen_ = 0;  // calibrator_'s runs offered to the governor
+  uint64_t last_failures_ = 0;
+  bool confirming_ = false;          // the calibration running confirms the last one
+  uint64_t confirming_started_ = 0;  // how many did (status)
+  CpuOnlineWatch cpus_online_;       // their count at the last window's end
+  uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).
   std::optional<CostMeter> cost_meter_;
   // The batch's cost since the last (cost_meter_) and lcpid's pid.

@@ -12,6 +12,14 @@ Configurations (--configs), every one at every rate of --rates:
                every CPU, rings read and discarded (the kernel's cost alone)
   perf-record  perf record -a -e EVENT -c PERIOD
   lcpid        lcpid --source perf --events EVENT --period PERIOD
+  lcpid-governed  the same with --max-overhead BUDGET (issue 27): asked
+               --governed-rate, armed once lcpid calibrated and its governor
+               chose the rate the budget allows; --governed-runs cells of it
+               per repetition (and one bare), fitted with the governed rate as
+               instrument; its slowdown is the workload's CPU time over the
+               bare runs' (every configuration's rate 0), and a short run of
+               the known-shares workload (tests/integration/workloads/shares.c)
+               at the governed rate checks the shares against the truth
   in the QEMU guest (--guest; scripts/qemu/run-guest.sh, Debian's 6.1
   kernel under TCG, lcpi.ko loaded), the same three, with lcpid --source kmod:
   guest-floor, guest-perf-record, guest-lcpid
@@ -28,11 +36,14 @@ Writes OUT.json (every run, every fit) and OUT.md + OUT.png (cost_report.py).
 Needs root and a build with lcpid, lcpictl and bench/cost's programs.
 """
 import argparse
+import csv
 import datetime
 import json
+import math
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -45,7 +56,8 @@ import fit  # noqa: E402
 import profilers  # noqa: E402
 import cost_report  # noqa: E402
 
-HOST_CONFIGS = ["floor", "perf-record", "lcpid"]
+GOVERNED = "lcpid-governed"
+HOST_CONFIGS = ["floor", "perf-record", "lcpid", GOVERNED]
 GUEST_CONFIGS = ["guest-floor", "guest-perf-record", "guest-lcpid"]
 EVENT = "cpu-clock"
 MODES = {  # repetitions, CPU seconds per thread per run, guest repetitions, guest s
@@ -99,7 +111,8 @@ def start(cfg, rate, a):
     if base == "perf-record":
         return profilers.PerfRecord(EVENT, period)
     source = "kmod" if cfg.startswith("guest-") else "perf"
-    return profilers.LcpidProf(a.build, source, EVENT, period)
+    return profilers.LcpidProf(a.build, source, EVENT, period,
+                               a.budget if base == GOVERNED else 0)
 
 
 def one_run(cfg, rate, a, cmd, start_fn=None):
@@ -116,6 +129,8 @@ def one_run(cfg, rate, a, cmd, start_fn=None):
         out["cpu_s"], out["wall_s"], wpid = run_workload(cmd, prof)
         out["samples"], out["samples_all"], out["lost"] = prof.disarm(wpid)
         out["profiler_cpu_s"] = prof.cpu_end - p0
+        if getattr(prof, "governed", None):
+            out["governed"] = prof.governed
         prof.stop()
     except BaseException:
         prof.kill()
@@ -124,7 +139,9 @@ def one_run(cfg, rate, a, cmd, start_fn=None):
 
 
 def run_all(configs, rates, reps, a, cmd, seed, start_fn=None):
-    cells = [(c, r) for c in configs for r in rates]
+    cells = [(c, r) for c in configs if c != GOVERNED for r in rates]
+    if GOVERNED in configs:  # one asked rate, several runs, and its bare one
+        cells += [(GOVERNED, 0)] + [(GOVERNED, a.governed_rate)] * a.governed_runs
     rng = random.Random(seed)
     runs, t0, total = [], time.monotonic(), reps * len(cells)
     for rep in range(reps):
@@ -148,7 +165,9 @@ def fits(runs, configs):
     for cfg in configs:
         rs = [r for r in runs if r["config"] == cfg]
         xs = [r["samples"] for r in rs]
-        zs = [r["rate"] for r in rs]
+        # the governed row's rate is the one lcpid chose, not the asked one
+        zs = [r["governed"]["governed_rate_per_cpu"] if r.get("governed") else r["rate"]
+              for r in rs]
         # the nominal rate as instrument (fit.fit_iv: samples follow CPU time)
         cpu = fit.fit_iv(xs, [r["cpu_s"] for r in rs], zs)
         wall = fit.fit_iv(xs, [r["wall_s"] for r in rs], zs)
@@ -170,7 +189,8 @@ def fits(runs, configs):
         }
     for prefix in ("", "guest-"):
         fl, pr = out.get(prefix + "floor"), out.get(prefix + "perf-record")
-        for cfg in (prefix + "floor", prefix + "perf-record", prefix + "lcpid"):
+        for cfg in (prefix + "floor", prefix + "perf-record", prefix + "lcpid",
+                    prefix + GOVERNED):
             if cfg not in out or out[cfg]["cpu"] is None:
                 continue
             line = out[cfg]["_lines"][0]
@@ -184,6 +204,85 @@ def fits(runs, configs):
             out[cfg]["ratios"] = {k: {"ratio": v[0], "ci95": v[1]} for k, v in rat.items()}
     for v in out.values():
         v.pop("_lines")
+    return out
+
+
+def _mean_var(xs):
+    n = len(xs)
+    m = sum(xs) / n
+    return m, sum((x - m) ** 2 for x in xs) / (n - 1) if n > 1 else 0.0
+
+
+def governed_summary(runs, fitted, budget):
+    """The governed row against its budget: the rate lcpid chose, the
+    workload's slowdown (its CPU time over the bare runs', every
+    configuration's rate 0, with a 95 % interval by the delta method on the
+    two means, normal quantile), and the overhead the fixed-rate lcpid's slope
+    implies at the governed rate (slope x rate, with its interval)."""
+    gov = [r for r in runs if r["config"] == GOVERNED and r.get("governed")]
+    bare = [r["cpu_s"] for r in runs if r["rate"] == 0]
+    if len(gov) < 2 or len(bare) < 2:
+        return None
+    rates = sorted(r["governed"]["governed_rate_per_cpu"] for r in gov)
+    costs = sorted(r["governed"]["sample_cost_ns"] for r in gov)
+    mg, vg = _mean_var([r["cpu_s"] for r in gov])
+    mb, vb = _mean_var(bare)
+    slow = mg / mb - 1
+    half = 1.96 * (mg / mb) * math.sqrt(vg / len(gov) / mg ** 2 + vb / len(bare) / mb ** 2)
+    rate = rates[len(rates) // 2]
+    out = {"budget_pct": budget, "runs": len(gov), "bare_runs": len(bare),
+           "rate_median": rate, "rate_min": rates[0], "rate_max": rates[-1],
+           "rate_after_differs": sum(1 for r in gov if r["governed"].get("rate_after")
+                                     != r["governed"]["governed_rate_per_cpu"]),
+           "asked_rate": gov[0]["governed"]["asked_rate_per_cpu"],
+           "cost_estimate_ns_median": costs[len(costs) // 2],
+           "governed_cost_pct_median": sorted(
+               r["governed"]["governed_cost_pct"] for r in gov)[len(gov) // 2],
+           "slowdown_pct": 100 * slow, "slowdown_ci95_pct": 100 * half,
+           "samples_per_cpu_s": sum(r["samples"] / r["cpu_s"] for r in gov) / len(gov)}
+    for key, cfg in (("implied_fixed", "lcpid"), ("implied_own", GOVERNED)):
+        f = fitted.get(cfg, {}).get("cpu")
+        if f:
+            out[key + "_pct"] = 100 * f["slope"] * rate
+            out[key + "_ci95_pct"] = 100 * f["slope_ci95"] * rate
+    # lcpid's own CPU over the workload's runs, as a share of every CPU
+    wall = sum(r["wall_s"] for r in gov) * (os.cpu_count() or 1)
+    out["daemon_pct"] = 100 * sum(r["profiler_cpu_s"] for r in gov) / wall
+    return out
+
+
+def known_shares(a):
+    """lcpid --max-overhead BUDGET at the governed rate over the known-shares
+    workload (work60, work30, work10 for 60/30/10 % of its iterations):
+    each procedure's share of the three against the truth."""
+    shares = os.path.join(a.build, "tests/integration/workloads/shares")
+    prof = profilers.LcpidProf(a.build, "perf", EVENT, 1_000_000_000 // a.governed_rate, a.budget)
+    try:
+        gov = dict(prof.governed)
+        subprocess.run([shares, str(a.shares_seconds)], check=True)
+        prof.stop_lcpid()  # it writes its window
+        r = subprocess.run([os.path.join(a.build, "tools/lcpiprof"), "--db", prof.l.db,
+                            "--epoch", "all", "-p", "-i", shares, "--format", "csv"],
+                           capture_output=True, text=True)
+    finally:
+        prof.kill()
+        shutil.rmtree(prof.l.dir, ignore_errors=True)
+    counts = {}
+    rows = list(csv.reader(r.stdout.splitlines()))
+    head = rows[0] if rows else []
+    for row in rows[1:]:
+        rec = dict(zip(head, row))
+        name = rec.get("procedure", "")
+        if name in ("work60", "work30", "work10"):
+            counts[name] = counts.get(name, 0) + int(rec.get(EVENT) or 0)
+    total = sum(counts.values())
+    out = {"seconds": a.shares_seconds, "governed": gov, "samples": total, "counts": counts,
+           "lcpiprof_error": r.stderr.strip()[-300:] if r.returncode else None}
+    if total:
+        out["share_pct"] = {k: 100 * v / total for k, v in counts.items()}
+        out["max_error_points"] = max(abs(100 * counts.get(k, 0) / total - t)
+                                      for k, t in (("work60", 60), ("work30", 30),
+                                                   ("work10", 10)))
     return out
 
 
@@ -241,6 +340,14 @@ def main():
     ap.add_argument("--guest-reps", type=int, help="guest repetitions (default 4, --quick 1)")
     ap.add_argument("--guest-cpu-seconds", type=float, help="default 1.0, --quick 0.3")
     ap.add_argument("--seed", type=int, default=15)
+    ap.add_argument("--budget", type=float, default=1,
+                    help="lcpid-governed's --max-overhead, %% of each CPU (default %(default)s)")
+    ap.add_argument("--governed-rate", type=int, default=5000,
+                    help="the rate lcpid-governed is asked for (default %(default)s/s/CPU)")
+    ap.add_argument("--governed-runs", type=int, default=3,
+                    help="lcpid-governed runs per repetition (default %(default)s)")
+    ap.add_argument("--shares-seconds", type=int, default=6,
+                    help="the known-shares run at the governed rate, s (0: none)")
     ap.add_argument("--inside-guest", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     mode = "quick" if a.quick else "full"
@@ -274,6 +381,11 @@ def main():
                        "cpu_s_per_thread": a.cpu_seconds, "runs": runs,
                        "fits": fits(runs, configs)},
               "guest": None, "guest_error": "not run (--no-guest)"}
+    if GOVERNED in configs:
+        result["host"]["governed"] = governed_summary(runs, result["host"]["fits"], a.budget)
+        if a.shares_seconds:
+            result["host"]["known_shares"] = known_shares(a)
+            log("cost: known shares at the governed rate: %r" % result["host"]["known_shares"])
     if a.guest:
         g, err = run_guest(a)
         result["guest_error"] = err

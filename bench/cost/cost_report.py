@@ -16,6 +16,7 @@ NAMES = {
     "floor": "floor (events + rings only, read and discarded)",
     "perf-record": "`perf record -a`",
     "lcpid": "lcpid, perf source",
+    "lcpid-governed": "lcpid, perf source, --max-overhead 1 (governed)",
     "guest-floor": "guest: floor",
     "guest-perf-record": "guest: `perf record -a`",
     "guest-lcpid": "guest: lcpid, kmod source",
@@ -77,6 +78,46 @@ def table(part, title):
     return lines
 
 
+def governed_text(h):
+    """The governed row against its budget, and the known shares at its rate."""
+    g = h.get("governed")
+    if not g:
+        return []
+    def pm(key):
+        v = g.get(key + "_pct")
+        return "n/a" if v is None else "%.2f ± %.2f %%" % (v, g[key + "_ci95_pct"])
+    out = ["### Governed: lcpid --max-overhead %g" % g["budget_pct"], "",
+           "lcpid asked for %s/s/CPU with a budget of %g %% of each CPU, armed once it had "
+           "calibrated and its governor had set the rate (%d runs, each a fresh lcpid). "
+           "The rate it chose: %.0f/s/CPU (median; %.0f-%.0f over the runs), by its "
+           "estimate of %.0f ns per sample (median), governed_cost_pct %.2f; the workload "
+           "was sampled at %.0f per CPU-second. Against the budget:" % (
+               "{:,.0f}".format(g["asked_rate"]), g["budget_pct"], g["runs"], g["rate_median"],
+               g["rate_min"], g["rate_max"], g["cost_estimate_ns_median"],
+               g["governed_cost_pct_median"], g["samples_per_cpu_s"]), "",
+           "| measure | % of the workload's CPU (95 % CI) |", "|---|---|",
+           "| measured slowdown: its CPU time over the %d bare runs' (rate 0 of every "
+           "configuration) | %.2f ± %.2f %% |" % (g["bare_runs"], g["slowdown_pct"],
+                                                g["slowdown_ci95_pct"]),
+           "| implied at the governed rate by the fixed-rate lcpid's slope | %s |" % pm(
+               "implied_fixed"),
+           "| implied at the governed rate by the governed row's own slope | %s |" % pm(
+               "implied_own"),
+           "| lcpid's own CPU over the workload's runs (every CPU) | %.2f %% |" % g["daemon_pct"],
+           ""]
+    k = h.get("known_shares")
+    if k and k.get("share_pct"):
+        sp = k["share_pct"]
+        out += ["The known-shares workload (tests/integration/workloads/shares.c: work60, "
+                "work30, work10 for 60, 30, 10 %% of its iterations), %d s under lcpid "
+                "--max-overhead %g at %.0f/s/CPU: %d samples, work60 %.1f %%, work30 %.1f %%, "
+                "work10 %.1f %%; the largest error %.1f points (the issue asks within 1)." % (
+                    k["seconds"], g["budget_pct"], k["governed"]["governed_rate_per_cpu"],
+                    k["samples"], sp.get("work60", 0), sp.get("work30", 0),
+                    sp.get("work10", 0), k["max_error_points"]), ""]
+    return out
+
+
 def write(result, out):
     h = result["host"]
     md = ["# Cost per sample, as a slope (bench/cost)", "",
@@ -122,7 +163,10 @@ def write(result, out):
           "during this run): that noise is why the slopes are taken at high rates, where "
           "the signal is many times the noise; R² says how straight each line is." % (
               h["machine"]["nproc"], h["machine"]["cpu_model"], h["machine"]["kernel"]), ""]
+    if result.get("load_note"):
+        md += [result["load_note"], ""]
     md += table(h, "Host")
+    md += governed_text(h)
     g = result.get("guest")
     if g:
         md += ["In the QEMU guest (scripts/qemu/run-guest.sh: Debian's %s kernel under TCG, "

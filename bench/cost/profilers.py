@@ -3,7 +3,9 @@ one workload run so the samples it reports are the ones taken while the
 workload ran:
   Floor        lcpi-cost-floor: the events and rings alone, read and discarded
   PerfRecord   `perf record -a`, enabled and disabled through its control fifo
-  LcpidProf    lcpid (perf or kmod source), samples from `lcpictl status`
+  LcpidProf    lcpid (perf or kmod source), samples from `lcpictl status`;
+               with a budget (--max-overhead), armed once the governor chose
+               its rate (governed_rate_per_cpu, kept for the report)
 Each has arm() before the workload, disarm(workload_pid) after it ->
 (samples on the workload's process, every sample in the window or None, lost
 records), pid (for its own CPU time) and stop(). All sample the same event at the same fixed
@@ -142,14 +144,50 @@ class PerfRecord:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+# How long the governed row waits for lcpid's calibration and its rate.
+GOVERN_TIMEOUT_S = 60
+
+
 class LcpidProf:
-    def __init__(self, build, source, event, period, extra=()):
-        # the fixed-rate row: the cost budget would lower the rate; extra:
-        # more lcpid options (bench/stacks: --stack-frequency)
+    def __init__(self, build, source, event, period, budget=0, extra=()):
+        # budget 0: the fixed-rate row (the cost budget would lower the rate);
+        # extra: more lcpid options (bench/stacks: --stack-frequency)
         self.l = trial.Lcpid(build, source, event,
-                             ["--period", str(period), "--max-overhead", "0"] + list(extra))
+                             ["--period", str(period), "--max-overhead", str(budget)] +
+                             list(extra))
         self.pid = self.l.pid
+        self.budget = budget
         time.sleep(0.5)  # its start-up scan of /proc is not the workload's cost
+        if budget:
+            try:
+                self._govern()
+            except BaseException:
+                self.kill()
+                raise
+
+    def _govern(self):
+        """Calibrates (trial.Lcpid starts lcpid with --calibrate-every 0) and
+        waits until the rate lcpid samples at is the one its budget allows
+        (within the governor's 10 % hysteresis): the workload then runs at the
+        governed rate, and neither the calibration nor the first window at
+        the asked rate is part of its cost."""
+        self.l.ctl("calibrate")
+        deadline = time.monotonic() + GOVERN_TIMEOUT_S
+        while True:
+            kv = self._status()
+            done = kv.get("calibration_state") == "done"
+            rate, within = kv.get("governed_rate_per_cpu", 0), kv.get("rate_within_budget", 0)
+            if done and rate > 0 and within > 0 and abs(rate - within) <= 0.1 * rate:
+                break
+            if time.monotonic() > deadline:
+                raise TrialError("lcpid did not reach its governed rate within %d s: %r" % (
+                    GOVERN_TIMEOUT_S, {k: kv.get(k) for k in (
+                        "calibration_state", "calibration_error", "governed_rate_per_cpu",
+                        "rate_within_budget", "governor_error")}))
+            time.sleep(0.1)
+        self.governed = {k: kv.get(k) for k in (
+            "governed_rate_per_cpu", "asked_rate_per_cpu", "sample_cost_ns",
+            "sample_cost_ci95_ns", "governed_cost_pct", "budget_exceeded", "governor_changes")}
 
     def _status(self):
         kv, _ = trial.parse_status(self.l.ctl("status"))
@@ -172,14 +210,10 @@ class LcpidProf:
         # every sample it handled meanwhile, on every CPU and of every
         # process: what its own CPU time is spent on
         handled = int(after.get("samples", 0) - self.before.get("samples", 0))
+        if self.budget:  # the rate held through the workload's run
+            self.governed["rate_after"] = after.get("governed_rate_per_cpu")
         l = self.l
-        l._stop.set()
-        l.ctl("stop")
-        deadline = time.monotonic() + 60
-        while os.path.exists("/proc/%d" % l.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if os.path.exists("/proc/%d" % l.pid):
-            raise TrialError("lcpid %d did not stop within 60 s" % l.pid)
+        self.stop_lcpid()
         db = sqlite3.connect("file:%s?mode=ro" % l.db, uri=True)
         try:
             mine = db.execute("SELECT coalesce(sum(count), 0) FROM process_counts WHERE pid = ?",
@@ -188,6 +222,17 @@ class LcpidProf:
             db.close()
         shutil.rmtree(l.dir, ignore_errors=True)
         return int(mine), handled, lost
+
+    def stop_lcpid(self):
+        """Stops lcpid, which writes its window; its database stays."""
+        l = self.l
+        l._stop.set()
+        l.ctl("stop")
+        deadline = time.monotonic() + 60
+        while os.path.exists("/proc/%d" % l.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if os.path.exists("/proc/%d" % l.pid):
+            raise TrialError("lcpid %d did not stop within 60 s" % l.pid)
 
     def stop(self):
         pass

@@ -59,8 +59,17 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "governed_rate_per_cpu " << static_cast<uint64_t>(f.governed_rate) << "\n";
   o << "governor_changes " << f.governor_changes << "\n";
   if (!f.governor_error.empty()) o << "governor_error " << f.governor_error << "\n";
-  if (c.last && f.governed_rate > 0) {
-    const double now_pct = c.last->fit.slope * f.governed_rate / 1e7;
+  o << "governor_cost_ns " << static_cast<int64_t>(f.governor_cost_ns) << "\n";
+  o << "governor_interrupt_ns " << static_cast<int64_t>(f.governor_interrupt_ns) << "\n";
+  o << "governor_daemon_ns " << static_cast<int64_t>(f.governor_daemon_ns) << "\n";
+  o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";
+  o << "calibrations_refused " << f.calibrations_refused << "\n";
+  o << "calibrations_confirming " << f.calibrations_confirming << "\n";
+  o << "cpus_online " << f.cpus_online << "\n";
+  o << "cpu_online_calibrations " << f.cpu_online_calibrations << "\n";
+  if (f.governor_cost_ns > 0 && f.governed_rate > 0) {
+    // by the cost the governor holds to the budget: lcpid's own included
+    const double now_pct = f.governor_cost_ns * f.governed_rate / 1e7;
     const bool over = f.budget_pct > 0 && now_pct > f.budget_pct * (1 + 1e-9);
     const bool exceeded = over && (now_pct > f.budget_pct * (1 + f.hysteresis) ||
                                    f.governed_rate <= kGovernorFloorRate);

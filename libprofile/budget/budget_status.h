@@ -31,6 +31,16 @@ struct BudgetFigures {
   double hysteresis = 0;
   uint64_t governor_changes = 0;
   std::string governor_error;
+  // What the governor holds to the budget (review finding 10): the
+  // estimate it kept (interrupt) plus lcpid's own CPU per sample, whether
+  // a second calibration confirmed it, the calibrations it refused (too
+  // wide an interval) and those started to confirm one; and the
+  // calibrations a change in the online CPUs started.
+  double governor_cost_ns = 0, governor_interrupt_ns = 0, governor_daemon_ns = 0;
+  bool estimate_confirmed = false;
+  uint64_t calibrations_refused = 0, calibrations_confirming = 0;
+  uint64_t cpu_online_calibrations = 0;
+  long cpus_online = 0;
   bool module_timed = false;  // lcpi.ko timed its handler (1 sample in 64)
   uint64_t module_handler_ns = 0, module_samples = 0;
 };

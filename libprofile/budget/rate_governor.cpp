@@ -61,9 +61,51 @@ RateGovernor::RateGovernor(double budget_pct, double asked_rate,
       rate_(asked_rate),
       periods_(asked_periods_) {}
 
-std::optional<std::vector<uint64_t>> RateGovernor::Decide(double cost_ns) {
+RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
+  if (!std::isfinite(slope_ns) || !std::isfinite(half95_ns) || !(slope_ns > 0) || half95_ns < 0 ||
+      half95_ns > steps_.max_relative_half95 * slope_ns) {
+    refused_++;
+    return Offered::kRefused;
+  }
+  const bool agrees =
+      estimate_ns_ > 0 && std::fabs(slope_ns - estimate_ns_) <= half95_ns + estimate_half95_ns_;
+  estimate_ns_ = slope_ns;
+  estimate_half95_ns_ = half95_ns;
+  if (agrees) {
+    confirmed_ = true;
+    return Offered::kConfirmed;
+  }
+  confirmed_ = false;
+  estimate_rate_ = rate_;
+  return Offered::kAccepted;
+}
+
+void RateGovernor::set_daemon_ns_per_sample(double ns) {
+  daemon_ns_ = std::isfinite(ns) && ns > 0 ? ns : 0;
+}
+
+double RateGovernor::cost_ns() const { return estimate_ns_ > 0 ? estimate_ns_ + daemon_ns_ : 0; }
+
+RateSteps RateGovernor::StepsNow() const {
+  RateSteps s = steps_;
+  if (!confirmed_ && estimate_ns_ > 0 && rate_ > 0) {
+    // no lower than estimate_rate_ / unconfirmed_max_down: from rate_, a
+    // step down of at most rate_ / that
+    const double lowest = estimate_rate_ / steps_.unconfirmed_max_down;
+    s.max_down = std::clamp(rate_ / lowest, 1.0, steps_.max_down);
+  }
+  return s;
+}
+
+bool RateGovernor::awaits_confirmation() const {
+  if (confirmed_ || estimate_ns_ <= 0 || budget_pct_ <= 0) return false;
+  const double target = NextRate(rate_, asked_rate_, budget_pct_, cost_ns(), steps_).target.rate;
+  return target < estimate_rate_ / steps_.unconfirmed_max_down;
+}
+
+std::optional<std::vector<uint64_t>> RateGovernor::Decide() {
   if (!(asked_rate_ > 0)) return std::nullopt;  // no rate known in time: nothing to govern
-  last_ = NextRate(rate_, asked_rate_, budget_pct_, cost_ns, steps_);
+  last_ = NextRate(rate_, asked_rate_, budget_pct_, cost_ns(), StepsNow());
   if (!last_->changed) return std::nullopt;
   pending_rate_ = last_->rate;
   std::vector<uint64_t> p = PeriodsForRate(asked_periods_, asked_rate_, last_->rate);
@@ -71,8 +113,9 @@ std::optional<std::vector<uint64_t>> RateGovernor::Decide(double cost_ns) {
   return p;
 }
 
-bool RateGovernor::WouldChange(double cost_ns) const {
-  return asked_rate_ > 0 && NextRate(rate_, asked_rate_, budget_pct_, cost_ns, steps_).changed;
+bool RateGovernor::WouldChange() const {
+  return asked_rate_ > 0 &&
+         NextRate(rate_, asked_rate_, budget_pct_, cost_ns(), StepsNow()).changed;
 }
 
 void RateGovernor::Applied(const std::vector<uint64_t>& periods) {

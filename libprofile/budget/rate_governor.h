@@ -34,6 +34,13 @@ struct RateSteps {
   // not make the rate jump.
   double max_down = 10;
   double max_up = 2;
+  // One calibration no other has confirmed lowers the rate by at most this
+  // factor from the rate it found, however many windows follow: a noisy or
+  // contended calibration cannot cut every user's rate by 50x for an hour.
+  double unconfirmed_max_down = 2;
+  // A calibration whose 95 % half-width is over this share of its slope
+  // is refused (the previous estimate stays).
+  double max_relative_half95 = 0.25;
   double floor = kGovernorFloorRate;
 };
 
@@ -83,11 +90,31 @@ class RateGovernor {
   uint64_t changes() const { return changes_; }
   const std::string& error() const { return error_; }  // the source's last refusal
 
+  // A new calibration of one sample's cost (slope and 95 % half-width, ns):
+  // refused if its interval is too wide (RateSteps::max_relative_half95)
+  // or its slope is no cost; confirmed if it agrees with the estimate in
+  // use (the intervals overlap), else the new, unconfirmed estimate.
+  enum class Offered { kAccepted, kConfirmed, kRefused };
+  Offered Offer(double slope_ns, double half95_ns);
+  // lcpid's own CPU per sample (its threads' CPU over the samples of the
+  // last window): part of what a sample costs the host.
+  void set_daemon_ns_per_sample(double ns);
+  // What the governor compares with the budget: the estimate of the
+  // interrupt's cost plus lcpid's own per sample (0: no estimate yet).
+  double cost_ns() const;
+  double interrupt_ns() const { return estimate_ns_; }
+  double daemon_ns_per_sample() const { return daemon_ns_; }
+  bool confirmed() const { return confirmed_; }
+  // The rate is held above the target by an unconfirmed estimate: a second
+  // calibration would let it go further.
+  bool awaits_confirmation() const;
+  uint64_t refused() const { return refused_; }
+
   // The periods the next window should sample at, if they differ from the
-  // current window's; cost_ns: the latest estimate (0: none).
-  std::optional<std::vector<uint64_t>> Decide(double cost_ns);
+  // current window's, by cost_ns().
+  std::optional<std::vector<uint64_t>> Decide();
   // Decide would change the rate (the loop then closes the window early).
-  bool WouldChange(double cost_ns) const;
+  bool WouldChange() const;
   // The source samples at `periods` from the mark on (they came from Decide).
   void Applied(const std::vector<uint64_t>& periods);
   // The source refused them: the current window keeps its periods.
@@ -104,6 +131,15 @@ class RateGovernor {
   double pending_rate_ = 0;  // Decide's, until Applied
   uint64_t changes_ = 0;
   std::string error_;
+  double estimate_ns_ = 0, estimate_half95_ns_ = 0;
+  bool confirmed_ = false;
+  double estimate_rate_ = 0;  // the rate in use when the estimate came
+  double daemon_ns_ = 0;
+  uint64_t refused_ = 0;
+
+  // The steps for the next decision: an unconfirmed estimate's lower bound
+  // on the rate folded into max_down.
+  RateSteps StepsNow() const;
 };
 
 }  // namespace lcpi

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -96,4 +98,69 @@ TEST_CASE("the periods for a rate stretch each event's asked period alike") {
   CHECK(PeriodsForRate(asked, 5000, 5000) == asked);
   CHECK(PeriodsForRate(asked, 5000, 10000) == asked);  // never shorter than asked
   CHECK(PeriodsForRate({1}, 5000, 0) == std::vector<uint64_t>{1});
+}
+
+// Review finding 10: the governor acts on a trustworthy estimate, and
+// lcpid's own CPU is part of what it compares with the budget.
+using lcpi::RateGovernor;
+
+TEST_CASE("a calibration whose interval is over 25 % of its slope is refused and counted") {
+  RateGovernor g(1, 5000, {200000});
+  CHECK(g.Offer(7800, 500) != RateGovernor::Offered::kRefused);
+  // a contended calibration CPU: 40 us +- 20 us
+  CHECK(g.Offer(40000, 20000) == RateGovernor::Offered::kRefused);
+  CHECK(g.refused() == 1);
+  CHECK(g.cost_ns() == Approx(7800));  // the previous estimate is kept
+  // nor is a slope that is not a cost at all
+  CHECK(g.Offer(-100, 10) == RateGovernor::Offered::kRefused);
+  CHECK(g.Offer(0, 0) == RateGovernor::Offered::kRefused);
+  CHECK(g.refused() == 3);
+  CHECK(g.cost_ns() == Approx(7800));
+}
+
+TEST_CASE(
+    "one unconfirmed calibration lowers the rate by at most x2, one that agrees confirms it") {
+  RateGovernor g(1, 5000, {200000});
+  // 40 us a sample: 1 % allows 250/s, ten times under what is asked
+  CHECK(g.Offer(40000, 2000) == RateGovernor::Offered::kAccepted);
+  CHECK_FALSE(g.confirmed());
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(2500));
+  CHECK(g.awaits_confirmation());
+  // later windows on the same calibration go no further
+  CHECK_FALSE(g.Decide());
+  CHECK(g.rate() == Approx(2500));
+  // a second calibration that agrees (the intervals overlap) confirms it
+  CHECK(g.Offer(41000, 2000) == RateGovernor::Offered::kConfirmed);
+  CHECK(g.confirmed());
+  CHECK_FALSE(g.awaits_confirmation());
+  p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(std::max(2500.0 / 10, 1e7 / 41000)));  // x10 at most once confirmed
+  // one that disagrees is a new, unconfirmed estimate: x2 at most again
+  CHECK(g.Offer(200000, 10000) == RateGovernor::Offered::kAccepted);
+  const double before = g.rate();
+  p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(std::max(100.0, before / 2)));
+}
+
+TEST_CASE("lcpid's own CPU per sample is part of the cost compared with the budget") {
+  RateGovernor g(1, 5000, {200000});
+  REQUIRE(g.Offer(7800, 500) == RateGovernor::Offered::kAccepted);
+  REQUIRE(g.Offer(7900, 500) == RateGovernor::Offered::kConfirmed);
+  g.set_daemon_ns_per_sample(2200);
+  CHECK(g.cost_ns() == Approx(7900 + 2200));
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  // 1 % of a CPU at 10.1 us a sample: ~990/s, not the 1,266/s the interrupt alone allows
+  CHECK(g.rate() == Approx(1e7 / 10100).epsilon(0.01));
+  // nonsense (no samples yet: 0/0) counts as nothing
+  g.set_daemon_ns_per_sample(std::nan(""));
+  CHECK(g.cost_ns() == Approx(7900));
 }
