@@ -294,8 +294,17 @@ void Daemon::TakeCalibration() {
         " the governor keeps {:.0f} ns",
         c.last->fit.slope, c.last->fit.half95, 100 * governor_->steps().max_relative_half95,
         governor_->interrupt_ns());
+    // A noisy moment must not leave the rate without an estimate, or held
+    // up by an unconfirmed one, until the next hourly calibration: try
+    // again, a few times in a row at most.
+    const bool wanted = governor_->interrupt_ns() <= 0 || was_confirming;
+    if (wanted && refused_in_a_row_ < kCalibrationRetries && StartCalibration()) {
+      refused_in_a_row_++;
+      confirming_ = was_confirming;
+    }
     return;
   }
+  refused_in_a_row_ = 0;
   govern_early_ = true;  // a new estimate: its rate from the next window on
   if (v == RateGovernor::Offered::kAccepted && !was_confirming &&
       governor_->awaits_confirmation() && StartCalibration()) {
@@ -390,8 +399,8 @@ void Daemon::MeasureCost(MergeBatch& batch, const DrainStats& now) {
               .count()),
       calibrator_.State().last);
   batch.observer_pid = static_cast<uint32_t>(getpid());
-  // lcpid's own CPU per sample counts in what the governor holds to the
-  // budget (review finding 10); a batch of no samples says nothing.
+  // lcpid's own CPU per sample, shown beside the governor's estimate (not
+  // governed: rate_governor.h says why); a batch of no samples says nothing.
   if (batch.cost && batch.cost->samples)
     governor_->set_daemon_ns_per_sample(static_cast<double>(batch.cost->daemon_ns) /
                                         static_cast<double>(batch.cost->samples));

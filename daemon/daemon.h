@@ -178,7 +178,11 @@ class Daemon {
   uint64_t last_failures_ = 0;
   bool confirming_ = false;          // the calibration running confirms the last one
   uint64_t confirming_started_ = 0;  // how many did (status)
-  CpuOnlineWatch cpus_online_;       // their count at the last window's end
+  // Calibrations refused in a row while none was held or one awaited its
+  // confirmation; at most kCalibrationRetries are run again at once.
+  static constexpr int kCalibrationRetries = 3;
+  int refused_in_a_row_ = 0;
+  CpuOnlineWatch cpus_online_;  // their count at the last window's end
   uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).
   std::optional<CostMeter> cost_meter_;

@@ -84,7 +84,7 @@ void RateGovernor::set_daemon_ns_per_sample(double ns) {
   daemon_ns_ = std::isfinite(ns) && ns > 0 ? ns : 0;
 }
 
-double RateGovernor::cost_ns() const { return estimate_ns_ > 0 ? estimate_ns_ + daemon_ns_ : 0; }
+double RateGovernor::cost_ns() const { return estimate_ns_; }
 
 RateSteps RateGovernor::StepsNow() const {
   RateSteps s = steps_;

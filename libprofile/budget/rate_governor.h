@@ -97,10 +97,14 @@ class RateGovernor {
   enum class Offered { kAccepted, kConfirmed, kRefused };
   Offered Offer(double slope_ns, double half95_ns);
   // lcpid's own CPU per sample (its threads' CPU over the samples of the
-  // last window): part of what a sample costs the host.
+  // last window), shown beside the estimate and not governed: most of it
+  // is work per window and per process (merges, lookups) that a lower rate
+  // does not remove, so divided by fewer samples it grows as the rate
+  // falls, and governing on it drove the rate to the floor (60 us a sample
+  // at 148/s on a loaded 2-CPU host).
   void set_daemon_ns_per_sample(double ns);
   // What the governor compares with the budget: the estimate of the
-  // interrupt's cost plus lcpid's own per sample (0: no estimate yet).
+  // sampling interrupt's cost (0: no estimate yet).
   double cost_ns() const;
   double interrupt_ns() const { return estimate_ns_; }
   double daemon_ns_per_sample() const { return daemon_ns_; }

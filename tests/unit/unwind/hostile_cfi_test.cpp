@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "libprofile/image/image_id.h"
@@ -70,8 +71,10 @@ UnwindRequest AtF(const std::string& so) {
   // a mapping of the whole file at `base` puts f at base + vaddr.
   constexpr uint64_t base = 0x10000000;
   UnwindRequest r;
-  r.maps.push_back({base, base + (uint64_t{16} << 20), 0, 0});
-  r.images.push_back({std::string(kMappedIdentity) + so, so});
+  auto space = std::make_shared<UnwindSpace>();
+  space->maps.push_back({base, base + (uint64_t{16} << 20), 0, 0});
+  space->images.push_back({std::string(kMappedIdentity) + so, so});
+  r.space = std::move(space);
   r.regs.Set(kDwarfPc, base + vaddr + 2);
   r.regs.Set(kDwarfSp, 0x7ff000000000);
   r.regs.Set(kDwarfFp, 0);
@@ -161,7 +164,9 @@ TEST_CASE("a walk that reaches an unmapped return address does not keep it") {
   // Anonymous code (no table) with a frame pointer whose saved return
   // address is any 8 bytes: outside every mapping.
   UnwindRequest r;
-  r.maps.push_back({0x1000, 0x2000, 0, -1});
+  auto space = std::make_shared<UnwindSpace>();
+  space->maps.push_back({0x1000, 0x2000, 0, -1});
+  r.space = std::move(space);
   const uint64_t sp = 0x7ff000000000;
   r.regs.Set(kDwarfPc, 0x1800);
   r.regs.Set(kDwarfSp, sp);
