@@ -23,6 +23,7 @@
 #include "libprofile/collect/kmod_source.h"
 #include "libprofile/collect/perf_source.h"
 #include "libprofile/image/image_cache.h"
+#include "libprofile/image/image_id.h"
 
 namespace lcpi {
 namespace {
@@ -137,6 +138,14 @@ Expected<void> Daemon::Start() {
                       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                 started_.time_since_epoch())
                                                 .count()));
+  if (Expected<ImageIdentity> self = IdentifySelf()) {
+    self_image_ = self->identity;
+  } else {
+    spdlog::warn(
+        "cannot identify lcpid's own executable ({}): its code is not on the "
+        "[lcpi: observer] line",
+        self.error().message());
+  }
   // Before any thread starts: every thread inherits the mask, and the
   // signals reach this loop through the signalfd only (quiet_thread.h).
   sigset_t set;
@@ -399,6 +408,7 @@ void Daemon::MeasureCost(MergeBatch& batch, const DrainStats& now) {
               .count()),
       calibrator_.State().last);
   batch.observer_pid = static_cast<uint32_t>(getpid());
+  batch.observer_image = self_image_;
   // lcpid's own CPU per sample, shown beside the governor's estimate (not
   // governed: rate_governor.h says why); a batch of no samples says nothing.
   if (batch.cost && batch.cost->samples)

@@ -186,7 +186,10 @@ class Daemon {
   uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).
   std::optional<CostMeter> cost_meter_;
-  // The batch's cost since the last (cost_meter_) and lcpid's pid.
+  // The identity of lcpid's own executable (set in Start; empty: not
+  // known), stored per window for the reports' observer line.
+  std::string self_image_;
+  // The batch's cost since the last (cost_meter_), lcpid's pid and executable.
   void MeasureCost(MergeBatch& batch, const DrainStats& now);
   Clock::time_point next_flush_;
   Clock::time_point retry_after_;  // no merge starts on its own before (after a failure)

@@ -118,7 +118,8 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "lcpi-ship's mark file (its --state path with .mark added, e.g. "
                  "/var/lib/lcpi-ship/state.db.mark): windows it has not sent are kept past "
                  "--retain and never rolled up; only --max-db-size drops them, counted in "
-                 "status (unshipped_dropped_epochs). Without a mark every window is held");
+                 "status (unshipped_dropped_epochs). Without a mark every window is held. The path "
+                 "must have no symbolic link in any component; needs a --max-db-size");
   app.add_option("--max-processes", o.max_processes,
                  "pids per window whose samples are stored per process; the samples of later "
                  "pids are summed by command into one row of pid -1 ('[rolled up]' in lcpiprof "
@@ -182,6 +183,14 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   o.retention.retain = *r;
   o.retention.retain_tagged = *rt;
   o.retention.max_bytes = *cap;
+  // Without a mark every window is held, and only the size cap drops held
+  // windows: with no cap a shipper that never marks (or a mark deleted)
+  // would grow the database without bound.
+  if (!o.ship_mark.empty() && o.retention.max_bytes == 0) {
+    std::cerr << "lcpid: --hold-unshipped needs a --max-db-size (not 0): only the size cap "
+                 "drops windows the shipper has not sent\n";
+    return 2;
+  }
   o.retention.rollup_after = *ru;
   *out = o;
   return -1;

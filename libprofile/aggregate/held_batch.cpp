@@ -63,6 +63,7 @@ void FoldInto(MergeBatch& held, const MergeBatch& newer) {
     c.module_handler_ns += newer.cost->module_handler_ns;
   }
   if (!held.observer_pid) held.observer_pid = newer.observer_pid;
+  if (held.observer_image.empty()) held.observer_image = newer.observer_image;
 }
 
 }  // namespace lcpi

@@ -443,6 +443,18 @@ Expected<ImageIdentity> IdentifyElfFd(int fd, uint64_t file_size, const std::str
   return id;
 }
 
+Expected<ImageIdentity> IdentifySelf(const std::string& exe) {
+  // A kernel link to the open file: followed on purpose, nothing is looked up.
+  const int opened = open(exe.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (opened < 0) return ErrnoError(exe, errno);
+  struct stat st;
+  Expected<int> fd = KeepRegularFile(opened, exe, &st);
+  if (!fd) return fd.error();
+  Expected<ImageIdentity> id = IdentifyElfFd(*fd, static_cast<uint64_t>(st.st_size), exe);
+  close(*fd);
+  return id;
+}
+
 Expected<ImageIdentity> IdentifyRunningKernel(const std::string& notes_path) {
   ImageIdentity id;
   // Notes are a few hundred bytes; 1 MiB is a generous bound on a bad file.

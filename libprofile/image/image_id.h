@@ -101,6 +101,12 @@ struct NoteBudget {
 };
 std::string ElfBuildIdHex(Elf* elf, NoteBudget* budget);
 
+// The calling process's own executable (`exe`: /proc/self/exe, the running
+// file itself even if replaced on disk since), identified as the image
+// table identifies a mapping of it: lcpid stores this per window so the
+// reports' observer line matches its code by identity, never by a name.
+Expected<ImageIdentity> IdentifySelf(const std::string& exe = "/proc/self/exe");
+
 // The running kernel: "kernel:<build-id hex>" from `notes_path` (the raw note
 // blob /sys/kernel/notes), else "kernel:<uname -r>".
 Expected<ImageIdentity> IdentifyRunningKernel(const std::string& notes_path = "/sys/kernel/notes");

@@ -22,15 +22,14 @@ constexpr std::array<std::string_view, 12> kSamplingPath = {
     "armv8pmu_handle_irq", "perf_event_nmi_handler",    "perf_sample_event_took",
 };
 
-std::string_view BaseName(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-// lcpid's executable or lcpi.ko: all of their code is the observer's.
-bool IsObserverImage(ImageKind kind, std::string_view path) {
-  return (kind == ImageKind::kUser && BaseName(path) == "lcpid") ||
-         (kind == ImageKind::kModule && path == "[lcpi]");
+// lcpid's executable (by the identity lcpid stored: a user's own file named
+// lcpid is not it) or lcpi.ko (a module: users cannot load one): all of
+// their code is the observer's.
+bool IsObserverImage(const Header& h, ImageKind kind, std::string_view path,
+                     const std::string& identity) {
+  if (kind == ImageKind::kModule) return path == "[lcpi]";
+  return kind == ImageKind::kUser &&
+         std::binary_search(h.observer_images.begin(), h.observer_images.end(), identity);
 }
 
 class Observer {
@@ -59,11 +58,6 @@ class Observer {
  private:
   Row row_;
 };
-
-bool IsObserverPid(const Header& h, uint32_t pid, std::string_view comm) {
-  if (h.observer_pids.empty()) return comm == "lcpid";  // a database older than schema 7
-  return std::binary_search(h.observer_pids.begin(), h.observer_pids.end(), pid);
-}
 
 // The samples of the kernel image's sampling-path functions, per event column.
 Expected<std::vector<uint64_t>> SamplingPathCounts(ProfileDb& db, const Header& h,
@@ -94,7 +88,7 @@ Expected<std::map<int64_t, std::vector<uint64_t>>> ObserverProcessCounts(Profile
   if (!totals) return totals.error();
   std::map<int64_t, std::vector<uint64_t>> out;
   for (const ProcessTotal& t : *totals) {
-    if (!IsObserverPid(h, t.pid, t.comm)) continue;
+    if (!t.observer) continue;
     for (size_t e = 0; e < h.events.size(); ++e) {
       if (h.events[e].id != t.event_id) continue;
       auto& c = out[t.image_id];
@@ -122,12 +116,12 @@ Expected<void> AttributeObserver(ProfileDb& db, const Header& h, View view, bool
       return {};
     case View::kProcesses:
       for (Row& r : *rows) {
-        if (IsObserverPid(h, r.pid, r.name)) observer.Take(r);
+        if (r.observer) observer.Take(r);
       }
       break;
     case View::kProcedures:
       for (Row& r : *rows) {
-        if (IsObserverImage(r.kind, r.image) ||
+        if (IsObserverImage(h, r.kind, r.image, r.identity) ||
             (r.kind == ImageKind::kKernel && r.symbol && IsObserverSymbol(r.name)))
           observer.Take(r);
       }
@@ -136,7 +130,7 @@ Expected<void> AttributeObserver(ProfileDb& db, const Header& h, View view, bool
       auto by_process = ObserverProcessCounts(db, h);
       if (!by_process) return by_process.error();
       for (Row& r : *rows) {
-        if (IsObserverImage(r.kind, r.name)) {
+        if (IsObserverImage(h, r.kind, r.name, r.identity)) {
           observer.Take(r);
           continue;
         }

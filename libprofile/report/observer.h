@@ -4,11 +4,13 @@
 // Decided at report time from what is stored, so older databases get it too
 // (docs/tools.md, "The observer line"):
 //
-//  - lcpid's own processes: the pids lcpid stored per window
-//    (observer_pids); a database older than schema 7 has none, and then a
-//    process whose command is "lcpid";
-//  - lcpid's executable (an image whose file is named lcpid) and lcpi.ko
-//    (the module image [lcpi]), wholly;
+//  - lcpid's own processes: the (window, pid) pairs lcpid stored
+//    (observer_pids), each pid in its own window only (a pid reused in
+//    another window is someone else's); a window without a pair (written
+//    before schema 7) has no observer process, whatever a command is named;
+//  - lcpid's executable, by the identity lcpid stored per window
+//    (observer_images, schema 8; never by a file's name: a user's ~/bin/lcpid
+//    is not lcpid), and lcpi.ko (the module image [lcpi]), wholly;
 //  - the kernel's sampling path: the perf interrupt and overflow functions
 //    (IsObserverSymbol), whichever process they interrupted.
 //

@@ -194,9 +194,12 @@ Expected<std::vector<Row>> ProcessRows(ProfileDb& db, const Header& h, const Pro
   if (!totals) return totals.error();
   LabelOf label_of(o.by);
   auto label = [&](const ProcessTotal& t) { return o.by.empty() ? "" : label_of(t.cgroup); };
-  return SumProcessTotals<std::tuple<uint32_t, std::string, std::string>>(
-      h, *totals, [&](const ProcessTotal& t) { return std::tuple(t.pid, t.comm, label(t)); },
+  // lcpid's samples apart from a pid's in other windows (the observer line).
+  return SumProcessTotals<std::tuple<uint32_t, std::string, std::string, bool>>(
+      h, *totals,
+      [&](const ProcessTotal& t) { return std::tuple(t.pid, t.comm, label(t), t.observer); },
       [&](Row& r, const ProcessTotal& t) {
+        r.observer = t.observer;
         // The pids lcpid did not keep apart (--max-processes), summed by command.
         r.name = t.pid == kRolledUpPid ? t.comm + " [rolled up]" : t.comm;
         r.pid = t.pid;
@@ -511,9 +514,9 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   auto cost = db.Cost(QueryEpoch(h));
   if (!cost) return cost.error();
   h.cost = *cost;
-  auto pids = db.ObserverPids(QueryEpoch(h));
-  if (!pids) return pids.error();
-  h.observer_pids = std::move(*pids);
+  auto images = db.ObserverImages(QueryEpoch(h));
+  if (!images) return images.error();
+  h.observer_images = std::move(*images);
   return h;
 }
 

@@ -82,10 +82,11 @@ struct Header {
   // not throttle, or the source does not estimate (the perf source).
   double throttled_percent = 0;
   // What sampling cost in the epochs read (window_costs, summed; none
-  // before schema 7 or the first calibration: observer_cost.h), and lcpid's
-  // pids in them (observer_pids): the reports' [lcpi: observer] line.
+  // before schema 7 or the first calibration: observer_cost.h), and the
+  // identities of lcpid's executable in them (observer_images, ascending):
+  // the reports' [lcpi: observer] line.
   std::optional<WindowCost> cost;
-  std::vector<uint32_t> observer_pids;
+  std::vector<std::string> observer_images;
 };
 
 // Reads the epoch selection: "" (the newest; with a time range, every
@@ -168,7 +169,10 @@ struct Row {
   std::string identity;               // images, procedures: the image identity
   ImageKind kind = ImageKind::kUser;  // images, procedures
   int64_t image_id = 0;
-  uint32_t pid = 0;              // processes
+  uint32_t pid = 0;  // processes
+  // processes: samples of lcpid's own pid in the windows where it was
+  // lcpid's (ProcessTotal::observer)
+  bool observer = false;
   std::string label;             // labels: the value grouped by; processes: the `by` column
   bool symbol = true;            // procedures: false for an image+0x range
   uint64_t lo = 0, hi = 0;       // procedures: offsets of the symbol [lo, hi), or first/last sample

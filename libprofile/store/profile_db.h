@@ -156,9 +156,11 @@ struct MergeBatch {
   std::vector<std::pair<std::string, int64_t>> stats;  // name -> increment
   // What this flush's samples cost (added to the epoch's window_costs row),
   // if a calibration has measured it; and lcpid's pid, stored in
-  // observer_pids (0: none).
+  // observer_pids (0: none); and the identity of lcpid's own executable,
+  // stored in observer_images (empty: not known).
   std::optional<WindowCost> cost;
   uint32_t observer_pid = 0;
+  std::string observer_image;
 };
 
 // What Merge set aside: the rows of images the store cannot hold (a value
@@ -261,6 +263,9 @@ struct ProcessTotal {
   int64_t event_id = 0;
   uint64_t count = 0;
   std::string cgroup = {};  // "": not known
+  // The pid was lcpid's in the epochs these samples are from (observer_pids
+  // holds the pair (epoch, pid)): a pid reused in another epoch is not.
+  bool observer = false;
 };
 
 struct SymbolInfo {
@@ -383,6 +388,9 @@ class ProfileDb {
   Expected<std::optional<WindowCost>> Cost(const EpochSet& epochs);
   // lcpid's pids in `epochs` (observer_pids), ascending.
   Expected<std::vector<uint32_t>> ObserverPids(const EpochSet& epochs);
+  // The identities of lcpid's executable in `epochs` (observer_images),
+  // ascending.
+  Expected<std::vector<std::string>> ObserverImages(const EpochSet& epochs);
 
   // Pins one read snapshot until EndSnapshot, so that several queries agree
   // with one another while lcpid commits. Not to be nested, nor used around

@@ -17,6 +17,8 @@ constexpr const char kSqlAddCost[] =
     LCPI_INSERT_WINDOW_COST "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) " LCPI_ADD_WINDOW_COST;
 constexpr const char kSqlAddObserverPid[] =
     "INSERT OR IGNORE INTO observer_pids (epoch_id, pid) VALUES (?1, ?2)";
+constexpr const char kSqlAddObserverImage[] =
+    "INSERT OR IGNORE INTO observer_images (epoch_id, identity) VALUES (?1, ?2)";
 
 // SQLite's integers are signed: a sum past INT64_MAX (centuries of CPU) is
 // kept at the largest it can hold.
@@ -44,6 +46,15 @@ Expected<void> ProfileDb::MergeCost(const MergeBatch& b) {
     sql::Bind(*stmt, 1, b.epoch);
     sql::Bind(*stmt, 2, static_cast<int64_t>(b.observer_pid));
     if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "merge: lcpid's pid");
+  }
+  if (!b.observer_image.empty()) {
+    auto stmt = Prepare(kSqlAddObserverImage);
+    if (!stmt) return stmt.error();
+    sql::Reset reset(*stmt);
+    sql::Bind(*stmt, 1, b.epoch);
+    sql::Bind(*stmt, 2, b.observer_image);
+    if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE)
+      return SqlError(rc, "merge: lcpid's executable");
   }
   return {};
 }

@@ -46,8 +46,12 @@ constexpr const char kSqlOffsetsAll[] =
     "AND image_id = ?2 AND event_id = ?3 AND image_offset >= ?4 AND image_offset < ?5 "
     "GROUP BY image_offset ORDER BY image_offset";
 // The cgroup's path by a join: 0 (not known) has no row.
-#define LCPI_PROCESS_COLUMNS \
-  "pid, comm, image_id, event_id, coalesce((SELECT path FROM cgroups WHERE id = cgroup_id), '')"
+// The last column: whether the row's (epoch, pid) is lcpid's (observer_pids):
+// a pid is matched in its own window only, never across windows.
+#define LCPI_PROCESS_COLUMNS                                                                  \
+  "pid, comm, image_id, event_id, coalesce((SELECT path FROM cgroups WHERE id = cgroup_id), " \
+  "''), EXISTS (SELECT 1 FROM observer_pids o WHERE o.epoch_id = process_counts.epoch_id "    \
+  "AND o.pid = process_counts.pid) AS observer"
 constexpr const char kSqlProcesses[] =
     "SELECT " LCPI_PROCESS_COLUMNS
     ", count FROM process_counts WHERE epoch_id = ?1 "
@@ -55,8 +59,8 @@ constexpr const char kSqlProcesses[] =
 constexpr const char kSqlProcessesAll[] =
     "SELECT " LCPI_PROCESS_COLUMNS
     ", sum(count) AS total FROM process_counts "
-    "GROUP BY pid, comm, cgroup_id, image_id, event_id "
-    "ORDER BY total DESC, pid, comm, image_id, event_id, cgroup_id";
+    "GROUP BY pid, comm, cgroup_id, image_id, event_id, observer "
+    "ORDER BY total DESC, pid, comm, image_id, event_id, cgroup_id, observer";
 // Several epochs: their ids as a JSON array in ?1, looked up one by one in
 // the primary key ("epoch_id IN (...)"), as the all-epochs form does.
 constexpr const char kSqlImageTotalsSome[] =
@@ -71,8 +75,8 @@ constexpr const char kSqlProcessesSome[] =
     "SELECT " LCPI_PROCESS_COLUMNS
     ", sum(count) AS total FROM process_counts "
     "WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
-    "GROUP BY pid, comm, cgroup_id, image_id, event_id "
-    "ORDER BY total DESC, pid, comm, image_id, event_id, cgroup_id";
+    "GROUP BY pid, comm, cgroup_id, image_id, event_id, observer "
+    "ORDER BY total DESC, pid, comm, image_id, event_id, cgroup_id, observer";
 #undef LCPI_PROCESS_COLUMNS
 constexpr const char kSqlStatsSome[] =
     "SELECT name, sum(value) FROM stats WHERE epoch_id IN (SELECT value FROM json_each(?1)) "
@@ -109,6 +113,9 @@ constexpr const char kSqlCost[] =
     "SELECT count(*), sum(samples), sum(cpu_ns), sum(interrupt_ns), sum(interrupt_ci95_ns), "
     "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
     "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1))";
+constexpr const char kSqlObserverImages[] =
+    "SELECT DISTINCT identity FROM observer_images "
+    "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1)) ORDER BY identity";
 constexpr const char kSqlObserverPids[] =
     "SELECT DISTINCT pid FROM observer_pids "
     "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1)) ORDER BY pid";
@@ -353,25 +360,25 @@ Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(const EpochSet& epo
   if (!weights) return weights.error();
   if (*weights) {
     // (pid, comm, cgroup, image, event), as the query groups them
-    using Key = std::tuple<uint32_t, std::string, std::string, int64_t, int64_t>;
+    using Key = std::tuple<uint32_t, std::string, std::string, int64_t, int64_t, bool>;
     std::map<Key, double> sum;
     for (int64_t id : (*weights)->epochs) {
       Expected<std::vector<ProcessTotal>> one = ProcessTotals(EpochSet::Of({id}));
       if (!one) return one.error();
       for (const ProcessTotal& p : *one)
-        sum[{p.pid, p.comm, p.cgroup, p.image_id, p.event_id}] +=
+        sum[{p.pid, p.comm, p.cgroup, p.image_id, p.event_id, p.observer}] +=
             p.count * (*weights)->Of(id, p.event_id);
     }
     for (const auto& [key, n] : sum) {
       ProcessTotal p;
-      std::tie(p.pid, p.comm, p.cgroup, p.image_id, p.event_id) = key;
+      std::tie(p.pid, p.comm, p.cgroup, p.image_id, p.event_id, p.observer) = key;
       p.count = Rounded(n);
       out.push_back(std::move(p));
     }
     // largest first, as the query orders them
     std::stable_sort(out.begin(), out.end(), [](const ProcessTotal& a, const ProcessTotal& b) {
-      return std::tie(b.count, a.pid, a.comm, a.image_id, a.event_id, a.cgroup) <
-             std::tie(a.count, b.pid, b.comm, b.image_id, b.event_id, b.cgroup);
+      return std::tie(b.count, a.pid, a.comm, a.image_id, a.event_id, a.cgroup, a.observer) <
+             std::tie(a.count, b.pid, b.comm, b.image_id, b.event_id, b.cgroup, b.observer);
     });
     return out;
   }
@@ -386,7 +393,8 @@ Expected<std::vector<ProcessTotal>> ProfileDb::ProcessTotals(const EpochSet& epo
         p.image_id = sqlite3_column_int64(s, 2);
         p.event_id = sqlite3_column_int64(s, 3);
         p.cgroup = sql::ColumnText(s, 4);
-        p.count = U64(s, 5);
+        p.observer = sqlite3_column_int64(s, 5) != 0;
+        p.count = U64(s, 6);
         out.push_back(std::move(p));
       });
   if (!ok) return ok.error();
@@ -512,7 +520,7 @@ Expected<void> ProfileDb::CheckIntegrity() {
 }
 
 namespace {
-// ?1 of kSqlCost and kSqlObserverPids: NULL for every epoch, else the ids.
+// ?1 of kSqlCost, kSqlObserverPids and kSqlObserverImages: NULL for every epoch, else the ids.
 void BindEpochSet(sqlite3_stmt* s, const EpochSet& epochs, const std::string& json) {
   if (!epochs.all) sql::Bind(s, 1, std::string_view(json));
 }
@@ -542,6 +550,18 @@ Expected<std::vector<uint32_t>> ProfileDb::ObserverPids(const EpochSet& epochs) 
       kSqlObserverPids, "cannot read lcpid's pids",
       [&](sqlite3_stmt* s) { BindEpochSet(s, epochs, json); },
       [&](sqlite3_stmt* s) { out.push_back(static_cast<uint32_t>(U64(s, 0))); });
+  if (!ok) return ok.error();
+  return out;
+}
+
+Expected<std::vector<std::string>> ProfileDb::ObserverImages(const EpochSet& epochs) {
+  std::vector<std::string> out;
+  if (!epochs.all && epochs.ids.empty()) return out;
+  const std::string json = JsonIds(epochs.ids);
+  auto ok = Query(
+      kSqlObserverImages, "cannot read lcpid's executable",
+      [&](sqlite3_stmt* s) { BindEpochSet(s, epochs, json); },
+      [&](sqlite3_stmt* s) { out.push_back(sql::ColumnText(s, 0)); });
   if (!ok) return ok.error();
   return out;
 }

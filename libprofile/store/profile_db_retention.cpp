@@ -28,6 +28,7 @@ constexpr const char* kSqlDrop[] = {
     "DELETE FROM epoch_events WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM window_costs WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM observer_pids WHERE epoch_id IN (SELECT value FROM json_each(?1))",
+    "DELETE FROM observer_images WHERE epoch_id IN (SELECT value FROM json_each(?1))",
     "DELETE FROM epochs WHERE id IN (SELECT value FROM json_each(?1))",
 };
 // One scan of process_counts (DeleteUnreferenced).
@@ -117,7 +118,30 @@ namespace {
 
 // ?1: the target epoch, ?2: the others as a JSON array. "WHERE true" keeps
 // SQLite from reading ON CONFLICT as a join constraint.
+// A pid the rollup cannot keep as lcpid's: one that was lcpid's in some
+// merged epoch and has process rows in another merged epoch where it was
+// not (a pid reused after an lcpid restart). Its rows are summed into one
+// row per (pid, command, ...), so which samples were lcpid's is lost: the
+// pid is dropped from the rolled-up epoch's observer_pids (its samples show
+// under its own command, none hidden) and counted in observer_pids_reused.
+#define LCPI_MERGED "(SELECT ?1 UNION ALL SELECT value FROM json_each(?2))"
+#define LCPI_REUSED_PIDS                                                             \
+  "(SELECT DISTINCT pc.pid FROM process_counts pc WHERE pc.epoch_id IN " LCPI_MERGED \
+  " AND pc.pid IN (SELECT pid FROM observer_pids WHERE epoch_id IN " LCPI_MERGED     \
+  ") AND NOT "                                                                       \
+  "EXISTS (SELECT 1 FROM observer_pids o WHERE o.epoch_id = pc.epoch_id AND o.pid = pc.pid))"
 constexpr const char* kSqlRollup[] = {
+    // lcpid's pids first, while every epoch's process rows are still its own.
+    ("INSERT INTO stats (epoch_id, name, value) SELECT ?1, 'observer_pids_reused', count(*) "
+     "FROM " LCPI_REUSED_PIDS " WHERE true HAVING count(*) > 0 "
+     "ON CONFLICT (epoch_id, name) DO UPDATE SET value = value + excluded.value"),
+    "DELETE FROM observer_pids WHERE epoch_id = ?1 AND pid IN " LCPI_REUSED_PIDS,
+    ("INSERT OR IGNORE INTO observer_pids (epoch_id, pid) SELECT DISTINCT ?1, pid "
+     "FROM observer_pids WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
+     "AND pid NOT IN " LCPI_REUSED_PIDS),
+    // Identities name content, not a pid: the union.
+    ("INSERT OR IGNORE INTO observer_images (epoch_id, identity) SELECT DISTINCT ?1, identity "
+     "FROM observer_images WHERE epoch_id IN (SELECT value FROM json_each(?2))"),
     ("INSERT INTO counts (epoch_id, image_id, event_id, image_offset, count) "
      "SELECT ?1, image_id, event_id, image_offset, sum(count) FROM counts "
      "WHERE epoch_id IN (SELECT value FROM json_each(?2)) "
@@ -144,8 +168,6 @@ constexpr const char* kSqlRollup[] = {
      "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
      "WHERE epoch_id IN (SELECT value FROM json_each(?2)) HAVING count(*) > "
      "0 " LCPI_ADD_WINDOW_COST),
-    ("INSERT OR IGNORE INTO observer_pids (epoch_id, pid) SELECT DISTINCT ?1, pid "
-     "FROM observer_pids WHERE epoch_id IN (SELECT value FROM json_each(?2))"),
     // The merged epochs share their events' facts (RollupGroups): only the
     // times add up.
     ("UPDATE epoch_events SET "
@@ -159,6 +181,8 @@ constexpr const char* kSqlRollup[] = {
     ("UPDATE epochs SET ended = (SELECT max(ended) FROM epochs "
      "WHERE id IN (SELECT value FROM json_each(?2))) WHERE id = ?1"),
 };
+#undef LCPI_REUSED_PIDS
+#undef LCPI_MERGED
 // The --max-processes bound after a rollup: ?1 the merged epoch, ?2 the cap.
 // The pids beyond the ?2 busiest (ties: lower pid first) are counted, summed
 // by command into the rolled-up rows (pid -1, kRolledUpPid), and deleted;

@@ -18,7 +18,8 @@ namespace lcpi {
 
 // The mark in `path`. Errors: kNotFound when there is no file (nothing
 // shipped yet), kBadElf for anything but a regular file (a FIFO is never
-// waited on), kInvalidArgument for contents that are not one number.
+// waited on) and for a path with a symbolic link in any component,
+// kInvalidArgument for contents that are not one number.
 Expected<int64_t> ReadShipMark(const std::string& path);
 
 // Writes `mark` to `path` (through path.tmp, renamed over it), readable by

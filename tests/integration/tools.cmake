@@ -93,6 +93,11 @@ lcpi_tools_test(lcpictl-no-request TOOL lcpictl ARGS "nosuch" RC 2
   STDERR "A subcommand is required")
 lcpi_tools_test(lcpid-bad-number TOOL lcpid ARGS "--flush-interval|soon" RC 2
   STDERR "--flush-interval: Value soon not in range")
+# Review round 15, finding 13: holding every window for the shipper with no
+# size cap would let a missing mark grow the database without bound.
+lcpi_tools_test(lcpid-hold-unshipped-no-cap TOOL lcpid
+  ARGS "-f|--db|@DIR@/hold.db|--hold-unshipped|@DIR@/state.db.mark|--max-db-size|0" RC 2
+  STDERR "lcpid: --hold-unshipped needs a --max-db-size")
 
 # lcpilist
 lcpi_tools_test(lcpilist-hot-loop TOOL lcpilist ARGS "${_db}|--epoch|base|hot_loop|prog|--source"

@@ -1,7 +1,7 @@
 // observer_test.cpp - lcpi's own samples on a line of their own in every
 // lcpiprof view ([lcpi: observer], observer.h), moved, never dropped: lcpid's
-// pid (observer_pids; the command lcpid in an older database), its
-// executable, lcpi.ko and the kernel's sampling path; and the header's
+// pid in its own window (observer_pids), its executable by the identity
+// it stored (observer_images), lcpi.ko and the kernel's sampling path; and the header's
 // statement of what the profile cost, or that it was not measured.
 #include <catch2/catch.hpp>
 
@@ -40,6 +40,8 @@ MergeBatch Batch(int64_t epoch, uint32_t observer_pid, std::optional<WindowCost>
                  {77, "lcpid", 1, 0, 20}};
   b.stats = {{"attributed", 1600}};
   b.observer_pid = observer_pid;
+  // lcpid identified its executable (/usr/sbin/lcpid) where it stored its pid.
+  if (observer_pid) b.observer_image = "build-id:03";
   b.cost = cost;
   return b;
 }
@@ -61,11 +63,9 @@ Profile Build(ProfileDb& db, View view) {
 TEST_CASE("lcpi's own samples are one [lcpi: observer] line in every view, none lost") {
   lcpi::testing::TempDir dir{"lcpi-observer-test"};
   const std::string path = dir.File("p.db");
-  // lcpid stored its pid (77); a database without one names lcpid by command.
-  const uint32_t pid = GENERATE(77u, 0u);
   {
     auto db = OpenOk(path);
-    REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), pid, std::nullopt)).has_value());
+    REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 77, std::nullopt)).has_value());
   }
   auto db = OpenOk(path, DbMode::kReadOnly);
 
@@ -85,6 +85,24 @@ TEST_CASE("lcpi's own samples are one [lcpi: observer] line in every view, none 
   // Processes: lcpid's pid.
   CHECK(Counts(Build(*db, View::kProcesses)) ==
         std::map<std::string, uint64_t>{{"work", 1440}, {kObserverLine, 160}});
+}
+
+TEST_CASE(
+    "a window lcpid stored neither its pid nor its executable for: lcpi.ko and the "
+    "sampling path only") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  auto db = OpenOk(dir.File("p.db"));
+  REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 0, std::nullopt)).has_value());
+  // Nothing names lcpid by command or by file name: its rows stay its own.
+  CHECK(Counts(Build(*db, View::kImages)) ==
+        std::map<std::string, uint64_t>{{"/bin/work", 1000},
+                                        {"[kernel.kallsyms]", 200},
+                                        {"/usr/lib/libc.so.6", 300},
+                                        {"/usr/sbin/lcpid", 40},
+                                        {kObserverLine, 60}});
+  CHECK(Counts(Build(*db, View::kProcedures)).at(kObserverLine) == 60);
+  CHECK(Counts(Build(*db, View::kProcesses)) ==
+        std::map<std::string, uint64_t>{{"work", 1440}, {"lcpid", 160}});
 }
 
 TEST_CASE("only lcpid's own pid is the observer once lcpid stored it") {
@@ -142,4 +160,69 @@ TEST_CASE("every report's header states what the profile cost, or that it was no
   unmeasured.epoch = std::to_string(e3 - 1);
   CHECK_THAT(RenderProfile(Ok(BuildProfile(*db, unmeasured)), text),
              Catch::Contains("# cost:     lcpi cost not measured in this window"));
+}
+
+// Review round 15, finding 5: a user's own program named lcpid (~/bin/lcpid,
+// a user-owned file: identity ":u1000") is not lcpid's executable; only the
+// identity lcpid stored for its window is.
+TEST_CASE("a user's image named lcpid keeps its own row; lcpid's stored identity is the observer") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  auto db = OpenOk(dir.File("p.db"));
+  MergeBatch b = Batch(Ok(db->CurrentEpoch()), 77, std::nullopt);
+  b.images.push_back({"build-id:04:u1000", "/home/u/bin/lcpid", ImageKind::kUser});
+  b.counts.push_back({5, 0, 0x40, 500});
+  b.processes.push_back({12, "miner", 5, 0, 500});
+  b.observer_image = "build-id:03";  // /usr/sbin/lcpid, as lcpid identified itself
+  REQUIRE(db->Merge(b).has_value());
+  Profile images = Build(*db, View::kImages);
+  CHECK(Counts(images).at("/home/u/bin/lcpid") == 500);
+  CHECK(Counts(images).at(kObserverLine) == 220);
+  std::map<std::string, uint64_t> procs = Counts(Build(*db, View::kProcedures));
+  CHECK(procs.at(kObserverLine) == 100);  // lcpid's 40, lcpi.ko's 10, the sampling path's 50
+  CHECK(procs.at("lcpid+0x40") == 500);   // the user's image, by its offset
+}
+
+// Finding 6: lcpid's pid in one window is someone else's in another; and a
+// window without a stored pid (an older lcpid) has no observer process,
+// whatever a process calls itself.
+TEST_CASE("a pid lcpid had in one window is not the observer in another") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  auto db = OpenOk(dir.File("p.db"));
+  const int64_t e1 = Ok(db->CurrentEpoch());
+  REQUIRE(db->Merge(Batch(e1, 77, std::nullopt)).has_value());
+  // Window 2: lcpid restarted as pid 99; a user's process got pid 77 and
+  // calls itself lcpid too.
+  const int64_t e2 = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
+  MergeBatch b = Batch(e2, 99, std::nullopt);
+  b.processes = {{10, "work", 0, 0, 1000}, {77, "lcpid", 0, 0, 600}};
+  REQUIRE(db->Merge(b).has_value());
+  ProfOptions all;
+  all.epoch = "all";
+  all.view = View::kProcesses;
+  // Window 1's lcpid (160) is the observer; window 2's pid 77 (600) is not.
+  CHECK(Counts(Ok(BuildProfile(*db, all))) ==
+        std::map<std::string, uint64_t>{{"work", 2440}, {"lcpid", 600}, {kObserverLine, 160}});
+  all.view = View::kImages;
+  CHECK(Counts(Ok(BuildProfile(*db, all))).at("/bin/work") == 2000);
+
+  SECTION("a rollup keeps apart a pid that was lcpid's in one window and not in another") {
+    Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));  // e2 is no longer current
+    REQUIRE(db->MergeEpochs({e1, e2}).has_value());
+    all.view = View::kProcesses;
+    // Which of pid 77's samples were lcpid's is no longer known: none is
+    // hidden, and the rollup counts the pid it could not keep.
+    CHECK(Counts(Ok(BuildProfile(*db, all))) ==
+          std::map<std::string, uint64_t>{{"work", 2440}, {"lcpid", 760}});
+    CHECK(Ok(db->Stats(e1)).at("observer_pids_reused") == 1);
+  }
+  SECTION("a window without lcpid's pid has no observer process, whatever its command") {
+    const int64_t e4 = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
+    MergeBatch old = Batch(e4, 0, std::nullopt);
+    REQUIRE(db->Merge(old).has_value());
+    ProfOptions one;
+    one.epoch = std::to_string(e4);
+    one.view = View::kProcesses;
+    CHECK(Counts(Ok(BuildProfile(*db, one))) ==
+          std::map<std::string, uint64_t>{{"work", 1440}, {"lcpid", 160}});
+  }
 }

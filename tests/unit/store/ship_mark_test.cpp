@@ -47,3 +47,25 @@ TEST_CASE("anything but a mark in its place is an error, never a wait", "[ship_m
   std::ofstream(path) << std::string(1 << 20, '7');  // a megabyte of digits: at most 64 are read
   CHECK_FALSE(ReadShipMark(path));
 }
+
+// Review round 15, finding 13: the mark lives in the shipper's directory,
+// which the shipper's user writes; lcpid reads it as root. A symbolic link
+// there (or in any directory on the way) would lead root's open to any file.
+TEST_CASE("a ship mark reached through a symbolic link is refused", "[ship_mark]") {
+  lcpi::testing::TempDir dir;
+  const std::string real = dir / "secret";
+  std::ofstream(real) << "1795000000\n";
+  const std::string link = dir / "mark";
+  REQUIRE(symlink(real.c_str(), link.c_str()) == 0);
+  auto linked = ReadShipMark(link);
+  REQUIRE_FALSE(linked);
+  CHECK(linked.error().message().find("symbolic link") != std::string::npos);
+  // A link as a directory on the way is refused too.
+  REQUIRE(mkdir((dir / "real").c_str(), 0700) == 0);
+  REQUIRE(WriteShipMark(dir / "real/mark", 1795000000));
+  REQUIRE(symlink((dir / "real").c_str(), (dir / "via").c_str()) == 0);
+  auto via = ReadShipMark(dir / "via/mark");
+  REQUIRE_FALSE(via);
+  CHECK(via.error().message().find("symbolic link") != std::string::npos);
+  CHECK(*ReadShipMark(dir / "real/mark") == 1795000000);
+}

@@ -63,8 +63,13 @@ inline int64_t RawInt(const std::string& path, const std::string& sql) {
   return v;
 }
 
-// SQL that takes a database of schema 7 back to schema 6 (no window costs).
-#define LCPI_UNDO_SCHEMA7 "DROP TABLE observer_pids; DROP TABLE window_costs; "
+// SQL that takes a database of schema 8 back to schema 7 (no identity of
+// lcpid's executable).
+#define LCPI_UNDO_SCHEMA8 "DROP TABLE observer_images; "
+inline constexpr const char kUndoSchema8[] = LCPI_UNDO_SCHEMA8 "PRAGMA user_version = 7;";
+
+// SQL that takes a database of schema 8 back to schema 6 (no window costs).
+#define LCPI_UNDO_SCHEMA7 LCPI_UNDO_SCHEMA8 "DROP TABLE observer_pids; DROP TABLE window_costs; "
 inline constexpr const char kUndoSchema7[] = LCPI_UNDO_SCHEMA7 "PRAGMA user_version = 6;";
 
 // SQL that takes a database of schema 7 back to schema 5 (no call stacks).
@@ -86,6 +91,7 @@ inline constexpr const char kUndoSchema5[] = LCPI_UNDO_SCHEMA6
     "PRAGMA user_version = 4;";
 #undef LCPI_UNDO_SCHEMA6
 #undef LCPI_UNDO_SCHEMA7
+#undef LCPI_UNDO_SCHEMA8
 
 template <class T>
 T Ok(Expected<T> e) {

@@ -107,7 +107,24 @@ TEST_CASE("a schema 6 database migrates to window costs: its windows were not me
   RawExec(path, lcpi::testing::kUndoSchema7);
   auto db = OpenOk(path);
   CHECK(RawInt(path, "PRAGMA user_version") == ProfileDb::LatestSchemaVersion());
-  CHECK(ProfileDb::LatestSchemaVersion() == 7);
+  CHECK(ProfileDb::LatestSchemaVersion() == 8);
   CHECK_FALSE(Ok(db->Cost(EpochSet::All())).has_value());
   CHECK(Ok(db->ObserverPids(EpochSet::All())).empty());
+}
+
+TEST_CASE("a schema 7 database migrates to lcpid's executable per window: none known before") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  {
+    auto db = OpenOk(path);
+    MergeBatch b = Batch(Ok(db->CurrentEpoch()), std::nullopt, 42);
+    b.observer_image = "build-id:aa";
+    OkVoid(db->Merge(b));
+    CHECK(Ok(db->ObserverImages(EpochSet::All())) == std::vector<std::string>{"build-id:aa"});
+  }
+  RawExec(path, lcpi::testing::kUndoSchema8);
+  auto db = OpenOk(path);
+  CHECK(RawInt(path, "PRAGMA user_version") == ProfileDb::LatestSchemaVersion());
+  CHECK(Ok(db->ObserverImages(EpochSet::All())).empty());
+  CHECK(Ok(db->ObserverPids(EpochSet::All())) == std::vector<uint32_t>{42});
 }
