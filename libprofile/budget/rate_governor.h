@@ -17,10 +17,10 @@
 
 namespace lcpi {
 
-// The default budget: percent of each CPU (lcpid --max-overhead); 0, off,
-// until every sum over windows of different periods weighs them (fleet
-// reports do not yet; docs/operators.md).
-constexpr double kDefaultMaxOverheadPct = 0;
+// The default budget: percent of each CPU (lcpid --max-overhead). Every
+// sum over windows of different periods weighs them (local and fleet
+// reports), and both sources change their periods while they sample.
+constexpr double kDefaultMaxOverheadPct = 1;
 // The lowest rate the governor goes to, samples/s/CPU: below it a profile
 // of a window says too little to be worth its cost.
 constexpr double kGovernorFloorRate = 100;
