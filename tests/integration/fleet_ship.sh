@@ -64,11 +64,14 @@ local_sums() {
 }
 local_procs() {
   sqlite3 -separator $'\t' "$dir/p.db" \
-    "SELECT pc.pid, hex(pc.comm), hex(i.identity), sum(pc.count) FROM process_counts pc
+    "SELECT CASE pc.pid WHEN -1 THEN 4294967295 ELSE pc.pid END, hex(pc.comm), hex(i.identity),
+            sum(pc.count) FROM process_counts pc
      JOIN images i ON i.id = pc.image_id JOIN epochs p ON p.id = pc.epoch_id
      WHERE p.ended IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
 }
-# (sorted by sort: ClickHouse 18.16 reads ORDER BY 1 as a constant)
+# (pid -1, the rolled-up rows and perf's samples of no task, ships as
+# UInt32 4294967295, the fleet's rolled-up pid; sorted by sort: ClickHouse
+# 18.16 reads ORDER BY 1 as a constant)
 local_sums | LC_ALL=C sort >"$dir/want.counts"
 local_procs | LC_ALL=C sort >"$dir/want.procs"
 windows=$(sqlite3 "$dir/p.db" "SELECT count(*) FROM epochs WHERE ended IS NOT NULL")
