@@ -165,7 +165,8 @@ TEST_CASE("every report's header states what the profile cost, or that it was no
 // Review round 15, finding 5: a user's own program named lcpid (~/bin/lcpid,
 // a user-owned file: identity ":u1000") is not lcpid's executable; only the
 // identity lcpid stored for its window is.
-TEST_CASE("a user's image named lcpid keeps its own row; lcpid's stored identity is the observer") {
+TEST_CASE(
+    "a user's image named lcpid keeps its own row, and lcpid's stored identity is the observer") {
   lcpi::testing::TempDir dir{"lcpi-observer-test"};
   auto db = OpenOk(dir.File("p.db"));
   MergeBatch b = Batch(Ok(db->CurrentEpoch()), 77, std::nullopt);
