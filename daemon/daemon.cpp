@@ -306,7 +306,8 @@ void Daemon::TakeCalibration() {
     // A noisy moment must not leave the rate without an estimate, or held
     // up by an unconfirmed one, until the next hourly calibration: try
     // again, a few times in a row at most.
-    const bool wanted = governor_->interrupt_ns() <= 0 || was_confirming;
+    const bool wanted =
+        governor_->budget_pct() > 0 && (governor_->interrupt_ns() <= 0 || was_confirming);
     if (wanted && refused_in_a_row_ < kCalibrationRetries && StartCalibration()) {
       refused_in_a_row_++;
       confirming_ = was_confirming;

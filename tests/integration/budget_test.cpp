@@ -111,7 +111,11 @@ TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and i
   auto st = SettledStatus(d, 1);
   INFO("calibration_error: " << st["calibration_error"]);
   REQUIRE(st["calibration_state"] == "done");
-  CHECK(Number(st, "calibrations") == 1);
+  // the one at start, the one that confirms it where it lowers the rate
+  // by more than 2x (here: 5,000/s costs ~4 %), and up to three run again
+  // after a refusal (an interval over 25 % of the slope, on a loaded host)
+  CHECK(Number(st, "calibrations") >= 1);
+  CHECK(Number(st, "calibrations") <= 5);
   const double cost = Number(st, "sample_cost_ns"), half = Number(st, "sample_cost_ci95_ns");
   CHECK(cost > 0);
   CHECK(std::isfinite(half));
@@ -143,7 +147,7 @@ TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and i
 
   // lcpid's own CPU per sample, from its threads' schedstat.
   REQUIRE(Run({kWorkloads + "/shares", "1"}) == 0);
-  st = d.Status();
+  st = SettledStatus(d, 1);  // no calibration half done: its CPU is in rusage
   CHECK(Number(st, "daemon_cpu_ms") > 0);
   const double samples = Number(st, "samples"), per = Number(st, "daemon_ns_per_sample");
   CHECK(samples > 0);
