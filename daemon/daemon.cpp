@@ -311,6 +311,12 @@ void Daemon::TakeCalibration() {
     if (wanted && refused_in_a_row_ < kCalibrationRetries && StartCalibration()) {
       refused_in_a_row_++;
       confirming_ = was_confirming;
+    } else if (wanted && governor_->TakeLowerBound(c.last->fit.slope, c.last->fit.half95)) {
+      spdlog::warn(
+          "no calibration accepted in {} tries: the governor takes {:.0f} ns, the lower "
+          "end of the last one's interval, unconfirmed",
+          refused_in_a_row_ + 1, governor_->interrupt_ns());
+      govern_early_ = true;
     }
     return;
   }

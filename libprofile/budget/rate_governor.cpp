@@ -80,6 +80,16 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
   return Offered::kAccepted;
 }
 
+bool RateGovernor::TakeLowerBound(double slope_ns, double half95_ns) {
+  const double low = slope_ns - half95_ns;
+  if (estimate_ns_ > 0 || !std::isfinite(low) || !(low > 0)) return false;
+  estimate_ns_ = low;
+  estimate_half95_ns_ = half95_ns;
+  confirmed_ = false;
+  estimate_rate_ = rate_;
+  return true;
+}
+
 void RateGovernor::set_daemon_ns_per_sample(double ns) {
   daemon_ns_ = std::isfinite(ns) && ns > 0 ? ns : 0;
 }

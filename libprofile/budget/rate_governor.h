@@ -96,6 +96,12 @@ class RateGovernor {
   // use (the intervals overlap), else the new, unconfirmed estimate.
   enum class Offered { kAccepted, kConfirmed, kRefused };
   Offered Offer(double slope_ns, double half95_ns);
+  // Where no estimate was ever accepted and calibrations keep being refused
+  // (a loaded host), the lower end of a refused one's interval, taken as
+  // an unconfirmed estimate (so a step of at most x2): the governor does
+  // not sample at the full asked rate for an hour. False if it has an
+  // estimate already or the lower end is no cost.
+  bool TakeLowerBound(double slope_ns, double half95_ns);
   // lcpid's own CPU per sample (its threads' CPU over the samples of the
   // last window), shown beside the estimate and not governed: most of it
   // is work per window and per process (merges, lookups) that a lower rate

@@ -167,3 +167,23 @@ TEST_CASE("lcpid's own CPU per sample is shown beside the estimate, not governed
   g.set_daemon_ns_per_sample(std::nan(""));
   CHECK(g.daemon_ns_per_sample() == 0);
 }
+
+TEST_CASE("with no estimate, a refused calibration's lower end is taken, unconfirmed") {
+  RateGovernor g(1, 5000, {200000});
+  // 40 us +- 20 us: refused, and nothing to govern by
+  CHECK(g.Offer(40000, 20000) == RateGovernor::Offered::kRefused);
+  CHECK(g.cost_ns() == 0);
+  CHECK_FALSE(g.Decide());
+  CHECK(g.TakeLowerBound(40000, 20000));
+  CHECK(g.cost_ns() == Approx(20000));
+  CHECK_FALSE(g.confirmed());
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(2500));  // x2 at most, unconfirmed
+  // never over an estimate it has, nor from an interval reaching zero
+  CHECK_FALSE(g.TakeLowerBound(90000, 1000));
+  RateGovernor h(1, 5000, {200000});
+  CHECK_FALSE(h.TakeLowerBound(1000, 1500));
+  CHECK(h.cost_ns() == 0);
+}
