@@ -215,6 +215,20 @@ TEST_CASE("an ordinary hand-made CIE (zR) is not refused") {
   CHECK(cfi->eh_frame != nullptr);
 }
 
+TEST_CASE("an FDE too short for its pointers is refused, not passed unchecked") {
+  // libdw reads an FDE's pointers up to the section's end, not the FDE's:
+  // it would go on into the next entry's bytes.
+  testing::TempDir dir;
+  const std::string so =
+      BuildHandCfi(dir, "  .asciz \"zR\"\n  .byte 1, 0x78, 16, 1, 0x1b, 0x0c,7,8, 0x90,1",
+                   "  .long .Lf - .\n  .short 6");
+  UnwindTables tables("");
+  std::shared_ptr<ImageCfi> cfi = tables.Get(std::string(kMappedIdentity) + so, so);
+  REQUIRE(cfi != nullptr);
+  CHECK(cfi->refused == "FDE cut short");
+  CHECK(tables.stats().cfi_refused == 1);
+}
+
 TEST_CASE("a 32-bit image's tables are refused before libdw reads them") {
   // No .eh_frame content: its .debug_frame (gcc -g without unwind tables)
   // would go to libdw, and names register 20,000,000.
