@@ -202,14 +202,22 @@ TEST_CASE("a ULEB128 personality pointer in a CIE is refused (zPR)") {
   CHECK(RefusedWithoutGrowth(AtF(so)) == 0);
 }
 
+// The tables of a hand-made image whose CIE is an ordinary "zR"
+// (pc-relative sdata4 pointers, as every linker writes) and whose FDE for
+// f is `fde`.
+std::shared_ptr<ImageCfi> OpenWithZrCie(const testing::TempDir& dir, const std::string& fde,
+                                        UnwindTables& tables) {
+  const std::string so =
+      BuildHandCfi(dir, "  .asciz \"zR\"\n  .byte 1, 0x78, 16, 1, 0x1b, 0x0c,7,8, 0x90,1", fde);
+  return tables.Get(std::string(kMappedIdentity) + so, so);
+}
+
 TEST_CASE("an ordinary hand-made CIE (zR) is not refused") {
   // The same layout with the letters libdw and the screen read alike.
   testing::TempDir dir;
-  const std::string so =
-      BuildHandCfi(dir, "  .asciz \"zR\"\n  .byte 1, 0x78, 16, 1, 0x1b, 0x0c,7,8, 0x90,1",
-                   "  .long .Lf - .\n  .long .Lf_end - .Lf\n  .byte 0, 0,0,0");
   UnwindTables tables("");
-  std::shared_ptr<ImageCfi> cfi = tables.Get(std::string(kMappedIdentity) + so, so);
+  std::shared_ptr<ImageCfi> cfi =
+      OpenWithZrCie(dir, "  .long .Lf - .\n  .long .Lf_end - .Lf\n  .byte 0, 0,0,0", tables);
   REQUIRE(cfi != nullptr);
   CHECK(cfi->refused.empty());
   CHECK(cfi->eh_frame != nullptr);
@@ -219,11 +227,8 @@ TEST_CASE("an FDE too short for its pointers is refused, not passed unchecked") 
   // libdw reads an FDE's pointers up to the section's end, not the FDE's:
   // it would go on into the next entry's bytes.
   testing::TempDir dir;
-  const std::string so =
-      BuildHandCfi(dir, "  .asciz \"zR\"\n  .byte 1, 0x78, 16, 1, 0x1b, 0x0c,7,8, 0x90,1",
-                   "  .long .Lf - .\n  .short 6");
   UnwindTables tables("");
-  std::shared_ptr<ImageCfi> cfi = tables.Get(std::string(kMappedIdentity) + so, so);
+  std::shared_ptr<ImageCfi> cfi = OpenWithZrCie(dir, "  .long .Lf - .\n  .short 6", tables);
   REQUIRE(cfi != nullptr);
   CHECK(cfi->refused == "FDE cut short");
   CHECK(tables.stats().cfi_refused == 1);
