@@ -39,9 +39,10 @@ bool Skip(const uint8_t** p, const uint8_t* end, size_t n) {
 
 // The bytes of a pointer in `encoding` (DW_EH_PE_*) of a 64-bit image: 0
 // for (S/U)LEB128, -1 for what libdw would not read or reads
-// position-dependently (omit, aligned).
+// position-dependently (omit, aligned) or not at all (application bits
+// past aligned).
 int EncodedSize(uint8_t encoding) {
-  if (encoding == DW_EH_PE_omit || (encoding & 0x70) == DW_EH_PE_aligned) return -1;
+  if (encoding == DW_EH_PE_omit || (encoding & 0x70) >= DW_EH_PE_aligned) return -1;
   switch (encoding & 0x0f) {
     case DW_EH_PE_absptr:
       return 8;
@@ -66,15 +67,32 @@ bool SkipEncoded(const uint8_t** p, const uint8_t* end, int size) {
   return size == 0 ? Leb(p, end) : Skip(p, end, static_cast<size_t>(size));
 }
 
-// What libdw keeps of a CIE (cie.c's intern_new_cie, mirrored): how its
-// FDEs are laid out.
+// What libdw keeps of a CIE (cie.c's intern_new_cie): how its FDEs are
+// laid out.
 struct Cie {
   std::string why;
   int fde_pointer_size = 8;
   bool sized_augmentation = false;
-  size_t fde_augmentation_size = 0;
 };
 
+// True for an encoding libdw sizes as a (U/S)LEB128: its
+// encoded_value_size looks at the low 3 bits only, and sizes a ULEB128 by
+// the first byte that has the continuation bit (not the last that has
+// none), so it skips other bytes than the value's.
+bool LebEncoding(uint8_t encoding) {
+  return encoding != DW_EH_PE_omit && (encoding & 0x07) == DW_EH_PE_uleb128;
+}
+
+// The augmentation is read only where libdw's two readers of it
+// (dwarf_next_cfi, which sizes it, and intern_new_cie, which keeps the FDE
+// encoding) and this one cannot differ: "" or 'z' followed by letters from
+// L, P, R and S, each letter's bytes within the augmentation data's stated
+// length, and no (U/S)LEB128 pointer for P or L. intern_new_cie reads a
+// letter's byte without looking at that length (an unknown letter after
+// 'z', which dwarf_next_cfi stops at, leaves R to be read from the
+// instructions), and sizes a LEB128 wrongly: either way the FDEs' pointers
+// would be another size to libdw than here, and it would run bytes of
+// theirs that were never checked as instructions.
 Cie CheckCie(const Dwarf_CIE& c) {
   Cie out;
   if (c.return_address_register > kMaxCfiRegister) {
@@ -84,26 +102,44 @@ Cie CheckCie(const Dwarf_CIE& c) {
   uint8_t fde_encoding = DW_EH_PE_absptr;
   const uint8_t* data = c.augmentation_data;
   const uint8_t* data_end = c.augmentation_data + c.augmentation_data_size;
-  for (const char* ap = c.augmentation; *ap; ++ap) {
-    if (*ap == 'z') {
-      out.sized_augmentation = true;
-    } else if (*ap == 'S') {
-    } else if (*ap == 'L') {
-      if (data >= data_end) break;
-      const int n = EncodedSize(*data++);
-      if (!out.sized_augmentation) out.fde_augmentation_size += n > 0 ? static_cast<size_t>(n) : 0;
-    } else if (*ap == 'R') {
-      if (data >= data_end) break;
-      fde_encoding = *data++;
+  const char* ap = c.augmentation;
+  if (*ap) {
+    if (*ap != 'z') {
+      out.why = "CIE augmentation without 'z'";
+      return out;
+    }
+    out.sized_augmentation = true;
+    ++ap;
+  }
+  for (; *ap; ++ap) {
+    if (*ap == 'S') continue;
+    if (*ap != 'L' && *ap != 'P' && *ap != 'R') {
+      out.why = "CIE augmentation letter " + std::to_string(static_cast<unsigned char>(*ap));
+      return out;
+    }
+    if (data >= data_end) {
+      out.why = "CIE augmentation data cut short";
+      return out;
+    }
+    const uint8_t encoding = *data++;
+    if (*ap == 'R') {
+      fde_encoding = encoding;
+    } else if (LebEncoding(encoding)) {
+      out.why = std::string(*ap == 'P' ? "personality" : "LSDA") + " pointer encoding " +
+                std::to_string(encoding);
+      return out;
     } else if (*ap == 'P') {
-      if (data >= data_end) break;
-      const int n = EncodedSize(*data++);
-      if (n < 0 || !SkipEncoded(&data, data_end, n)) {
-        out.why = "personality pointer encoding";
+      // libdw skips the pointer by the size in its low 3 bits: the same
+      // as EncodedSize's for every encoding that has one.
+      const int n = EncodedSize(encoding);
+      if (n <= 0) {
+        out.why = "personality pointer encoding " + std::to_string(encoding);
         return out;
       }
-    } else if (!out.sized_augmentation) {
-      break;
+      if (!Skip(&data, data_end, static_cast<size_t>(n))) {
+        out.why = "CIE augmentation data cut short";
+        return out;
+      }
     }
   }
   out.fde_pointer_size = EncodedSize(fde_encoding);
@@ -121,18 +157,18 @@ Cie CheckCie(const Dwarf_CIE& c) {
   return out;
 }
 
+// An FDE whose pointers or augmentation do not fit in it is refused: libdw
+// reads its pointers up to the section's end, not the FDE's.
 std::string CheckFde(const Dwarf_FDE& f, const Cie& cie) {
   const uint8_t* p = f.start;
   const uint8_t* end = f.end;
   // initial_location and address_range, then the augmentation data.
   if (!SkipEncoded(&p, end, cie.fde_pointer_size) || !SkipEncoded(&p, end, cie.fde_pointer_size))
-    return "";  // libdw refuses it too
+    return "FDE cut short";
   if (cie.sized_augmentation) {
     uint64_t len = 0;
-    if (!Leb(&p, end, &len) || len > static_cast<uint64_t>(end - p)) return "";
+    if (!Leb(&p, end, &len) || len > static_cast<uint64_t>(end - p)) return "FDE cut short";
     p += len;
-  } else if (!Skip(&p, end, cie.fde_augmentation_size)) {
-    return "";
   }
   const size_t n = static_cast<size_t>(end - p);
   if (n > kMaxCfiProgram) return "FDE program of " + std::to_string(n) + " bytes";
@@ -318,7 +354,13 @@ std::string CheckCfaProgram(const uint8_t* p, const uint8_t* end, size_t set_loc
   return "";
 }
 
-CfiScreen ScreenEhFrame(void* elf_handle) {
+std::string SectionTooLarge(const char* name, uint64_t size, uint64_t max_bytes) {
+  if (size <= kMaxCfiSectionBytes && size <= max_bytes) return "";
+  return std::string(name) + " of " + std::to_string(size) + " bytes (at most " +
+         std::to_string(std::min(kMaxCfiSectionBytes, max_bytes)) + ")";
+}
+
+CfiScreen ScreenEhFrame(void* elf_handle, uint64_t max_bytes) {
   Elf* elf = static_cast<Elf*>(elf_handle);
   CfiScreen none;
   size_t shstrndx = 0;
@@ -328,7 +370,7 @@ CfiScreen ScreenEhFrame(void* elf_handle) {
   // As dwarf_getcfi_elf: the first .eh_frame, and an .eh_frame_hdr only
   // if it comes before it.
   Elf_Scn* hdr_scn = nullptr;
-  uint64_t hdr_vaddr = 0;
+  uint64_t hdr_vaddr = 0, hdr_size = 0;
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh)) continue;
@@ -337,8 +379,20 @@ CfiScreen ScreenEhFrame(void* elf_handle) {
     if (!std::strcmp(name, ".eh_frame_hdr")) {
       hdr_scn = scn;
       hdr_vaddr = sh.sh_addr;
+      hdr_size = sh.sh_type == SHT_NOBITS ? 0 : sh.sh_size;
     } else if (!std::strcmp(name, ".eh_frame")) {
       if (sh.sh_type == SHT_NOBITS) return none;
+      // Counted and bounded before anything is read: elf_rawdata reads
+      // the whole section into the heap, and a sparse file's section
+      // header may claim any size.
+      CfiScreen sized;
+      sized.present = true;
+      sized.bytes = sh.sh_size + hdr_size;
+      sized.why = SectionTooLarge(".eh_frame", sh.sh_size, max_bytes);
+      if (sized.why.empty()) sized.why = SectionTooLarge(".eh_frame_hdr", hdr_size, max_bytes);
+      if (sized.why.empty() && sized.bytes > max_bytes)
+        sized.why = ".eh_frame and its header of " + std::to_string(sized.bytes) + " bytes";
+      if (!sized.why.empty()) return sized;
       Elf_Data* data = elf_rawdata(scn, nullptr);
       if (!data || !data->d_buf) return none;
       Screener s{ident, data, true, {}, {}, {}};
@@ -349,9 +403,7 @@ CfiScreen ScreenEhFrame(void* elf_handle) {
           s.out.why = CheckHdr(hdr, hdr_vaddr, sh.sh_addr, s.fde_offsets);
       s.out.cies = s.cies.size();
       s.out.fdes = s.fde_offsets.size();
-      s.out.bytes = data->d_size;
-      if (hdr_scn)
-        if (Elf_Data* hdr = elf_rawdata(hdr_scn, nullptr)) s.out.bytes += hdr->d_size;
+      s.out.bytes = sized.bytes;
       return s.out;
     }
   }
@@ -362,7 +414,7 @@ CfiScreen ScreenDebugFrame(void* elf_handle, void* data) {
   const unsigned char* ident =
       reinterpret_cast<unsigned char*>(elf_getident(static_cast<Elf*>(elf_handle), nullptr));
   Screener s{ident, static_cast<Elf_Data*>(data), false, {}, {}, {}};
-  if (!ident || ident[EI_CLASS] != ELFCLASS64) return s.out;
+  if (!ident || ident[EI_CLASS] != ELFCLASS64) return s.out;  // not present: not to be opened
   s.out.present = true;
   s.Walk();
   s.out.cies = s.cies.size();

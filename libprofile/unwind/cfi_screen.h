@@ -35,12 +35,20 @@ inline constexpr int kMaxRememberDepth = 8;
 // frame it computes, so its length bounds one lookup's work.
 inline constexpr size_t kMaxCfiProgram = 64 * 1024;
 
+// The largest .eh_frame, .eh_frame_hdr or .debug_frame read: each is
+// read whole into lcpid's heap. LLVM 14's .eh_frame is 5.0 MiB (its
+// header 0.7 MiB), the largest on this Debian; 64 MiB leaves room for a
+// larger program and none for a sparse file whose section header claims
+// gigabytes.
+inline constexpr uint64_t kMaxCfiSectionBytes = uint64_t{64} << 20;
+
 // What ScreenEhFrame found; `why` is empty when the tables may be used.
 struct CfiScreen {
   bool present = false;  // there is an .eh_frame section for libdw to read
   std::string why;
   size_t cies = 0, fdes = 0;  // distinct entries checked
   uint64_t bytes = 0;         // of the sections read (.eh_frame and its header)
+                              // or refused for their size
 };
 
 // Checks the CFA program [p, end): each opcode and operand decoded, none
@@ -53,9 +61,12 @@ std::string CheckCfaProgram(const uint8_t* p, const uint8_t* end, size_t set_loc
 // Without an .eh_frame section header, nothing is present: libdw would
 // then read from the PT_GNU_EH_FRAME segment to the end of the file, as
 // large as the user makes it, so such an image has no table here.
-CfiScreen ScreenEhFrame(void* elf);
+// Sections over kMaxCfiSectionBytes, or together over max_bytes, are
+// refused before they are read.
+CfiScreen ScreenEhFrame(void* elf, uint64_t max_bytes);
 
-// The same for a .debug_frame section's bytes (Elf_Data*) of `elf`.
+// The same for a .debug_frame section's bytes (Elf_Data*) of `elf`; not
+// present (not to be opened) unless `elf` is 64-bit.
 CfiScreen ScreenDebugFrame(void* elf, void* data);
 
 }  // namespace lcpi

@@ -8,6 +8,8 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -54,7 +56,58 @@ constexpr uint64_t kMaxDebugBytes = uint64_t{16} << 20;
 // counted for every entry screened: it reads no more than those.
 constexpr uint64_t kEntryBytes = 96;
 
-void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
+// The walk unwinds this host's processes only: any other ELF (32-bit,
+// big-endian, another machine's) has no tables here, and libdw never sees
+// it. Its CFI would be read with other pointer sizes and byte orders than
+// cfi_screen reads (a 32-bit .debug_frame reached libdw unscreened).
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+#else
+constexpr uint16_t kHostMachine = EM_NONE;  // no walk: every image refused
+#endif
+constexpr unsigned char kHostData =
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+
+// Section and program headers an image may have. libelf allocates for
+// each section header at elf_begin, and extended numbering lets a sparse
+// file claim 2^32 of them; linkers write a few dozen (a -ffunction-sections
+// object's tens of thousands are not mapped).
+constexpr uint64_t kMaxElfHeaders = 65536;
+
+enum class HeaderCheck { kNotElf, kRefused, kHost };
+
+// Reads the ELF header of `fd` before libelf does: kNotElf (not an ELF
+// file), kRefused with `why`, or kHost.
+HeaderCheck CheckHostElf(int fd, std::string* why) {
+  Elf64_Ehdr eh{};
+  if (pread(fd, &eh, sizeof eh, 0) != static_cast<ssize_t>(sizeof eh) ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return HeaderCheck::kNotElf;
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != kHostData ||
+      eh.e_machine != kHostMachine) {
+    *why = "not an ELF file of this host's machine (class " + std::to_string(eh.e_ident[EI_CLASS]) +
+           ", data " + std::to_string(eh.e_ident[EI_DATA]) + ", machine " +
+           std::to_string(eh.e_machine) + ")";
+    return HeaderCheck::kRefused;
+  }
+  uint64_t shnum = eh.e_shnum, phnum = eh.e_phnum;
+  if ((shnum == 0 && eh.e_shoff != 0) || phnum == PN_XNUM) {
+    Elf64_Shdr first{};
+    if (pread(fd, &first, sizeof first, static_cast<off_t>(eh.e_shoff)) == sizeof first) {
+      if (shnum == 0) shnum = first.sh_size;
+      if (phnum == PN_XNUM) phnum = first.sh_info;
+    }
+  }
+  if (shnum > kMaxElfHeaders || phnum > kMaxElfHeaders) {
+    *why = std::to_string(shnum) + " section and " + std::to_string(phnum) + " program headers";
+    return HeaderCheck::kRefused;
+  }
+  return HeaderCheck::kHost;
+}
+
+void OpenDebugFrame(Elf* elf, ImageCfi* cfi, uint64_t max_bytes) {
   size_t shstrndx = 0;
   if (elf_getshdrstrndx(elf, &shstrndx) != 0) return;
   uint64_t debug_bytes = 0;
@@ -68,9 +121,16 @@ void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
     if (sh.sh_type == SHT_NOBITS) continue;
     debug_bytes += sh.sh_size;
     if (debug_bytes > kMaxDebugBytes) return;
-    if (!std::strcmp(name, ".debug_frame")) frame = scn;
+    // libdw reads .debug_frame through elf_getdata, which converts a
+    // typed section's byte order: only untyped bytes are the ones
+    // screened.
+    if (!std::strcmp(name, ".debug_frame")) frame = sh.sh_type == SHT_PROGBITS ? scn : nullptr;
   }
   if (!frame) return;
+  if (debug_bytes > max_bytes) {
+    cfi->refused = "debug sections of " + std::to_string(debug_bytes) + " bytes";
+    return;
+  }
   Elf_Data* data = elf_rawdata(frame, nullptr);
   if (!data || !data->d_buf) return;
   const CfiScreen screen = ScreenDebugFrame(elf, data);
@@ -79,6 +139,7 @@ void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
     cfi->refused = screen.why;
     return;
   }
+  if (!screen.present) return;
   if (Dwarf* dw = dwarf_begin_elf(elf, DWARF_C_READ, nullptr)) {
     cfi->dwarf = dw;
     cfi->debug_frame = dwarf_getcfi(dw);
@@ -87,13 +148,26 @@ void OpenDebugFrame(Elf* elf, ImageCfi* cfi) {
 
 }  // namespace
 
-ImageCfi::~ImageCfi() {
-  for (auto& table : frames)
+ImageCfi::~ImageCfi() { Release(); }
+
+void ImageCfi::Release() {
+  for (auto& table : frames) {
     for (auto& [addr, frame] : table) free(frame);
+    table.clear();
+  }
   if (eh_frame) dwarf_cfi_end(static_cast<Dwarf_CFI*>(eh_frame));
   if (dwarf) dwarf_end(static_cast<Dwarf*>(dwarf));
   if (elf) elf_end(static_cast<Elf*>(elf));
   if (fd >= 0) close(fd);
+  eh_frame = dwarf = debug_frame = elf = nullptr;
+  fd = -1;
+  loads.clear();
+  bytes = 0;
+}
+
+void ImageCfi::Refuse(std::string why) {
+  Release();
+  refused = std::move(why);
 }
 
 std::optional<uint64_t> ImageCfi::VaddrOf(uint64_t offset) const {
@@ -126,6 +200,17 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
     Expected<int> fd = recorded ? OpenRecordedFile(file) : OpenRegularFile(file);
     if (!fd) continue;
     cfi->fd = *fd;
+    std::string why;
+    const HeaderCheck header = CheckHostElf(cfi->fd, &why);
+    if (header == HeaderCheck::kNotElf) continue;
+    if (header == HeaderCheck::kRefused) {
+      // A recorded path's file is this identity's only once its build-id
+      // says so, which is not read here: it is let go and tried again
+      // later, rather than refusing the identity for good.
+      if (recorded) continue;
+      cfi->Refuse(why);
+      return cfi;
+    }
     // ELF_C_READ, as every ELF reader here: a mapping of a file its owner
     // may truncate would end lcpid with SIGBUS at the next read of it.
     Elf* elf = elf_begin(cfi->fd, ELF_C_READ, nullptr);
@@ -142,16 +227,22 @@ std::shared_ptr<ImageCfi> UnwindTables::Open(const std::string& identity,
       if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
         cfi->loads.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
     }
-    // libdw runs none of the CFI before cfi_screen has read all of it.
-    const CfiScreen eh = ScreenEhFrame(elf);
+    // libdw runs none of the CFI before cfi_screen has read all of it,
+    // and cfi_screen reads none that would take the tables past
+    // max_bytes_. A refused image holds nothing but why.
+    const uint64_t room = cfi->bytes < max_bytes_ ? max_bytes_ - cfi->bytes : 0;
+    const CfiScreen eh = ScreenEhFrame(elf, room);
     if (!eh.why.empty()) {
-      cfi->refused = eh.why;
+      cfi->Refuse(eh.why);
       return cfi;
     }
     if (eh.present) cfi->eh_frame = dwarf_getcfi_elf(elf);
     cfi->bytes += eh.bytes + (eh.cies + eh.fdes) * kEntryBytes;
-    if (!eh.present) OpenDebugFrame(elf, cfi.get());
-    if (!cfi->refused.empty()) return cfi;
+    if (!eh.present) OpenDebugFrame(elf, cfi.get(), room);
+    if (!cfi->refused.empty()) {
+      cfi->Refuse(cfi->refused);
+      return cfi;
+    }
     if (!cfi->eh_frame && !cfi->debug_frame) continue;
     return cfi;
   }
@@ -182,6 +273,11 @@ std::shared_ptr<ImageCfi> UnwindTables::Get(const std::string& identity, const s
     lru_.splice(lru_.begin(), lru_, it->second.lru);
     if (it->second.cfi) return it->second.cfi;
   }
+  // Tables over the whole cap alone are refused rather than kept by
+  // letting every other image's go.
+  if (cfi && cfi->refused.empty() && cfi->bytes.load() > max_bytes_)
+    cfi->Refuse("tables of " + std::to_string(cfi->bytes.load()) + " bytes (at most " +
+                std::to_string(max_bytes_) + ")");
   it->second.cfi = cfi;
   it->second.retry_at = now + kRetryAfter;
   if (cfi && !cfi->refused.empty())

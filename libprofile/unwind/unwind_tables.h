@@ -48,6 +48,11 @@ struct ImageCfi {
   ImageCfi(const ImageCfi&) = delete;
   ImageCfi& operator=(const ImageCfi&) = delete;
 
+  // Lets go of the file, libdw's tables and the frames: bytes is 0 after.
+  void Release();
+  // Release, and keep only why the tables were refused.
+  void Refuse(std::string why);
+
   // The address the CFI gives for a file offset, or nullopt when no
   // loadable segment holds it.
   std::optional<uint64_t> VaddrOf(uint64_t offset) const;
@@ -59,9 +64,10 @@ struct ImageCfi {
   void* eh_frame = nullptr;     // Dwarf_CFI* of .eh_frame, or null
   void* debug_frame = nullptr;  // Dwarf_CFI* of .debug_frame (owned by dwarf), or null
   std::vector<Load> loads;
-  // Not empty: why cfi_screen refused the image's CFI (a register, a
-  // nesting or a program past its bounds); no table is open, and a walk
-  // reaching the image ends "unwind failed".
+  // Not empty: why the image's CFI was refused (cfi_screen: a register, a
+  // nesting, a program or a section past its bounds; not an ELF of this
+  // host's machine; tables over the cache's bytes alone); nothing else is
+  // held, and a walk reaching the image ends "unwind failed".
   std::string refused;
   // The frames libdw computed (Dwarf_Frame*, by CFI table and address):
   // a return address recurs in stack after stack, and computing its frame
