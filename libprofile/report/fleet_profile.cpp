@@ -292,10 +292,12 @@ std::optional<size_t> Column(const Header& h, const std::string& event) {
   return std::nullopt;
 }
 
-// identity -> the host whose image row and symbols name it: the least host
-// name among the hosts with samples of it in the selection. Every host
-// ships its own (schema 2), so no host outside the selection, nor one that
-// never ran the image, names it.
+// identity -> the host whose image row and symbols name it: the host with
+// the most samples of it in the selection, ties by the least host name.
+// Every host ships its own (schema 2), so no host outside the selection
+// names it, nor, without --host, one that shipped a few count rows of
+// another's image (every host's word is trusted for its own counts: to
+// rename, it must outweigh the others' samples, in plain sight).
 using NamingHosts = std::map<std::string, std::string>;
 
 Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& sql,
@@ -304,9 +306,12 @@ Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& s
   for (const std::string& list :
        fleet::SqlInLists({identities.begin(), identities.end()}, kMaxInListBytes)) {
     auto ok = Select(ch,
-                     "SELECT hex(identity), hex(min(host)) FROM " + sql.Table("shipped_counts") +
-                         " WHERE " + sql.WhereAllImages() + " AND identity IN (" + list +
-                         ") GROUP BY identity",
+                     "SELECT hex(identity), hex(host) FROM (SELECT identity, host, sum(count) AS n "
+                     "FROM " +
+                         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() +
+                         " AND identity IN (" + list +
+                         ") GROUP BY identity, host) ORDER BY identity, n DESC, host "
+                         "LIMIT 1 BY identity",
                      2, [&](const Fields& r) -> Expected<void> {
                        out[Unhex(r[0])] = Unhex(r[1]);
                        return {};
@@ -314,6 +319,69 @@ Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& s
     if (!ok) return ok.error();
   }
   return out;
+}
+
+// The hex strings of a TabSeparated Array(String) of hex(...): ['41','42'].
+std::vector<std::string> HexArray(std::string_view text) {
+  std::vector<std::string> out;
+  bool in = false;
+  for (char c : text) {
+    if (c == '\'') {
+      in = !in;
+      if (in) out.emplace_back();
+    } else if (in) {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// A warning per identity whose hosts with samples of it in the selection
+// shipped different symbols (a build's symbols are the same on every host
+// that ran it: a difference is a hostile or broken shipper). The naming
+// host's are used; the warning names the first 5 hosts by name, and at
+// most kMaxDisagreeWarnings identities are named (then one line counts the
+// rest): a hostile host may disagree on every image.
+constexpr size_t kMaxDisagreeWarnings = 10;
+Expected<void> WarnDisagreeingSymbols(fleet::ClickHouseHttp& ch, const FleetSql& sql,
+                                      const std::vector<std::string>& identities,
+                                      const NamingHosts& naming,
+                                      std::vector<std::string>* warnings) {
+  size_t disagree = 0;
+  for (const std::string& list : fleet::SqlInLists(identities, kMaxInListBytes)) {
+    // DISTINCT: a repeated try's copies are folded only at the next merge.
+    auto ok = Select(
+        ch,
+        "SELECT hex(identity), uniqExact(host), arraySlice(arraySort(groupArray(hex(host))), 1, 5) "
+        "FROM (SELECT identity, "
+        "host, groupBitXor(cityHash64(offset, size, name)) AS h, count() AS n FROM (SELECT "
+        "DISTINCT identity, host, offset, size, name FROM " +
+            sql.Table("symbols") + " WHERE identity IN (" + list +
+            ") AND (identity, host) GLOBAL IN (SELECT identity, host FROM " +
+            sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND identity IN (" +
+            list +
+            "))) GROUP BY identity, host) GROUP BY identity HAVING uniqExact(h, n) > 1 "
+            "ORDER BY identity",
+        3, [&](const Fields& r) -> Expected<void> {
+          if (++disagree > kMaxDisagreeWarnings) return {};
+          const std::string id = Unhex(r[0]);
+          std::string hosts;
+          for (const std::string& h : HexArray(r[2]))
+            hosts += (hosts.empty() ? "" : ", ") + Printable(Unhex(h));
+          auto named = naming.find(id);
+          warnings->push_back("the hosts disagree on the symbols of " + Printable(id) + " (" +
+                              std::string(r[1]) + " hosts: " + hosts +
+                              (Number(r[1]) > 5 ? ", ..." : "") + "): named from " +
+                              (named == naming.end() ? "none" : Printable(named->second)) +
+                              "'s, the host with the most samples of it");
+          return {};
+        });
+    if (!ok) return ok.error();
+  }
+  if (disagree > kMaxDisagreeWarnings)
+    warnings->push_back("the hosts disagree on the symbols of " +
+                        std::to_string(disagree - kMaxDisagreeWarnings) + " more images");
+  return {};
 }
 
 // Runs `query(host, list)` for each naming host and each IN list of the
@@ -531,6 +599,8 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
     if (auto it = naming.find(id); it != naming.end()) naming_wanted.insert(*it);
   auto symbols = SymbolsOf(ch, sql, naming_wanted, warnings);
   if (!symbols) return symbols.error();
+  if (auto ok = WarnDisagreeingSymbols(ch, sql, wanted, naming_wanted, warnings); !ok)
+    return ok.error();
   std::vector<Row> rows;
   for (auto& [id, by_offset] : sums) {
     CountsByOffset counts;
