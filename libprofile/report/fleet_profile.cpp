@@ -138,6 +138,11 @@ class FleetSql {
   // Rows of the selected windows (and, with --build-id, images).
   std::string Where() const { return rows_where_ + build_ids_; }
   std::string WhereAllImages() const { return rows_where_; }
+  // Count rows at a period a report weighs (FleetPeriodValid): the others
+  // are refused, and name nothing either.
+  static std::string ValidPeriod() {
+    return "(period BETWEEN 1 AND " + std::to_string(kMaxFleetPeriod) + ")";
+  }
 
  private:
   std::string db_, hosts_, window_where_, rows_where_, build_ids_;
@@ -206,7 +211,7 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
     std::map<uint64_t, uint64_t> by_period;   // valid period -> samples
   };
   std::map<std::string, Fact> by_name;
-  const std::string valid = "(period BETWEEN 1 AND " + std::to_string(kMaxFleetPeriod) + ")";
+  const std::string valid = FleetSql::ValidPeriod();
   auto events =
       Select(ch,
              "SELECT hex(event), hex(host), argMaxIf(period, started, " + valid +
@@ -308,8 +313,8 @@ Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& s
     auto ok = Select(ch,
                      "SELECT hex(identity), hex(host) FROM (SELECT identity, host, sum(count) AS n "
                      "FROM " +
-                         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() +
-                         " AND identity IN (" + list +
+                         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
+                         FleetSql::ValidPeriod() + " AND identity IN (" + list +
                          ") GROUP BY identity, host) ORDER BY identity, n DESC, host "
                          "LIMIT 1 BY identity",
                      2, [&](const Fields& r) -> Expected<void> {
@@ -358,8 +363,8 @@ Expected<void> WarnDisagreeingSymbols(fleet::ClickHouseHttp& ch, const FleetSql&
         "DISTINCT identity, host, offset, size, name FROM " +
             sql.Table("symbols") + " WHERE identity IN (" + list +
             ") AND (identity, host) GLOBAL IN (SELECT identity, host FROM " +
-            sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND identity IN (" +
-            list +
+            sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
+            FleetSql::ValidPeriod() + " AND identity IN (" + list +
             "))) GROUP BY identity, host) GROUP BY identity HAVING uniqExact(h, n) > 1 "
             "ORDER BY identity",
         3, [&](const Fields& r) -> Expected<void> {
@@ -443,11 +448,11 @@ class RowSums {
     const size_t n = r.size();
     auto e = Column(h_, Unhex(r[n - 3]));
     const uint64_t count = Number(r[n - 1]);
-    if (!e || count == 0) return {};
+    const uint64_t period = Number(r[n - 2]);
+    if (!e || count == 0 || (weighed_ && !FleetPeriodValid(period))) return {};  // refused
     std::vector<long double>& sums = sums_[std::vector<std::string>(r.begin(), r.end() - 3)];
     sums.resize(h_.events.size(), 0);
-    sums[*e] +=
-        static_cast<long double>(count) * (weighed_ ? weights_.Of(*e, Number(r[n - 2])) : 1.0L);
+    sums[*e] += static_cast<long double>(count) * (weighed_ ? weights_.Of(*e, period) : 1.0L);
     return {};
   }
   template <class Name>
@@ -585,7 +590,7 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
                          " AND identity IN (" + list + ") GROUP BY identity, event, offset, period",
                      5, [&](const Fields& r) -> Expected<void> {
                        auto e = Column(h, Unhex(r[1]));
-                       if (!e) return {};
+                       if (!e || !FleetPeriodValid(Number(r[3]))) return {};  // refused
                        auto& c = sums[Unhex(r[0])][Number(r[2])];
                        c.resize(h.events.size(), 0);
                        c[*e] +=

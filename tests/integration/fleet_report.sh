@@ -11,6 +11,9 @@
 #    per shard (one host), each equals that host's own report;
 #  - --label unit=UNIT keeps exactly the first host's workload: per image its
 #    samples, --by unit that one unit, -P exactly its pids;
+#  - periods weighed as locally, a hostile host's periods 2^64-1 and 0 refused;
+#  - a hostile host's names for another's identity: not read for --host, nor,
+#    with one count row of it, without --host (the hosts' disagreement warned);
 #  - --host, JSON/HTML/text render, and views not fleet-capable refused.
 set -euo pipefail
 prof=$1 ship=$2 lcpid=$3 lcpictl=$4 tiny=$5
@@ -154,6 +157,21 @@ sqlite3 "$dir/gamma.db" "UPDATE epoch_events SET period = CASE WHEN epoch_id = (
 "$ship" --once --url "$url_a" --database periods --db "$dir/gamma.db" --state "$dir/gamma.state" --host gamma 2>"$dir/ship-gamma.log"
 compare "periods 1000 and 2000, images" 2 "" "--fleet $url_a --database periods" gamma
 compare "periods 1000 and 2000, procedures" 2 "-p" "--fleet $url_a --database periods -p" gamma
+# a hostile host ships a window of its own far in the future, its counts of
+# gamma's workload at periods 2^64-1 and 0: refused (not counted, warned),
+# so neither its period nor its window's start reweighs gamma's counts
+gamma_id=$(sqlite3 "$dir/gamma.db" "SELECT i.identity FROM images i JOIN counts c ON c.image_id = i.id LIMIT 1")
+case $gamma_id in *"'"* | *\\*) echo "FAIL: an identity to quote: $gamma_id"; exit 1 ;; esac
+ch_query "INSERT INTO periods.counts (host, window_id, attempt, started, identity, event, used, period, offset, count)
+  SELECT '!mallory', 1, 1, toDateTime('2100-01-01 00:00:00'), identity, event, used, p, offset, 1000
+  FROM periods.counts ARRAY JOIN [toUInt64(18446744073709551615), toUInt64(0)] AS p
+  WHERE identity = '$gamma_id' LIMIT 2"
+ch_query "INSERT INTO periods.windows (host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, samples)
+  VALUES ('!mallory', 1, 1, 'window', '', '2100-01-01 00:00:00', '2100-01-01 01:00:00', now(), 2, 0, 2000)"
+compare "periods, with a hostile host's periods 2^64-1 and 0 in the far future" 2 "" "--fleet $url_a --database periods" gamma
+grep -q "2000 samples of cpu-clock shipped at a period of 0 or beyond 2^62 .*(!mallory): not counted" "$dir/fleet.err" ||
+  { echo "FAIL: no warning of the refused periods: $(cat "$dir/fleet.err")"; exit 1; }
+compare "periods, procedures, with a hostile host's periods" 2 "-p" "--fleet $url_a --database periods -p" gamma
 
 # --- a hostile shipper (insert rights, as every host has) sends an images
 # row and symbols for alpha's workload's identity: alpha's report keeps
