@@ -21,7 +21,7 @@ bool FleetPeriodValid(uint64_t period);  // 1..kMaxFleetPeriod
 // One host's newest window of an event in the selection, as shipped.
 struct HostPeriod {
   std::string host;
-  int64_t started = 0;  // its start (a host chooses it: it may lie)
+  int64_t started = 0;  // its start: the host's word, so not used to choose
   uint64_t period = 0;
 };
 
