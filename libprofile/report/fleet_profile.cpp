@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "libprofile/fleet/fleet_schema.h"
 #include "libprofile/fleet/tsv_answer.h"
 #include "libprofile/image/image_id.h"
+#include "libprofile/report/fleet_period_weights.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/profile_rows.h"
 
@@ -64,25 +64,43 @@ uint64_t Number(std::string_view text) {
 }
 
 // Each event column's weight for a window sampled at `period`: its period
-// over the newest window's (the header's), as a local report weighs epochs
-// (ProfileDb::WeightsByPeriod), when the windows read differ in period;
-// else, or without a period, 1.
+// over the header's (the reference: fleet_period_weights.h), as a local
+// report weighs epochs (ProfileDb::WeightsByPeriod), when the windows read
+// differ in period; else 1. A period refused (0, beyond 2^62) weighs
+// nothing: its counts were counted in the header's warning.
 class Weights {
  public:
   explicit Weights(const Header& h) {
     for (size_t e = 0; e < h.events.size(); ++e)
-      ref_.push_back(h.periods[e].size() > 1 ? h.events[e].period : 0);
+      of_.emplace_back(h.periods[e].size() > 1 ? h.events[e].period : 0);
   }
-  double Of(size_t column, uint64_t period) const {
-    const uint64_t ref = ref_[column];
-    return ref > 0 && period > 0 ? static_cast<double>(period) / static_cast<double>(ref) : 1.0;
+  long double Of(size_t column, uint64_t period) const {
+    return of_[column].Of(period).value_or(0.0L);
   }
 
  private:
-  std::vector<uint64_t> ref_;  // 0: not weighed
+  std::vector<PeriodWeight> of_;
 };
 
-uint64_t Rounded(double x) { return static_cast<uint64_t>(std::llround(x)); }
+// Weighed sums as counts, saturating; one warning if any was clamped.
+class Counts {
+ public:
+  explicit Counts(std::vector<std::string>* warnings) : warnings_(warnings) {}
+  uint64_t Of(long double sum) {
+    bool saturated = false;
+    const uint64_t n = WeighedCount(sum, &saturated);
+    static const std::string kSaturated =
+        "a weighed count beyond 2^64-1 (a host shipped counts that large) is shown as "
+        "18446744073709551615";
+    if (saturated &&
+        std::find(warnings_->begin(), warnings_->end(), kSaturated) == warnings_->end())
+      warnings_->push_back(kSaturated);
+    return n;
+  }
+
+ private:
+  std::vector<std::string>* warnings_;
+};
 
 // The SQL every query shares: the database, and the conditions on windows.
 class FleetSql {
@@ -120,6 +138,11 @@ class FleetSql {
   // Rows of the selected windows (and, with --build-id, images).
   std::string Where() const { return rows_where_ + build_ids_; }
   std::string WhereAllImages() const { return rows_where_; }
+  // Count rows at a period a report weighs (FleetPeriodValid): the others
+  // are refused, and name nothing either.
+  static std::string ValidPeriod() {
+    return "(period BETWEEN 1 AND " + std::to_string(kMaxFleetPeriod) + ")";
+  }
 
  private:
   std::string db_, hosts_, window_where_, rows_where_, build_ids_;
@@ -145,7 +168,8 @@ std::string LabelConditions(const std::vector<LabelFilter>& labels) {
 
 // The header: the windows read, the events and their totals.
 Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
-                             const FleetSelection& f, const ProfOptions& o) {
+                             const FleetSelection& f, const ProfOptions& o,
+                             std::vector<std::string>* warnings) {
   Header h;
   h.database = ch.shown_url() + " database " + f.database;
   h.range = o.range;
@@ -175,33 +199,49 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   span.kind = EpochKind::kWindow;
   h.epochs.push_back(span);
 
-  // Per event: what was sampled and the period of the newest window, and
-  // the samples per period (weighed below once the newest period is known).
+  // Per event: each host's newest window of a valid period (what it
+  // sampled, the period) and the samples each host shipped at a refused
+  // period; the reference (the header's period) is chosen from the hosts'
+  // (ReferenceHost), then the samples per valid period are weighed to it.
   struct Fact {
     EventInfo info;
-    std::map<uint64_t, uint64_t> by_period;  // period -> samples
+    std::vector<HostPeriod> newest;           // per host
+    std::vector<std::string> used;            // per host, as newest
+    std::map<std::string, uint64_t> refused;  // host -> samples at a refused period
+    std::map<uint64_t, uint64_t> by_period;   // valid period -> samples
   };
   std::map<std::string, Fact> by_name;
+  const std::string valid = FleetSql::ValidPeriod();
   auto events =
       Select(ch,
-             "SELECT hex(event), hex(argMax(used, started)), argMax(period, started) "
-             "FROM " +
-                 sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " GROUP BY event",
-             3, [&](const Fields& r) -> Expected<void> {
+             "SELECT hex(event), hex(host), argMaxIf(period, started, " + valid +
+                 "), toUInt32(maxIf(started, " + valid + ")), hex(argMaxIf(used, started, " +
+                 valid + ")), sumIf(count, NOT " + valid + ") FROM " + sql.Table("shipped_counts") +
+                 " WHERE " + sql.WhereAllImages() + " GROUP BY event, host",
+             6, [&](const Fields& r) -> Expected<void> {
                Fact& fact = by_name[Unhex(r[0])];
                fact.info.name = Unhex(r[0]);
-               fact.info.used = Unhex(r[1]);
-               fact.info.period = Number(r[2]);
+               const std::string host = Unhex(r[1]);
+               fact.newest.push_back({host, static_cast<int64_t>(Number(r[3])), Number(r[2])});
+               fact.used.push_back(Unhex(r[4]));
+               if (Number(r[5]) > 0) fact.refused[host] = Number(r[5]);
                return {};
              });
   if (!events) return events.error();
+  for (auto& [name, fact] : by_name) {
+    if (auto ref = ReferenceHost(fact.newest)) {
+      fact.info.period = fact.newest[*ref].period;
+      fact.info.used = fact.used[*ref];
+    }
+  }
   auto periods =
       Select(ch,
              "SELECT hex(event), period, sum(count) FROM " + sql.Table("shipped_counts") +
-                 " WHERE " + sql.WhereAllImages() + " GROUP BY event, period",
+                 " WHERE " + sql.WhereAllImages() + " AND " + valid + " GROUP BY event, period",
              3, [&](const Fields& r) -> Expected<void> {
                auto it = by_name.find(Unhex(r[0]));
-               if (it != by_name.end()) it->second.by_period[Number(r[1])] += Number(r[2]);
+               if (it != by_name.end() && FleetPeriodValid(Number(r[1])))
+                 it->second.by_period[Number(r[1])] += Number(r[2]);
                return {};
              });
   if (!periods) return periods.error();
@@ -218,6 +258,18 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
     }
     EventInfo e = it->second.info;
     e.id = static_cast<int64_t>(h.events.size()) + 1;
+    if (!it->second.refused.empty()) {
+      uint64_t samples = 0;
+      std::string hosts;
+      for (const auto& [host, n] : it->second.refused) {
+        samples = n > UINT64_MAX - samples ? UINT64_MAX : samples + n;
+        if (hosts.size() < 200) hosts += (hosts.empty() ? "" : ", ") + Printable(host);
+      }
+      warnings->push_back(std::to_string(samples) + " samples of " + Printable(name) +
+                          " shipped at a period of 0 or beyond 2^62 (no source samples so) by " +
+                          std::to_string(it->second.refused.size()) + " host(s) (" + hosts +
+                          (hosts.size() >= 200 ? ", ..." : "") + "): not counted");
+    }
     h.events.push_back(e);
     std::vector<uint64_t> seen;
     for (const auto& [period, n] : it->second.by_period) seen.push_back(period);
@@ -229,11 +281,12 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
     h.scale.push_back(1.0);
   }
   const Weights weights(h);
+  Counts counts(warnings);
   for (size_t e = 0; e < h.events.size(); ++e) {
-    double total = 0;
+    long double total = 0;
     for (const auto& [period, n] : by_name[h.events[e].name].by_period)
-      total += static_cast<double>(n) * weights.Of(e, period);
-    h.totals.push_back(Rounded(total));
+      total += static_cast<long double>(n) * weights.Of(e, period);
+    h.totals.push_back(counts.Of(total));
   }
   return h;
 }
@@ -244,10 +297,12 @@ std::optional<size_t> Column(const Header& h, const std::string& event) {
   return std::nullopt;
 }
 
-// identity -> the host whose image row and symbols name it: the least host
-// name among the hosts with samples of it in the selection. Every host
-// ships its own (schema 2), so no host outside the selection, nor one that
-// never ran the image, names it.
+// identity -> the host whose image row and symbols name it: the host with
+// the most samples of it in the selection, ties by the least host name.
+// Every host ships its own (schema 2), so no host outside the selection
+// names it, nor, without --host, one that shipped a few count rows of
+// another's image (every host's word is trusted for its own counts: to
+// rename, it must outweigh the others' samples, in plain sight).
 using NamingHosts = std::map<std::string, std::string>;
 
 Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& sql,
@@ -256,9 +311,12 @@ Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& s
   for (const std::string& list :
        fleet::SqlInLists({identities.begin(), identities.end()}, kMaxInListBytes)) {
     auto ok = Select(ch,
-                     "SELECT hex(identity), hex(min(host)) FROM " + sql.Table("shipped_counts") +
-                         " WHERE " + sql.WhereAllImages() + " AND identity IN (" + list +
-                         ") GROUP BY identity",
+                     "SELECT hex(identity), hex(host) FROM (SELECT identity, host, sum(count) AS n "
+                     "FROM " +
+                         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
+                         FleetSql::ValidPeriod() + " AND identity IN (" + list +
+                         ") GROUP BY identity, host) ORDER BY identity, n DESC, host "
+                         "LIMIT 1 BY identity",
                      2, [&](const Fields& r) -> Expected<void> {
                        out[Unhex(r[0])] = Unhex(r[1]);
                        return {};
@@ -266,6 +324,69 @@ Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& s
     if (!ok) return ok.error();
   }
   return out;
+}
+
+// The hex strings of a TabSeparated Array(String) of hex(...): ['41','42'].
+std::vector<std::string> HexArray(std::string_view text) {
+  std::vector<std::string> out;
+  bool in = false;
+  for (char c : text) {
+    if (c == '\'') {
+      in = !in;
+      if (in) out.emplace_back();
+    } else if (in) {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+// A warning per identity whose hosts with samples of it in the selection
+// shipped different symbols (a build's symbols are the same on every host
+// that ran it: a difference is a hostile or broken shipper). The naming
+// host's are used; the warning names the first 5 hosts by name, and at
+// most kMaxDisagreeWarnings identities are named (then one line counts the
+// rest): a hostile host may disagree on every image.
+constexpr size_t kMaxDisagreeWarnings = 10;
+Expected<void> WarnDisagreeingSymbols(fleet::ClickHouseHttp& ch, const FleetSql& sql,
+                                      const std::vector<std::string>& identities,
+                                      const NamingHosts& naming,
+                                      std::vector<std::string>* warnings) {
+  size_t disagree = 0;
+  for (const std::string& list : fleet::SqlInLists(identities, kMaxInListBytes)) {
+    // DISTINCT: a repeated try's copies are folded only at the next merge.
+    auto ok = Select(
+        ch,
+        "SELECT hex(identity), uniqExact(host), arraySlice(arraySort(groupArray(hex(host))), 1, 5) "
+        "FROM (SELECT identity, "
+        "host, groupBitXor(cityHash64(offset, size, name)) AS h, count() AS n FROM (SELECT "
+        "DISTINCT identity, host, offset, size, name FROM " +
+            sql.Table("symbols") + " WHERE identity IN (" + list +
+            ") AND (identity, host) GLOBAL IN (SELECT identity, host FROM " +
+            sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
+            FleetSql::ValidPeriod() + " AND identity IN (" + list +
+            "))) GROUP BY identity, host) GROUP BY identity HAVING uniqExact(h, n) > 1 "
+            "ORDER BY identity",
+        3, [&](const Fields& r) -> Expected<void> {
+          if (++disagree > kMaxDisagreeWarnings) return {};
+          const std::string id = Unhex(r[0]);
+          std::string hosts;
+          for (const std::string& h : HexArray(r[2]))
+            hosts += (hosts.empty() ? "" : ", ") + Printable(Unhex(h));
+          auto named = naming.find(id);
+          warnings->push_back("the hosts disagree on the symbols of " + Printable(id) + " (" +
+                              std::string(r[1]) + " hosts: " + hosts +
+                              (Number(r[1]) > 5 ? ", ..." : "") + "): named from " +
+                              (named == naming.end() ? "none" : Printable(named->second)) +
+                              "'s, the host with the most samples of it");
+          return {};
+        });
+    if (!ok) return ok.error();
+  }
+  if (disagree > kMaxDisagreeWarnings)
+    warnings->push_back("the hosts disagree on the symbols of " +
+                        std::to_string(disagree - kMaxDisagreeWarnings) + " more images");
+  return {};
 }
 
 // Runs `query(host, list)` for each naming host and each IN list of the
@@ -317,28 +438,30 @@ Expected<std::map<std::string, ImageInfo>> ImagesOf(fleet::ClickHouseHttp& ch, c
   return out;
 }
 
-// Sums per key, one event column each, weighed by period (Weights).
+// Sums per key, one event column each, weighed by period (Weights) when
+// the rows carry one (process rows do not: summed as taken).
 class RowSums {
  public:
-  explicit RowSums(const Header& h) : h_(h), weights_(h) {}
+  RowSums(const Header& h, bool weighed) : h_(h), weights_(h), weighed_(weighed) {}
   // A row's last three fields: event (hex), period, count; the rest: the key.
   Expected<void> Add(const Fields& r) {
     const size_t n = r.size();
     auto e = Column(h_, Unhex(r[n - 3]));
     const uint64_t count = Number(r[n - 1]);
-    if (!e || count == 0) return {};
-    std::vector<double>& sums = sums_[std::vector<std::string>(r.begin(), r.end() - 3)];
+    const uint64_t period = Number(r[n - 2]);
+    if (!e || count == 0 || (weighed_ && !FleetPeriodValid(period))) return {};  // refused
+    std::vector<long double>& sums = sums_[std::vector<std::string>(r.begin(), r.end() - 3)];
     sums.resize(h_.events.size(), 0);
-    sums[*e] += static_cast<double>(count) * weights_.Of(*e, Number(r[n - 2]));
+    sums[*e] += static_cast<long double>(count) * (weighed_ ? weights_.Of(*e, period) : 1.0L);
     return {};
   }
   template <class Name>
-  std::vector<Row> Rows(Name name) const {
+  std::vector<Row> Rows(Name name, Counts* counts) const {
     std::vector<Row> out;
     for (const auto& [key, sums] : sums_) {
       Row r;
       name(r, key);
-      for (double s : sums) r.counts.push_back(Rounded(s));
+      for (long double s : sums) r.counts.push_back(counts->Of(s));
       out.push_back(std::move(r));
     }
     return out;
@@ -347,15 +470,16 @@ class RowSums {
  private:
   const Header& h_;
   Weights weights_;
-  std::map<std::vector<std::string>, std::vector<double>> sums_;
+  bool weighed_;
+  std::map<std::vector<std::string>, std::vector<long double>> sums_;
 };
 
 Expected<std::vector<Row>> ImageRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
-                                     const Header& h, const ProfOptions& o) {
+                                     const Header& h, const ProfOptions& o, Counts* rounding) {
   const std::string from = o.labels.empty() ? sql.Table("shipped_counts") + " WHERE " + sql.Where()
                                             : sql.Table("shipped_processes") + " WHERE " +
                                                   sql.Where() + LabelConditions(o.labels);
-  RowSums sums(h);
+  RowSums sums(h, /*weighed=*/o.labels.empty());
   std::set<std::string> ids;
   auto ok = Select(ch,
                    "SELECT hex(identity), hex(event), " +
@@ -368,13 +492,15 @@ Expected<std::vector<Row>> ImageRows(fleet::ClickHouseHttp& ch, const FleetSql& 
   if (!ok) return ok.error();
   auto images = ImagesOf(ch, sql, ids, nullptr);
   if (!images) return images.error();
-  return sums.Rows([&](Row& r, const std::vector<std::string>& key) {
-    const ImageInfo& info = (*images)[Unhex(key[0])];
-    r.name = info.path;
-    r.identity = info.identity;
-    r.kind = info.kind;
-    r.image_id = info.id;
-  });
+  return sums.Rows(
+      [&](Row& r, const std::vector<std::string>& key) {
+        const ImageInfo& info = (*images)[Unhex(key[0])];
+        r.name = info.path;
+        r.identity = info.identity;
+        r.kind = info.kind;
+        r.image_id = info.id;
+      },
+      rounding);
 }
 
 // The procedures shipped by each identity's naming host, ascending by
@@ -429,7 +555,7 @@ Expected<std::map<std::string, std::vector<SymbolInfo>>> SymbolsOf(
 
 Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
                                          const Header& h, const ProfOptions& o,
-                                         std::vector<std::string>* warnings) {
+                                         std::vector<std::string>* warnings, Counts* rounding) {
   std::set<std::string> ids;
   auto per_image = Select(
       ch,
@@ -456,7 +582,7 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
   }
   // image -> offset -> weighed counts per event column: summed by the engine
   const Weights weights(h);
-  std::map<std::string, std::map<uint64_t, std::vector<double>>> sums;
+  std::map<std::string, std::map<uint64_t, std::vector<long double>>> sums;
   for (const std::string& list : fleet::SqlInLists(wanted, kMaxInListBytes)) {
     auto ok = Select(ch,
                      "SELECT hex(identity), hex(event), offset, period, sum(count) FROM " +
@@ -464,10 +590,11 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
                          " AND identity IN (" + list + ") GROUP BY identity, event, offset, period",
                      5, [&](const Fields& r) -> Expected<void> {
                        auto e = Column(h, Unhex(r[1]));
-                       if (!e) return {};
+                       if (!e || !FleetPeriodValid(Number(r[3]))) return {};  // refused
                        auto& c = sums[Unhex(r[0])][Number(r[2])];
                        c.resize(h.events.size(), 0);
-                       c[*e] += static_cast<double>(Number(r[4])) * weights.Of(*e, Number(r[3]));
+                       c[*e] +=
+                           static_cast<long double>(Number(r[4])) * weights.Of(*e, Number(r[3]));
                        return {};
                      });
     if (!ok) return ok.error();
@@ -477,11 +604,13 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
     if (auto it = naming.find(id); it != naming.end()) naming_wanted.insert(*it);
   auto symbols = SymbolsOf(ch, sql, naming_wanted, warnings);
   if (!symbols) return symbols.error();
+  if (auto ok = WarnDisagreeingSymbols(ch, sql, wanted, naming_wanted, warnings); !ok)
+    return ok.error();
   std::vector<Row> rows;
   for (auto& [id, by_offset] : sums) {
     CountsByOffset counts;
     for (const auto& [offset, c] : by_offset)
-      for (double x : c) counts[offset].push_back(Rounded(x));
+      for (long double x : c) counts[offset].push_back(rounding->Of(x));
     const ImageInfo& info = (*images)[id];
     auto s = symbols->find(id);
     std::vector<SymbolInfo> shipped = s == symbols->end() ? std::vector<SymbolInfo>{} : s->second;
@@ -500,10 +629,11 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
 // by period yet (a local report weighs them): the shipped process rows carry
 // no period (docs/fleet.md, "Not yet").
 Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
-                                              const Header& h, const ProfOptions& o) {
+                                              const Header& h, const ProfOptions& o,
+                                              Counts* rounding) {
   const std::string by = o.by.empty() ? "''" : LabelColumn(o.by);
   const std::string where = " WHERE " + sql.Where() + LabelConditions(o.labels);
-  RowSums sums(h);
+  RowSums sums(h, /*weighed=*/false);
   auto add = [&](const Fields& r) { return sums.Add(r); };
   if (o.view == View::kLabels) {
     auto ok = Select(ch,
@@ -511,10 +641,12 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
                          sql.Table("shipped_processes") + where + " GROUP BY " + by + ", event",
                      4, add);
     if (!ok) return ok.error();
-    return sums.Rows([&](Row& r, const std::vector<std::string>& key) {
-      r.label = Unhex(key[0]);
-      r.name = r.label.empty() ? "[no " + o.by + "]" : r.label;
-    });
+    return sums.Rows(
+        [&](Row& r, const std::vector<std::string>& key) {
+          r.label = Unhex(key[0]);
+          r.name = r.label.empty() ? "[no " + o.by + "]" : r.label;
+        },
+        rounding);
   }
   auto ok = Select(ch,
                    "SELECT hex(host), pid, hex(comm), hex(" + by +
@@ -522,14 +654,17 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
                        where + " GROUP BY host, pid, comm, " + by + ", event",
                    7, add);
   if (!ok) return ok.error();
-  return sums.Rows([&](Row& r, const std::vector<std::string>& key) {
-    const std::string comm = Unhex(key[2]);
-    r.pid = static_cast<uint32_t>(Number(key[1]));
-    // A pid names a process on its host only.
-    r.name = (r.pid == kShippedRolledUpPid ? comm + " [rolled up]" : comm) + " @" + Unhex(key[0]);
-    if (r.pid == kShippedRolledUpPid) r.pid = kRolledUpPid;
-    r.label = Unhex(key[3]);
-  });
+  return sums.Rows(
+      [&](Row& r, const std::vector<std::string>& key) {
+        const std::string comm = Unhex(key[2]);
+        r.pid = static_cast<uint32_t>(Number(key[1]));
+        // A pid names a process on its host only.
+        r.name =
+            (r.pid == kShippedRolledUpPid ? comm + " [rolled up]" : comm) + " @" + Unhex(key[0]);
+        if (r.pid == kShippedRolledUpPid) r.pid = kRolledUpPid;
+        r.label = Unhex(key[3]);
+      },
+      rounding);
 }
 
 }  // namespace
@@ -551,22 +686,25 @@ Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelect
   }
   if (auto ok = CheckProfOptions(options); !ok) return ok.error();
   const FleetSql sql(f, options.range);
-  auto header = FleetHeader(ch, sql, f, options);
+  std::vector<std::string> warnings;
+  auto header = FleetHeader(ch, sql, f, options, &warnings);
   if (!header) return header.error();
   auto started = StartProfile(options, std::move(*header));
   if (!started) return started.error();
   Profile& p = *started;
+  p.warnings.insert(p.warnings.end(), warnings.begin(), warnings.end());
+  Counts rounding(&p.warnings);
   Expected<std::vector<Row>> rows = std::vector<Row>{};
   switch (options.view) {
     case View::kImages:
-      rows = ImageRows(ch, sql, p.header, options);
+      rows = ImageRows(ch, sql, p.header, options, &rounding);
       break;
     case View::kProcedures:
-      rows = ProcedureRows(ch, sql, p.header, options, &p.warnings);
+      rows = ProcedureRows(ch, sql, p.header, options, &p.warnings, &rounding);
       break;
     case View::kProcesses:
     case View::kLabels:
-      rows = ProcessOrLabelRows(ch, sql, p.header, options);
+      rows = ProcessOrLabelRows(ch, sql, p.header, options, &rounding);
       break;
   }
   if (!rows) return rows.error();

@@ -11,6 +11,9 @@
 #    per shard (one host), each equals that host's own report;
 #  - --label unit=UNIT keeps exactly the first host's workload: per image its
 #    samples, --by unit that one unit, -P exactly its pids;
+#  - periods weighed as locally, a hostile host's periods 2^64-1 and 0 refused;
+#  - a hostile host's names for another's identity: not read for --host, nor,
+#    with one count row of it, without --host (the hosts' disagreement warned);
 #  - --host, JSON/HTML/text render, and views not fleet-capable refused.
 set -euo pipefail
 prof=$1 ship=$2 lcpid=$3 lcpictl=$4 tiny=$5
@@ -123,6 +126,7 @@ compare() {  # compare WHAT NAMECOLS 'LOCAL ARGS' 'FLEET ARGS' DB...
 }
 compare "images, two shards" 2 "" "$fleet" alpha beta
 compare "procedures, two shards" 2 "-p" "$fleet -p" alpha beta
+! grep "disagree" "$dir/fleet.err" || { echo "FAIL: hosts of one run disagree on symbols"; exit 1; }
 grep -q tiny_spin "$dir/got" || { echo "FAIL: no tiny_spin among the procedures"; exit 1; }
 # (per image: each local -p reads the symbols of every image the host ran,
 # a compiler's among them on a busy machine: seconds each)
@@ -153,6 +157,21 @@ sqlite3 "$dir/gamma.db" "UPDATE epoch_events SET period = CASE WHEN epoch_id = (
 "$ship" --once --url "$url_a" --database periods --db "$dir/gamma.db" --state "$dir/gamma.state" --host gamma 2>"$dir/ship-gamma.log"
 compare "periods 1000 and 2000, images" 2 "" "--fleet $url_a --database periods" gamma
 compare "periods 1000 and 2000, procedures" 2 "-p" "--fleet $url_a --database periods -p" gamma
+# a hostile host ships a window of its own far in the future, its counts of
+# gamma's workload at periods 2^64-1 and 0: refused (not counted, warned),
+# so neither its period nor its window's start reweighs gamma's counts
+gamma_id=$(sqlite3 "$dir/gamma.db" "SELECT i.identity FROM images i JOIN counts c ON c.image_id = i.id LIMIT 1")
+case $gamma_id in *"'"* | *\\*) echo "FAIL: an identity to quote: $gamma_id"; exit 1 ;; esac
+ch_query "INSERT INTO periods.counts (host, window_id, attempt, started, identity, event, used, period, offset, count)
+  SELECT '!mallory', 1, 1, toDateTime('2100-01-01 00:00:00'), identity, event, used, p, offset, 1000
+  FROM periods.counts ARRAY JOIN [toUInt64(18446744073709551615), toUInt64(0)] AS p
+  WHERE identity = '$gamma_id' LIMIT 2"
+ch_query "INSERT INTO periods.windows (host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, samples)
+  VALUES ('!mallory', 1, 1, 'window', '', '2100-01-01 00:00:00', '2100-01-01 01:00:00', now(), 2, 0, 2000)"
+compare "periods, with a hostile host's periods 2^64-1 and 0 in the far future" 2 "" "--fleet $url_a --database periods" gamma
+grep -q "2000 samples of cpu-clock shipped at a period of 0 or beyond 2^62 .*(!mallory): not counted" "$dir/fleet.err" ||
+  { echo "FAIL: no warning of the refused periods: $(cat "$dir/fleet.err")"; exit 1; }
+compare "periods, procedures, with a hostile host's periods" 2 "-p" "--fleet $url_a --database periods -p" gamma
 
 # --- a hostile shipper (insert rights, as every host has) sends an images
 # row and symbols for alpha's workload's identity: alpha's report keeps
@@ -180,6 +199,32 @@ ch_query "OPTIMIZE TABLE lcpi.images FINAL"
 compare "procedures after a hostile host's symbols for alpha's identity" 2 "-p" "--fleet $url_a -p --host alpha" alpha
 if grep -q "HIJACKED\|\[evil\]" "$dir/got"; then echo "FAIL: another host's names in alpha's report"; exit 1; fi
 compare "images after a hostile host's row for alpha's identity" 2 "" "--fleet $url_a --host alpha" alpha
+# without --host every host is selected: the hostile host names itself to
+# sort first ('!mallory' < 'alpha'), ships its own symbols and image row for
+# alpha's identity and ONE count row of it (a committed window of its own).
+# alpha, with the most samples of the identity, still names it; the report
+# warns that the hosts disagree on its symbols, naming both.
+ch_query "INSERT INTO lcpi.symbols (identity, host, offset, size, name)
+  SELECT identity, '!mallory', offset, size, concat('AAA_HIJACKED_', name) FROM lcpi.symbols
+  WHERE identity = '$esc_id' AND host = 'alpha'"
+ch_query "INSERT INTO lcpi.images (identity, kind, path, host, symbols) VALUES ('$esc_id', 'module', '[evil]', '!mallory', 1)"
+ch_query "INSERT INTO lcpi.counts (host, window_id, attempt, started, identity, event, used, period, offset, count)
+  SELECT '!mallory', 1, 1, started, identity, event, used, period, offset, 1 FROM lcpi.counts
+  WHERE identity = '$esc_id' AND host = 'alpha' LIMIT 1"
+ch_query "INSERT INTO lcpi.windows (host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, samples)
+  SELECT '!mallory', 1, 1, kind, tag, started, ended, shipped, 1, 0, 1 FROM lcpi.windows WHERE host = 'alpha' LIMIT 1"
+for view in "-p" ""; do
+  "$prof" --fleet "$url_a" $view --format csv >"$dir/nohost.csv" 2>"$dir/nohost$view.err" ||
+    { echo "FAIL: lcpiprof --fleet $view: $(tail -2 "$dir/nohost$view.err")"; exit 1; }
+  grep -q "tiny" "$dir/nohost.csv" || { echo "FAIL ($view): no tiny workload in the report"; exit 1; }
+  if grep -q "HIJACKED\|\[evil\]" "$dir/nohost.csv"; then
+    echo "FAIL ($view): one count row let '!mallory' name alpha's identity for every host:"
+    grep "HIJACKED\|\[evil\]" "$dir/nohost.csv" | head -3; exit 1
+  fi
+done
+warned=$(grep "disagree on the symbols of $tiny_id (2 hosts: !mallory, alpha)" "$dir/nohost-p.err") ||
+  { echo "FAIL: no warning that !mallory and alpha disagree on $tiny_id's symbols"; cat "$dir/nohost-p.err"; exit 1; }
+echo "ok (one hostile count row does not rename alpha's identity without --host; warned: $warned)"
 
 # the other formats render the same model
 "$prof" $fleet -p --top 3 --format text --width 120 >"$dir/text"
