@@ -291,6 +291,13 @@ void Daemon::TakeCalibration() {
   if (c.running || c.runs == calibrations_seen_) return;
   const uint64_t failures_before = calibrations_seen_ ? last_failures_ : 0;
   calibrations_seen_ = c.runs;
+  // The periodic calibrations' share of each CPU (one's CPU, on average,
+  // every --calibrate-every), held back from the budget.
+  if (options_.calibrate_every > 0 && c.runs > 0 && cpus_online_.online() > 0)
+    governor_->set_reserved_pct(100.0 * static_cast<double>(c.cpu_ns) /
+                                static_cast<double>(c.runs) /
+                                (static_cast<double>(options_.calibrate_every) * 1e9) /
+                                static_cast<double>(cpus_online_.online()));
   const bool failed = c.failures != failures_before;
   last_failures_ = c.failures;
   const bool was_confirming = confirming_;
@@ -812,6 +819,7 @@ std::string Daemon::Status() {
     b.governor_cost_ns = governor_->cost_ns();
     b.governor_interrupt_ns = governor_->interrupt_ns();
     b.governor_daemon_ns = governor_->daemon_ns_per_sample();
+    b.calibration_reserved_pct = governor_->reserved_pct();
     b.estimate_confirmed = governor_->confirmed();
     b.calibrations_refused = governor_->refused();
     b.calibrations_confirming = confirming_started_;

@@ -62,6 +62,7 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "governor_cost_ns " << static_cast<int64_t>(f.governor_cost_ns) << "\n";
   o << "governor_interrupt_ns " << static_cast<int64_t>(f.governor_interrupt_ns) << "\n";
   o << "governor_daemon_ns " << static_cast<int64_t>(f.governor_daemon_ns) << "\n";
+  o << "calibration_reserved_pct " << f.calibration_reserved_pct << "\n";
   o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";
   o << "calibrations_refused " << f.calibrations_refused << "\n";
   o << "calibrations_confirming " << f.calibrations_confirming << "\n";

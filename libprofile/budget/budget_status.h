@@ -37,6 +37,7 @@ struct BudgetFigures {
   // wide an interval) and those started to confirm one; and the
   // calibrations a change in the online CPUs started.
   double governor_cost_ns = 0, governor_interrupt_ns = 0, governor_daemon_ns = 0;
+  double calibration_reserved_pct = 0;  // held back from the budget for calibrations
   bool estimate_confirmed = false;
   uint64_t calibrations_refused = 0, calibrations_confirming = 0;
   uint64_t cpu_online_calibrations = 0;

@@ -80,6 +80,16 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
   return Offered::kAccepted;
 }
 
+void RateGovernor::set_reserved_pct(double pct) {
+  reserved_pct_ = std::isfinite(pct) && pct > 0 ? pct : 0;
+}
+
+double RateGovernor::SamplingBudgetPct() const {
+  if (!(budget_pct_ > 0)) return 0;
+  // a tiny positive budget, not 0: 0 would mean off, the asked rate
+  return std::max(budget_pct_ - reserved_pct_, 1e-9);
+}
+
 bool RateGovernor::TakeLowerBound(double slope_ns, double half95_ns) {
   const double low = slope_ns - half95_ns;
   if (estimate_ns_ > 0 || !std::isfinite(low) || !(low > 0)) return false;
@@ -109,13 +119,14 @@ RateSteps RateGovernor::StepsNow() const {
 
 bool RateGovernor::awaits_confirmation() const {
   if (confirmed_ || estimate_ns_ <= 0 || budget_pct_ <= 0) return false;
-  const double target = NextRate(rate_, asked_rate_, budget_pct_, cost_ns(), steps_).target.rate;
+  const double target =
+      NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), steps_).target.rate;
   return target < estimate_rate_ / steps_.unconfirmed_max_down;
 }
 
 std::optional<std::vector<uint64_t>> RateGovernor::Decide() {
   if (!(asked_rate_ > 0)) return std::nullopt;  // no rate known in time: nothing to govern
-  last_ = NextRate(rate_, asked_rate_, budget_pct_, cost_ns(), StepsNow());
+  last_ = NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), StepsNow());
   if (!last_->changed) return std::nullopt;
   pending_rate_ = last_->rate;
   std::vector<uint64_t> p = PeriodsForRate(asked_periods_, asked_rate_, last_->rate);
@@ -125,7 +136,7 @@ std::optional<std::vector<uint64_t>> RateGovernor::Decide() {
 
 bool RateGovernor::WouldChange() const {
   return asked_rate_ > 0 &&
-         NextRate(rate_, asked_rate_, budget_pct_, cost_ns(), StepsNow()).changed;
+         NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), StepsNow()).changed;
 }
 
 void RateGovernor::Applied(const std::vector<uint64_t>& periods) {

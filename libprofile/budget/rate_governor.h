@@ -81,6 +81,11 @@ class RateGovernor {
   double budget_pct() const { return budget_pct_; }
   // A new budget (lcpictl budget): applied at the next window's end.
   void set_budget_pct(double pct) { budget_pct_ = pct; }
+  // The share of each CPU lcpid's periodic calibrations take (one's CPU
+  // over --calibrate-every, per CPU): held back from the budget, so the
+  // rate is governed to budget - reserved (never below the floor).
+  void set_reserved_pct(double pct);
+  double reserved_pct() const { return reserved_pct_; }
   double asked_rate() const { return asked_rate_; }
   double rate() const { return rate_; }  // the current window's
   const std::vector<uint64_t>& periods() const { return periods_; }
@@ -132,6 +137,10 @@ class RateGovernor {
 
  private:
   double budget_pct_;
+  double reserved_pct_ = 0;
+  // What sampling may cost: the budget less the calibrations' share (0
+  // stays 0, off; a budget all reserved leaves the floor).
+  double SamplingBudgetPct() const;
   double asked_rate_;
   std::vector<uint64_t> asked_periods_;
   RateSteps steps_;

@@ -187,3 +187,29 @@ TEST_CASE("with no estimate, a refused calibration's lower end is taken, unconfi
   CHECK_FALSE(h.TakeLowerBound(1000, 1500));
   CHECK(h.cost_ns() == 0);
 }
+
+TEST_CASE("the periodic calibrations' share of each CPU is held back from the budget") {
+  RateGovernor g(1, 5000, {200000});
+  REQUIRE(g.Offer(8000, 400) == RateGovernor::Offered::kAccepted);
+  REQUIRE(g.Offer(8100, 400) == RateGovernor::Offered::kConfirmed);
+  // one calibration of 0.45 s of CPU an hour on 2 CPUs: 0.00625 % each;
+  // a large share here so that the step shows: 0.2 %
+  g.set_reserved_pct(0.2);
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(0.8e7 / 8100).epsilon(0.01));
+  // all of it reserved: the floor, not off
+  g.set_reserved_pct(5);
+  for (int i = 0; i < 3; i++)
+    if (auto q = g.Decide()) g.Applied(*q);
+  CHECK(g.rate() == Approx(100));
+  // off stays off whatever is reserved
+  RateGovernor off(0, 5000, {200000});
+  REQUIRE(off.Offer(8000, 400) == RateGovernor::Offered::kAccepted);
+  off.set_reserved_pct(0.2);
+  CHECK_FALSE(off.Decide());
+  // nonsense reserves nothing
+  g.set_reserved_pct(std::nan(""));
+  CHECK(g.reserved_pct() == 0);
+}
