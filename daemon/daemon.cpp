@@ -255,6 +255,7 @@ Expected<void> Daemon::Start() {
       periods.push_back(ev.period);
     }
     governor_.emplace(options_.max_overhead_pct, asked, std::move(periods));
+    if (options_.sample_cost_ns > 0) governor_->SetKnownCost(options_.sample_cost_ns);
   }
 
   if (Expected<void> e = control_.Listen(options_.socket); !e) return e;
@@ -300,6 +301,7 @@ void Daemon::TakeCalibration() {
                                 static_cast<double>(cpus_online_.online()));
   const bool failed = c.failures != failures_before;
   last_failures_ = c.failures;
+  if (options_.sample_cost_ns > 0) return;  // the operator's figure is held
   const bool was_confirming = confirming_;
   confirming_ = false;
   if (failed || !c.last) return;

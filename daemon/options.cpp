@@ -84,6 +84,13 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "thread of lcpid's own) at start and then this often (e.g. 1h; 0: only on "
                  "request, lcpictl calibrate); lcpictl status shows the estimate")
       ->capture_default_str();
+  app.add_option("--sample-cost", o.sample_cost_ns,
+                 "what one sample costs this host's code, in ns, measured elsewhere (bench/cost "
+                 "on the same kind of host): the budget is held to it instead of the "
+                 "calibration's estimate, for hosts where calibrating cannot measure (an "
+                 "emulated CPU); 0: calibrate")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
   app.add_option("--max-overhead", o.max_overhead_pct,
                  "the cost budget: percent of each CPU sampling may cost, by the calibration's "
                  "estimate of a sample's cost; over it, lcpid samples less often (from the next "
@@ -158,6 +165,10 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
     return 2;
   }
   o.calibrate_every = *every;
+  if (!std::isfinite(o.sample_cost_ns)) {  // CLI11's range lets NaN through
+    std::cerr << "lcpid: --sample-cost: ns from 0 (calibrate) to 1e9\n";
+    return 2;
+  }
   if (!std::isfinite(o.max_overhead_pct)) {  // CLI11's range lets NaN through
     std::cerr << "lcpid: --max-overhead: a percent of each CPU from 0 (off) to 100\n";
     return 2;

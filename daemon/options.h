@@ -38,6 +38,9 @@ struct DaemonOptions {
   // seconds between calibrations of what a sample costs (the first at
   // start); 0: only on request (lcpictl calibrate)
   int64_t calibrate_every = 3600;
+  // What one sample costs, given (ns; 0: calibrated): the governor holds it
+  // to the budget instead of the calibrations' estimate.
+  double sample_cost_ns = 0;
   // The cost budget, percent of each CPU the sampling may cost (by the
   // calibration's estimate); 0: off, the asked rate whatever it costs.
   double max_overhead_pct = kDefaultMaxOverheadPct;

@@ -80,6 +80,14 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
   return Offered::kAccepted;
 }
 
+void RateGovernor::SetKnownCost(double ns) {
+  if (!std::isfinite(ns) || !(ns > 0)) return;
+  estimate_ns_ = ns;
+  estimate_half95_ns_ = 0;
+  confirmed_ = true;
+  estimate_rate_ = rate_;
+}
+
 void RateGovernor::set_reserved_pct(double pct) {
   reserved_pct_ = std::isfinite(pct) && pct > 0 ? pct : 0;
 }

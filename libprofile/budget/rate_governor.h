@@ -107,6 +107,9 @@ class RateGovernor {
   // not sample at the full asked rate for an hour. False if it has an
   // estimate already or the lower end is no cost.
   bool TakeLowerBound(double slope_ns, double half95_ns);
+  // A cost per sample the operator measured (lcpid --sample-cost): held,
+  // confirmed, and calibrations are no longer offered.
+  void SetKnownCost(double ns);
   // lcpid's own CPU per sample (its threads' CPU over the samples of the
   // last window), shown beside the estimate and not governed: most of it
   // is work per window and per process (merges, lookups) that a lower rate

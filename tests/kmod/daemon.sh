@@ -16,6 +16,6 @@ events perf throttles are counted in the status and the database,\
 kmod: the samples throttling cost are estimated within 25 % of the unthrottled rate"
 # a sample costs ~170 us here under TCG: 1 % would sit at the 100/s floor;
 # TCG's late hrtimers deliver ~40 % of a governed cpu-clock rate
-LCPI_TEST_BUDGET_PCT=20 LCPI_TEST_RATE_LOW=0.3 "$2" --warn NoTests "the governed period reaches the source and every window stores its own"
+LCPI_TEST_BUDGET_PCT=20 LCPI_TEST_RATE_LOW=0.3 LCPI_TEST_SAMPLE_COST_NS=200000 "$2" --warn NoTests "the governed period reaches the source and every window stores its own"
 rmmod lcpi
 "$(dirname "$0")/dmesg-check.sh"

@@ -213,3 +213,17 @@ TEST_CASE("the periodic calibrations' share of each CPU is held back from the bu
   g.set_reserved_pct(std::nan(""));
   CHECK(g.reserved_pct() == 0);
 }
+
+TEST_CASE("a cost the operator gives is held at once, confirmed") {
+  RateGovernor g(20, 5000, {200000});
+  g.SetKnownCost(200000);  // an emulated CPU: 200 us a sample
+  CHECK(g.confirmed());
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(1000));  // 20 % of a CPU at 200 us: x5, no confirmation waited for
+  RateGovernor h(1, 5000, {200000});
+  h.SetKnownCost(std::nan(""));
+  h.SetKnownCost(-5);
+  CHECK(h.cost_ns() == 0);
+}
