@@ -212,10 +212,14 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   };
   std::map<std::string, Fact> by_name;
   const std::string valid = FleetSql::ValidPeriod();
+  // A host's newest window: by start, then by id, as a local report takes
+  // the newest epoch; starts are whole seconds, and two windows of one
+  // second made argMax pick either (fleet-report failed so in CI).
+  const std::string newest = "(started, window_id)";
   auto events =
       Select(ch,
-             "SELECT hex(event), hex(host), argMaxIf(period, started, " + valid +
-                 "), toUInt32(maxIf(started, " + valid + ")), hex(argMaxIf(used, started, " +
+             "SELECT hex(event), hex(host), argMaxIf(period, " + newest + ", " + valid +
+                 "), toUInt32(maxIf(started, " + valid + ")), hex(argMaxIf(used, " + newest + ", " +
                  valid + ")), sumIf(count, NOT " + valid + ") FROM " + sql.Table("shipped_counts") +
                  " WHERE " + sql.WhereAllImages() + " GROUP BY event, host",
              6, [&](const Fields& r) -> Expected<void> {
