@@ -25,6 +25,7 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 configure_sanitize_tree() {
   CC=clang CXX=clang++ cmake -S . -B "$LCPI_SAN_BUILD" \
     -DLCPI_SANITIZE=ON -DLCPI_LIBFUZZER=ON -DLCPI_WERROR=ON \
+    -DLCPI_SAN_GUESTS="$([ "${LCPI_SAN_GUESTS:-0}" = 1 ] && echo ON || echo OFF)" \
     -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
     -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
 }

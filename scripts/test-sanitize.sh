@@ -6,12 +6,14 @@
 # build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
 # tests (label scale: the million-entry merge, the 120 s load, the
 # 10,000-process churn and the soak, whose point is behaviour at size and
-# over time, and which take minutes each) and the fleet report over two
+# over time, and which take minutes each), the fleet report over two
 # ClickHouse servers (label fleet: a minute of servers and real lcpid
-# runs; fleet-ship, whose escaping meets hostile names, runs here).
+# runs; fleet-ship, whose escaping meets hostile names, runs here) and
+# the budget cases that assert what a calibration measured (label
+# calibration: ASan's slowdown makes the slope noise, each refused).
 # LCPI_SAN_GUESTS=1 runs the guests here too (lcpid, KmodSource and the
 # checkers then run sanitized against the real module), LCPI_SAN_SCALE=1
-# the scale and fleet tests.
+# the scale, fleet and calibration tests.
 # scripts/test.sh runs this after the main suite, and so does CI.
 #
 #   scripts/test-sanitize.sh [CTEST-ARGS...]     e.g. -R profile_db
@@ -20,7 +22,7 @@
 # it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
 . scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
@@ -33,7 +35,7 @@ built=$(date +%s)
 status=0
 left_out=()
 [ "${LCPI_SAN_GUESTS:-0}" = 1 ] || left_out+=(kmod)
-[ "${LCPI_SAN_SCALE:-0}" = 1 ] || left_out+=(scale fleet)
+[ "${LCPI_SAN_SCALE:-0}" = 1 ] || left_out+=(scale fleet calibration)
 exclude=()
 if [ ${#left_out[@]} -gt 0 ]; then exclude=(-LE "^($(IFS='|'; echo "${left_out[*]}"))\$"); fi
 ctest --test-dir "$LCPI_SAN_BUILD" --output-on-failure -j"$JOBS" "${exclude[@]}" "$@" || status=$?

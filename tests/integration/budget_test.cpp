@@ -105,7 +105,8 @@ std::vector<uint64_t> WindowPeriods(lcpi::ProfileDb& db) {
 
 }  // namespace
 
-TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and its own cost") {
+TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and its own cost",
+          "[calibration]") {
   DaemonFixture d({"--max-overhead", "1"});
   REQUIRE(d.running());
   auto st = SettledStatus(d, 1);
@@ -165,7 +166,8 @@ TEST_CASE("lcpid calibrates what a sample costs at start, with an interval and i
     CHECK(Number(st, "module_handler_ns_per_sample") > 0);
 }
 
-TEST_CASE("lcpictl calibrate measures again, and --calibrate off leaves it to the operator") {
+TEST_CASE("lcpictl calibrate measures again, and --calibrate off leaves it to the operator",
+          "[calibration]") {
   DaemonFixture d;
   REQUIRE(d.running());
   auto st = SettledStatus(d, 1);
@@ -199,7 +201,16 @@ double TestBudgetPct() {
   return pct ? std::stod(pct) : 1;
 }
 
-TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the windows say so") {
+// The cost per sample the governed tests give lcpid (--sample-cost) where
+// they test the governor, not the calibration: what this VM measures
+// (bench/results/cost.md: 7.8 us), or LCPI_TEST_SAMPLE_COST_NS (the guest).
+std::string KnownSampleCostNs() {
+  const char* cost = std::getenv("LCPI_TEST_SAMPLE_COST_NS");
+  return cost ? cost : "8000";
+}
+
+TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the windows say so",
+          "[calibration]") {
   // cpu-clock at the default 5,000/s/CPU costs ~4 % of a CPU here (7.8 us a
   // sample): a budget of 1 % allows ~1,300/s
   const double budget = TestBudgetPct();
@@ -265,11 +276,11 @@ TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the w
 TEST_CASE("the governed period reaches the source and every window stores its own") {
   const double budget = TestBudgetPct();
   std::vector<std::string> args = {"--max-overhead", std::to_string(budget)};
-  // In the guest the calibration cannot measure (TCG's timers: slopes of
-  // -280 to +180 us +- 130-570 us, every one refused), so the cost is
-  // given, as an operator would for such a host (lcpid --sample-cost).
-  if (const char* cost = std::getenv("LCPI_TEST_SAMPLE_COST_NS"))
-    args.insert(args.end(), {"--sample-cost", cost});
+  // The cost is given, as an operator would for a host where calibrating
+  // cannot measure (lcpid --sample-cost): in the guest (TCG's timers:
+  // slopes of -280 to +180 us +- 130-570 us, every one refused) and under
+  // ASan (slopes of 0.4 to 8 us +- 2.5-4.8 us on a loaded host).
+  args.insert(args.end(), {"--sample-cost", KnownSampleCostNs()});
   DaemonFixture d(args);
   REQUIRE(d.running());
   auto st = GovernedStatus(d, 1);
@@ -302,10 +313,11 @@ TEST_CASE("the governed period reaches the source and every window stores its ow
 }
 
 TEST_CASE("lcpictl budget changes the budget at run time, and the rate follows") {
-  DaemonFixture d({"--max-overhead", "1"});
+  // the cost given (as the test above): the rate follows the budget alone
+  DaemonFixture d({"--max-overhead", "1", "--sample-cost", KnownSampleCostNs()});
   REQUIRE(d.running());
   auto st = GovernedStatus(d, 1);
-  REQUIRE(Number(st, "sampling_cost_pct") > 1.2);
+  REQUIRE(Number(st, "governor_cost_ns") * Number(st, "asked_rate_per_cpu") / 1e7 > 1.2);
   const double first = Number(st, "governed_rate_per_cpu");
   // a quarter of the budget: a quarter of the rate, in one step (at most x10)
   std::string reply = d.Ctl("budget 0.25");
