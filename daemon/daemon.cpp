@@ -314,22 +314,29 @@ void Daemon::TakeCalibration() {
         governor_->interrupt_ns());
     // A noisy moment must not leave the rate without an estimate, or held
     // up by an unconfirmed one, until the next hourly calibration: try
-    // again, a few times in a row at most.
-    const bool wanted =
-        governor_->budget_pct() > 0 && (governor_->interrupt_ns() <= 0 || was_confirming);
-    if (wanted && refused_in_a_row_ < kCalibrationRetries && StartCalibration()) {
-      refused_in_a_row_++;
+    // again, a few times in a row at once, then later and later.
+    const bool wanted = governor_->budget_pct() > 0 &&
+                        (governor_->interrupt_ns() <= 0 || governor_->awaits_confirmation());
+    if (!wanted) return;
+    const int64_t after = retry_.Refused();
+    if (after == 0 && StartCalibration()) {
       confirming_ = was_confirming;
-    } else if (wanted && governor_->TakeLowerBound(c.last->fit.slope, c.last->fit.half95)) {
+      return;
+    }
+    if (governor_->TakeLowerBound(c.last->fit.slope, c.last->fit.half95)) {
       spdlog::warn(
           "no calibration accepted in {} tries: the governor takes {:.0f} ns, the lower "
           "end of the last one's interval, unconfirmed",
-          refused_in_a_row_ + 1, governor_->interrupt_ns());
+          CalibrationRetry::kAtOnce + 1, governor_->interrupt_ns());
       govern_early_ = true;
+    }
+    if (after > 0) {
+      next_calibration_ = std::min(next_calibration_, Clock::now() + std::chrono::seconds(after));
+      spdlog::warn("calibration: none accepted lately; trying again in {} s", after);
     }
     return;
   }
-  refused_in_a_row_ = 0;
+  retry_.Accepted();
   govern_early_ = true;  // a new estimate: its rate from the next window on
   if (v == RateGovernor::Offered::kAccepted && !was_confirming &&
       governor_->awaits_confirmation() && StartCalibration()) {
@@ -825,6 +832,7 @@ std::string Daemon::Status() {
     b.estimate_confirmed = governor_->confirmed();
     b.calibrations_refused = governor_->refused();
     b.calibrations_confirming = confirming_started_;
+    b.calibration_later_tries = retry_.later_tries();
     b.cpu_online_calibrations = cpu_online_calibrations_;
     b.cpus_online = cpus_online_.online();
     b.module_timed = source_->Name() == "kmod";

@@ -34,6 +34,7 @@
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/base/lookup_worker.h"
+#include "libprofile/budget/calibration_retry.h"
 #include "libprofile/budget/calibrator.h"
 #include "libprofile/budget/cpu_online_watch.h"
 #include "libprofile/budget/rate_governor.h"
@@ -178,10 +179,9 @@ class Daemon {
   uint64_t last_failures_ = 0;
   bool confirming_ = false;          // the calibration running confirms the last one
   uint64_t confirming_started_ = 0;  // how many did (status)
-  // Calibrations refused in a row while none was held or one awaited its
-  // confirmation; at most kCalibrationRetries are run again at once.
-  static constexpr int kCalibrationRetries = 3;
-  int refused_in_a_row_ = 0;
+  // When a calibration refused while none was held or one awaited its
+  // confirmation is tried again.
+  CalibrationRetry retry_{options_.calibrate_every};
   CpuOnlineWatch cpus_online_;  // their count at the last window's end
   uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).

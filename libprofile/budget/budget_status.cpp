@@ -66,6 +66,7 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";
   o << "calibrations_refused " << f.calibrations_refused << "\n";
   o << "calibrations_confirming " << f.calibrations_confirming << "\n";
+  o << "calibration_later_tries " << f.calibration_later_tries << "\n";
   o << "cpus_online " << f.cpus_online << "\n";
   o << "cpu_online_calibrations " << f.cpu_online_calibrations << "\n";
   if (f.governor_cost_ns > 0 && f.governed_rate > 0) {

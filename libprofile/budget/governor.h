@@ -2,8 +2,7 @@
 // per second per CPU = min(asked, budget / cost of one sample), never below
 // a floor that keeps profiles useful; where even the floor costs more than
 // the budget, the floor is kept and the excess said. The arithmetic only:
-// lcpid does not apply it yet (the period set at run time and stored per
-// window are the next step; docs/operators.md).
+// RateGovernor (rate_governor.h) steps lcpid's rate toward it.
 #ifndef LCPI_LIBPROFILE_BUDGET_GOVERNOR_H
 #define LCPI_LIBPROFILE_BUDGET_GOVERNOR_H
 

@@ -69,23 +69,26 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
   }
   const bool agrees =
       estimate_ns_ > 0 && std::fabs(slope_ns - estimate_ns_) <= half95_ns + estimate_half95_ns_;
-  estimate_ns_ = slope_ns;
-  estimate_half95_ns_ = half95_ns;
   if (agrees) {
+    // confirmed: the first one's rate stays the one its step is bounded from
+    estimate_ns_ = slope_ns;
+    estimate_half95_ns_ = half95_ns;
     confirmed_ = true;
     return Offered::kConfirmed;
   }
-  confirmed_ = false;
-  estimate_rate_ = rate_;
+  Hold(slope_ns, half95_ns, false);
   return Offered::kAccepted;
 }
 
-void RateGovernor::SetKnownCost(double ns) {
-  if (!std::isfinite(ns) || !(ns > 0)) return;
+void RateGovernor::Hold(double ns, double half95_ns, bool confirmed) {
   estimate_ns_ = ns;
-  estimate_half95_ns_ = 0;
-  confirmed_ = true;
+  estimate_half95_ns_ = half95_ns;
+  confirmed_ = confirmed;
   estimate_rate_ = rate_;
+}
+
+void RateGovernor::SetKnownCost(double ns) {
+  if (std::isfinite(ns) && ns > 0) Hold(ns, 0, true);
 }
 
 void RateGovernor::set_reserved_pct(double pct) {
@@ -101,10 +104,7 @@ double RateGovernor::SamplingBudgetPct() const {
 bool RateGovernor::TakeLowerBound(double slope_ns, double half95_ns) {
   const double low = slope_ns - half95_ns;
   if (estimate_ns_ > 0 || !std::isfinite(low) || !(low > 0)) return false;
-  estimate_ns_ = low;
-  estimate_half95_ns_ = half95_ns;
-  confirmed_ = false;
-  estimate_rate_ = rate_;
+  Hold(low, half95_ns, false);
   return true;
 }
 

@@ -144,6 +144,8 @@ class RateGovernor {
   // What sampling may cost: the budget less the calibrations' share (0
   // stays 0, off; a budget all reserved leaves the floor).
   double SamplingBudgetPct() const;
+  // The estimate held from now on, and the rate in use as it came.
+  void Hold(double ns, double half95_ns, bool confirmed);
   double asked_rate_;
   std::vector<uint64_t> asked_periods_;
   RateSteps steps_;
