@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
@@ -358,18 +359,20 @@ Expected<void> WarnDisagreeingSymbols(fleet::ClickHouseHttp& ch, const FleetSql&
                                       std::vector<std::string>* warnings) {
   size_t disagree = 0;
   for (const std::string& list : fleet::SqlInLists(identities, kMaxInListBytes)) {
-    // DISTINCT: a repeated try's copies are folded only at the next merge.
+    // FINAL: a repeated try's copies are folded only at the next merge;
+    // FINAL folds them as it reads, in the table's order, where DISTINCT
+    // held every symbol of every host in memory (the kernel's, 100 hosts:
+    // over the 1 GB a query may use in the fleet bench).
     auto ok = Select(
         ch,
         "SELECT hex(identity), uniqExact(host), arraySlice(arraySort(groupArray(hex(host))), 1, 5) "
         "FROM (SELECT identity, "
-        "host, groupBitXor(cityHash64(offset, size, name)) AS h, count() AS n FROM (SELECT "
-        "DISTINCT identity, host, offset, size, name FROM " +
-            sql.Table("symbols") + " WHERE identity IN (" + list +
+        "host, groupBitXor(cityHash64(offset, size, name)) AS h, count() AS n FROM " +
+            sql.Table("symbols") + " FINAL WHERE identity IN (" + list +
             ") AND (identity, host) GLOBAL IN (SELECT identity, host FROM " +
             sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
             FleetSql::ValidPeriod() + " AND identity IN (" + list +
-            "))) GROUP BY identity, host) GROUP BY identity HAVING uniqExact(h, n) > 1 "
+            ")) GROUP BY identity, host) GROUP BY identity HAVING uniqExact(h, n) > 1 "
             "ORDER BY identity",
         3, [&](const Fields& r) -> Expected<void> {
           if (++disagree > kMaxDisagreeWarnings) return {};
@@ -443,7 +446,7 @@ Expected<std::map<std::string, ImageInfo>> ImagesOf(fleet::ClickHouseHttp& ch, c
 }
 
 // Sums per key, one event column each, weighed by period (Weights) when
-// the rows carry one (process rows do not: summed as taken).
+// the windows read differ in period.
 class RowSums {
  public:
   RowSums(const Header& h, bool weighed) : h_(h), weights_(h), weighed_(weighed) {}
@@ -629,21 +632,69 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
   return rows;
 }
 
-// -P (per host, pid and command) and --by (per label value). Not weighed
-// by period yet (a local report weighs them): the shipped process rows carry
-// no period (docs/fleet.md, "Not yet").
+// The period each host's window sampled each event at, keyed by hex host,
+// window id and hex event, read from its count rows: process rows carry
+// none. A window whose counts were all at a refused period has none, and
+// its process rows are refused as its counts are.
+using WindowPeriods = std::map<std::tuple<std::string, uint64_t, std::string>, uint64_t>;
+Expected<WindowPeriods> ReadWindowPeriods(fleet::ClickHouseHttp& ch, const FleetSql& sql) {
+  WindowPeriods out;
+  // min: one period a window and event as lcpid ships them; a host that
+  // ships several weighs only its own rows, within 2^-62..2^62
+  auto ok = Select(ch,
+                   "SELECT hex(host), window_id, hex(event), min(period) FROM " +
+                       sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
+                       FleetSql::ValidPeriod() + " GROUP BY host, window_id, event",
+                   4, [&](const Fields& r) -> Expected<void> {
+                     out[{std::string(r[0]), Number(r[1]), std::string(r[2])}] = Number(r[3]);
+                     return {};
+                   });
+  if (!ok) return ok.error();
+  return out;
+}
+
+// -P (per host, pid and command) and --by (per label value), weighed by
+// period as the other views when the windows read differ in period: then
+// summed per window by the engine and weighed here by each window's period
+// (ReadWindowPeriods); else summed by the engine alone.
 Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
                                               const Header& h, const ProfOptions& o,
                                               Counts* rounding) {
   const std::string by = o.by.empty() ? "''" : LabelColumn(o.by);
   const std::string where = " WHERE " + sql.Where() + LabelConditions(o.labels);
-  RowSums sums(h, /*weighed=*/false);
-  auto add = [&](const Fields& r) { return sums.Add(r); };
+  const bool weighed = std::any_of(h.periods.begin(), h.periods.end(),
+                                   [](const std::vector<uint64_t>& p) { return p.size() > 1; });
+  WindowPeriods periods;
+  if (weighed) {
+    auto read = ReadWindowPeriods(ch, sql);
+    if (!read) return read.error();
+    periods = std::move(*read);
+  }
+  RowSums sums(h, weighed);
+  // Weighed, the engine sums per window: a row starts with its hex host and
+  // window id, whose period goes before the count (RowSums reads event,
+  // period, count last); the window id leaves the key, the host too for
+  // --by. Not weighed, a 0 stands for the period.
+  const std::string window = weighed ? "hex(host), window_id, " : "";
+  const std::string period = weighed ? "" : "0, ";
+  auto add = [&](const Fields& r) -> Expected<void> {
+    if (!weighed) return sums.Add(r);
+    const size_t n = r.size();
+    auto p = periods.find({std::string(r[0]), Number(r[1]), std::string(r[n - 2])});
+    const std::string of = std::to_string(p == periods.end() ? 0 : p->second);  // 0: refused
+    Fields keyed = {r[0]};
+    keyed.insert(keyed.end(), r.begin() + 2, r.end() - 1);
+    if (o.view == View::kLabels) keyed.erase(keyed.begin());
+    keyed.push_back(of);
+    keyed.push_back(r[n - 1]);
+    return sums.Add(keyed);
+  };
   if (o.view == View::kLabels) {
     auto ok = Select(ch,
-                     "SELECT hex(" + by + "), hex(event), 0, sum(count) FROM " +
-                         sql.Table("shipped_processes") + where + " GROUP BY " + by + ", event",
-                     4, add);
+                     "SELECT " + window + "hex(" + by + "), hex(event), " + period +
+                         "sum(count) FROM " + sql.Table("shipped_processes") + where +
+                         " GROUP BY " + (weighed ? "host, window_id, " : "") + by + ", event",
+                     4 + (weighed ? 1 : 0), add);
     if (!ok) return ok.error();
     return sums.Rows(
         [&](Row& r, const std::vector<std::string>& key) {
@@ -653,9 +704,10 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
         rounding);
   }
   auto ok = Select(ch,
-                   "SELECT hex(host), pid, hex(comm), hex(" + by +
-                       "), hex(event), 0, sum(count) FROM " + sql.Table("shipped_processes") +
-                       where + " GROUP BY host, pid, comm, " + by + ", event",
+                   "SELECT " + (weighed ? window : "hex(host), ") + "pid, hex(comm), hex(" + by +
+                       "), hex(event), " + period + "sum(count) FROM " +
+                       sql.Table("shipped_processes") + where + " GROUP BY host, " +
+                       (weighed ? "window_id, " : "") + "pid, comm, " + by + ", event",
                    7, add);
   if (!ok) return ok.error();
   return sums.Rows(

@@ -11,7 +11,8 @@
 #    per shard (one host), each equals that host's own report;
 #  - --label unit=UNIT keeps exactly the first host's workload: per image its
 #    samples, --by unit that one unit, -P exactly its pids;
-#  - periods weighed as locally, a hostile host's periods 2^64-1 and 0 refused;
+#  - periods weighed as locally (images, -p, -P, --by), a hostile host's
+#    periods 2^64-1 and 0 refused;
 #  - a hostile host's names for another's identity: not read for --host, nor,
 #    with one count row of it, without --host (the hosts' disagreement warned);
 #  - --host, JSON/HTML/text render, and views not fleet-capable refused.
@@ -175,6 +176,39 @@ compare "periods, with a hostile host's periods 2^64-1 and 0 in the far future" 
 grep -q "2000 samples of cpu-clock shipped at a period of 0 or beyond 2^62 .*(!mallory): not counted" "$dir/fleet.err" ||
   { echo "FAIL: no warning of the refused periods: $(cat "$dir/fleet.err")"; exit 1; }
 compare "periods, procedures, with a hostile host's periods" 2 "-p" "--fleet $url_a --database periods -p" gamma
+# -P and --by weighed as the other views: their rows carry no period, each
+# window's is read from its count rows. A local report rounds each
+# process's weighed count per image (ProfileDb::ProcessTotals) before it
+# sums them per pid or label, the fleet once per pid or label: they may
+# differ by up to 1/2 per (process, image) row, and by no more.
+per_key() {  # per_key CSV COLUMN: {key: samples} summed per COLUMN, as JSON
+  python3 -c "import csv, sys, collections, json
+s = collections.Counter()
+for r in csv.DictReader(open(sys.argv[1])): s[r[sys.argv[2]]] += int(r['cpu-clock'])
+print(json.dumps(s, sort_keys=True))" "$1" "$2"
+}
+rounding=$(sqlite3 "$dir/gamma.db" "SELECT count(*) FROM (SELECT DISTINCT pid, image_id, event_id FROM process_counts)")
+near() {  # near WHAT LOCAL-CSV FLEET-CSV COLUMN
+  local want got apart
+  want=$(per_key "$2" "$4") got=$(per_key "$3" "$4")
+  apart=$(python3 - "$want" "$got" "$rounding" <<'PY'
+
+import json, sys
+want, got, rows = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+assert want and want.keys() == got.keys(), "not the same keys"
+off = sum(abs(want[k] - got[k]) for k in want)
+assert 2 * off <= rows, f"{off} samples apart, over half of {rows} rows"
+print(f"{len(want)} values, {off} samples apart of {sum(want.values())} ({rows} rows rounded)")
+PY
+) || { echo "FAIL ($1): per $4, local '$want', fleet '$got'"; exit 1; }
+  echo "ok ($1): per $4, $apart (at ${SECONDS}s)"
+}
+"$prof" --db "$dir/gamma.db" --epoch all --observer-inline --by unit --format csv >"$dir/by-local.csv"
+"$prof" --fleet "$url_a" --database periods --by unit --format csv >"$dir/by-fleet.csv" 2>"$dir/fleet.err"
+near "periods, by unit" "$dir/by-local.csv" "$dir/by-fleet.csv" unit
+"$prof" --db "$dir/gamma.db" --epoch all --observer-inline -P --format csv >"$dir/P-local.csv"
+"$prof" --fleet "$url_a" --database periods -P --format csv >"$dir/P-fleet.csv" 2>"$dir/fleet.err"
+near "periods, -P" "$dir/P-local.csv" "$dir/P-fleet.csv" pid
 
 # --- a hostile shipper (insert rights, as every host has) sends an images
 # row and symbols for alpha's workload's identity: alpha's report keeps
