@@ -51,8 +51,11 @@ def make_host_db(a, db):
     lcpid = os.path.join(a.build, "daemon", "lcpid")
     lcpictl = os.path.join(a.build, "tools", "lcpictl")
     log = open(os.path.join(a.work, "lcpid.log"), "w")
-    d = subprocess.Popen([lcpid, "--foreground", "--db", db, "--socket", sock, "--events",
-                          "cpu-clock", "--log-level", "warn"], stderr=log)
+    # at the asked rate (--max-overhead 0): one period in every window, so
+    # the fleet's sum is exactly hosts x the local one (the governor's
+    # periods are weighed, and rounded per key in each report)
+    d = subprocess.Popen([lcpid, "--foreground", "--max-overhead", "0", "--db", db, "--socket",
+                          sock, "--events", "cpu-clock", "--log-level", "warn"], stderr=log)
     for _ in range(200):
         if subprocess.run([lcpictl, "--socket", sock, "status"], capture_output=True).returncode == 0:
             break
@@ -275,7 +278,7 @@ def write_md(a, r):
         f"clickhouse-server, one server of the bench's own, started as the fleet tests start theirs), "
         f"{r['machine']['cpus']} CPUs shared with other jobs (load average at the start "
         f"{r['machine']['loadavg_at_start'][0]:.1f}), kernel {r['machine']['kernel']}.", "",
-        f"One real host-day: lcpid (system-wide, cpu-clock at its default frequency) recorded "
+        f"One real host-day: lcpid (system-wide, cpu-clock at its default frequency, no budget: one period in every window) recorded "
         f"{r['windows_per_host']} windows of {r['window_seconds']:g} s each while a small workload "
         f"(gzip, python3, sqlite3) ran beside the machine's other jobs ({r['samples_per_host']:,} samples); "
         f"the windows were then renamed to the {r['windows_per_host']} hours of one day (start and end "
