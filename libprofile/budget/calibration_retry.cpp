@@ -13,7 +13,7 @@ int64_t CalibrationRetry::Refused() {
   if (every_s_ <= 0) return -1;
   // 10 s << 20 is 4 months: any --calibrate-every comes first
   const int64_t after = std::min(kFirstLaterS << std::min(later_, 20), every_s_);
-  later_++;
+  if (later_ < 1000000) later_++;  // a count for status, never wrapping
   return after;
 }
 

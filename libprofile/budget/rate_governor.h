@@ -1,9 +1,10 @@
 // rate_governor.h - the rate lcpid samples at under a cost budget, moved
 // smoothly (issue #27, part 2): Govern (governor.h) says what the budget
-// allows; NextRate takes one bounded step toward it, at a window's end,
-// and only when the step is larger than a hysteresis, so a cost estimate
-// that wanders by a few percent between calibrations does not make the
-// rate (and the period stored per window) swing from window to window.
+// allows; NextRate takes one bounded step toward it, at a window's end:
+// down whenever the rate is over the budget, up only past a hysteresis, so
+// a cost estimate that wanders by a few percent between calibrations does
+// not make the rate (and the period stored per window) swing from window to
+// window: it follows the highest estimate down once, and stays.
 #ifndef LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 #define LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 
@@ -26,7 +27,8 @@ constexpr double kDefaultMaxOverheadPct = 1;
 constexpr double kGovernorFloorRate = 100;
 
 struct RateSteps {
-  // A change smaller than this share of the rate in use is not made.
+  // A rise smaller than this share of the rate in use is not made (a step
+  // down, over the budget, always is).
   double hysteresis = 0.10;
   // One step lowers the rate by at most this factor, and raises it by at
   // most that one: down quickly, to keep the budget (5,000/s reaches 500/s
@@ -133,6 +135,9 @@ class RateGovernor {
   std::optional<std::vector<uint64_t>> Decide();
   // Decide would change the rate (the loop then closes the window early).
   bool WouldChange() const;
+  // Whether Decide would lower the rate: the current one is over what the
+  // budget allows and a step is open (not held by an unconfirmed estimate).
+  bool WouldStepDown() const;
   // The source samples at `periods` from the mark on (they came from Decide).
   void Applied(const std::vector<uint64_t>& periods);
   // The source refused them: the current window keeps its periods.
