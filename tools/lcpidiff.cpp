@@ -1,6 +1,7 @@
 // lcpidiff.cpp - lcpidiff: two profiles side by side (two epochs of one
-// database, or two databases), per image or per procedure, as shares of one
-// event, sorted by the largest change. See docs/tools.md.
+// database, two databases, or two time ranges of the fleet), per image or
+// per procedure, as shares of one event, sorted by the largest change. See
+// docs/tools.md.
 #include <cstdio>
 
 #include "libprofile/base/command_line.h"
@@ -10,7 +11,7 @@
 int main(int argc, char** argv) {
   using namespace lcpi;
   const std::string tool = "lcpidiff";
-  CLI::App app{"lcpidiff: what changed between two epochs or two databases"};
+  CLI::App app{"lcpidiff: what changed between two epochs, two databases or two time ranges"};
   std::vector<std::string> dbs;
   std::vector<std::string> epochs;
   report::DiffOptions opts;
@@ -41,12 +42,17 @@ int main(int argc, char** argv) {
   app.add_option("--top", opts.top, "at most this many rows");
   tools::AddOutputOptions(app, &out);
   tools::AddDebuginfoOptions(app, &no_debuginfod);
+  tools::FleetFlags fleet;
+  tools::AddFleetOptions(app, &fleet);
   app.footer(std::string(tools::kSymbolSourcesHelp) +
              tools::Footer({"lcpidiff --epoch before-upgrade --epoch after-upgrade",
                             "lcpidiff -p --top 20 --epoch 3 --epoch 4",
                             "lcpidiff --db old.db --db new.db -p -i myprog",
                             "lcpidiff --callers memcpy --epoch 3 --epoch 4   whose memcpy grew",
-                            "lcpidiff --since 2d --until 1d --since 1d    yesterday against today"},
+                            "lcpidiff --since 2d --until 1d --since 1d    yesterday against today",
+                            "lcpidiff --fleet-url-file ~/.lcpi-fleet -p -i libc.so.6 --since 14d "
+                            "--until 7d --since 7d   the fleet's last week against the week "
+                            "before"},
                            tools::kExitStatus));
   if (std::optional<int> status = lcpi::ParseCommandLine(app, argc, argv)) return *status;
   tools::ConfigureDebuginfo(no_debuginfod);
@@ -74,10 +80,29 @@ int main(int argc, char** argv) {
   if (time.until.size() == 1 && time.since.size() == 2) opts.range_b.until.reset();
   if (time.since.size() == 1 && time.until.size() == 2) opts.range_b.since.reset();
   const bool by_time = !opts.range_a.empty() || !opts.range_b.empty();
-  if (dbs.empty()) dbs.push_back(tools::DefaultDb());
   opts.view = procedures ? report::View::kProcedures : report::View::kImages;
   report::RenderOptions ro;
   if (!tools::MakeRenderOptions(tool, out, &ro)) return 2;
+  if (fleet.given()) {
+    // The fleet has windows, not epochs: its two sides are two time ranges.
+    if (!dbs.empty() || !epochs.empty() || !opts.symbol.empty() || !by_time) {
+      std::fprintf(stderr,
+                   "%s: error: --fleet compares two time ranges of the fleet's windows: give "
+                   "--since/--until (a second --since or --until sets B's), not --db, --epoch, "
+                   "--callers or --callees\n",
+                   tool.c_str());
+      return 2;
+    }
+    if (opts.range_a.since == opts.range_b.since && opts.range_a.until == opts.range_b.until)
+      std::fprintf(stderr, "%s: warning: comparing a time range with itself\n", tool.c_str());
+    auto ch = tools::OpenFleet(tool, fleet);
+    if (!ch) return 2;
+    return tools::PrintReport(tool,
+                              report::BuildFleetDiff(*ch, tools::FleetSelectionOf(fleet), opts),
+                              report::RenderDiff, ro, out.output);
+  }
+  if (!tools::CheckFleetOnlyFlags(tool, fleet)) return 2;
+  if (dbs.empty()) dbs.push_back(tools::DefaultDb());
   auto db_a = tools::OpenDb(tool, dbs[0]);
   if (!db_a) return 1;
   std::unique_ptr<ProfileDb> db_b_owned;

@@ -6,10 +6,32 @@
 
 #include "libprofile/base/command_line.h"
 #include "libprofile/report/callers.h"
-#include "libprofile/report/fleet_profile.h"
 #include "libprofile/report/html_page.h"
 #include "libprofile/report/pprof_profile.h"
 #include "report_cli.h"
+
+namespace {
+
+lcpi::report::PprofOptions PprofOptionsOf(const lcpi::report::ProfOptions& opts) {
+  lcpi::report::PprofOptions po;
+  po.epoch = opts.epoch;
+  po.events = opts.events;
+  po.images = opts.images;
+  po.range = opts.range;
+  return po;
+}
+
+// The profile encoded and gzipped, to the output; its warnings first.
+int WritePprof(const std::string& tool, const lcpi::Expected<lcpi::report::PprofResult>& profile,
+               const std::string& output) {
+  if (!profile) return lcpi::tools::Fail(tool, profile.error());
+  lcpi::tools::PrintWarnings(tool, profile->warnings);
+  auto bytes = lcpi::report::PprofBytes(profile->profile);
+  if (!bytes) return lcpi::tools::Fail(tool, bytes.error());
+  return lcpi::tools::WriteFile(tool, *bytes, output, /*binary=*/true);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace lcpi;
@@ -82,7 +104,9 @@ int main(int argc, char** argv) {
       "profile.proto for go tool pprof: per event the sample types <event>_samples\n"
       "(count) and <event> (samples x mean period; nanoseconds for cpu-clock), one\n"
       "location per sampled offset (address = file offset in the image), functions\n"
-      "named as -p names them. -p is implied; -P, --sort, --keep and --top do not apply.\n\n" +
+      "named as -p names them. -p is implied; -P, --sort, --keep and --top do not apply.\n"
+      "Over --fleet: the fleet's windows, weighed by period as -p, named with the\n"
+      "shipped symbols, without call stacks or source lines.\n\n" +
       tools::Footer(
           {"lcpiprof                          images of the newest epoch, by the first event",
            "lcpiprof -p --top 20              the 20 hottest procedures",
@@ -147,34 +171,30 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (fleet.given()) {
-    // Not yet over the fleet: what reads call stacks, the epoch list and
-    // per-offset locations (pprof) from a local database.
+    // Not yet over the fleet: what reads call stacks (not shipped) and the
+    // epoch list from a local database.
     const char* local = !callers.empty() || !callees.empty() ? "--callers and --callees"
                         : list_epochs                        ? "--epochs"
-                        : pprof                              ? "--format pprof"
                                                              : nullptr;
     if (local) {
       std::fprintf(stderr,
                    "%s: error: %s is not yet available over --fleet (it reads one host's "
                    "database: give --db); --fleet gives the image, procedure (-p), process "
-                   "(-P) and label (--by) views in text, csv, json and html\n",
+                   "(-P) and label (--by) views in text, csv, json and html, and pprof\n",
                    tool.c_str(), local);
       return 2;
     }
     auto ch = tools::OpenFleet(tool, fleet);
     if (!ch) return 2;
-    report::FleetSelection sel;
-    sel.database = fleet.database;
-    sel.hosts = fleet.hosts;
-    sel.build_ids = fleet.build_ids;
-    return tools::PrintReport(tool, report::BuildFleetProfile(*ch, sel, opts),
+    if (pprof) {
+      return WritePprof(tool, report::BuildFleetPprof(*ch, tools::FleetSelectionOf(fleet), opts),
+                        out.output);
+    }
+    return tools::PrintReport(tool,
+                              report::BuildFleetProfile(*ch, tools::FleetSelectionOf(fleet), opts),
                               report::RenderProfile, ro, out.output);
   }
-  if (!fleet.hosts.empty() || !fleet.build_ids.empty()) {
-    std::fprintf(stderr, "%s: error: --host and --build-id select in the fleet: give --fleet URL\n",
-                 tool.c_str());
-    return 2;
-  }
+  if (!tools::CheckFleetOnlyFlags(tool, fleet)) return 2;
   auto db = tools::OpenDb(tool, db_path);
   if (!db) return 1;
   if (!callers.empty() || !callees.empty()) {
@@ -191,19 +211,7 @@ int main(int argc, char** argv) {
     return tools::PrintReport(tool, report::BuildEpochList(*db), report::RenderEpochList, ro,
                               out.output);
   }
-  if (pprof) {
-    report::PprofOptions po;
-    po.epoch = opts.epoch;
-    po.events = opts.events;
-    po.images = opts.images;
-    po.range = opts.range;
-    auto profile = report::BuildPprof(*db, po);
-    if (!profile) return tools::Fail(tool, profile.error());
-    tools::PrintWarnings(tool, profile->warnings);
-    auto bytes = report::PprofBytes(profile->profile);
-    if (!bytes) return tools::Fail(tool, bytes.error());
-    return tools::WriteFile(tool, *bytes, out.output, /*binary=*/true);
-  }
+  if (pprof) return WritePprof(tool, report::BuildPprof(*db, PprofOptionsOf(opts)), out.output);
   if (ro.format == report::Format::kHtml && opts.by.empty() && opts.labels.empty()) {
     // One page of several reports: images, procedures, processes, listings.
     report::HtmlOptions html;

@@ -154,6 +154,21 @@ std::unique_ptr<fleet::ClickHouseHttp> OpenFleet(const std::string& tool, const 
   return std::move(*ch);
 }
 
+report::FleetSelection FleetSelectionOf(const FleetFlags& flags) {
+  report::FleetSelection sel;
+  sel.database = flags.database;
+  sel.hosts = flags.hosts;
+  sel.build_ids = flags.build_ids;
+  return sel;
+}
+
+bool CheckFleetOnlyFlags(const std::string& tool, const FleetFlags& flags) {
+  if (flags.given() || (flags.hosts.empty() && flags.build_ids.empty())) return true;
+  std::fprintf(stderr, "%s: error: --host and --build-id select in the fleet: give --fleet URL\n",
+               tool.c_str());
+  return false;
+}
+
 std::unique_ptr<ProfileDb> OpenDb(const std::string& tool, const std::string& path) {
   auto db = ProfileDb::Open(path, DbMode::kReadOnly);
   if (db) return std::move(*db);

@@ -13,6 +13,7 @@
 #include "libprofile/base/control_protocol.h"
 #include "libprofile/fleet/clickhouse_http.h"
 #include "libprofile/image/debuginfo.h"
+#include "libprofile/report/fleet_profile.h"
 #include "libprofile/report/report.h"
 #include "libprofile/store/profile_db.h"
 
@@ -79,6 +80,10 @@ void AddFleetOptions(CLI::App& app, FleetFlags* flags);
 // --url-file: refused if others may read it), or null after printing why
 // (exit status 2: a bad command line, URL or file).
 std::unique_ptr<fleet::ClickHouseHttp> OpenFleet(const std::string& tool, const FleetFlags& flags);
+// --database, --host and --build-id as a fleet report's selection.
+report::FleetSelection FleetSelectionOf(const FleetFlags& flags);
+// False after printing why when --host or --build-id came without --fleet.
+bool CheckFleetOnlyFlags(const std::string& tool, const FleetFlags& flags);
 
 // Opens `path` read-only, or prints why not ("<tool>: <path>: not an lcpi
 // database") and returns null.

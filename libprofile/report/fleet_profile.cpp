@@ -7,6 +7,7 @@
 #include <charconv>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "libprofile/image/image_id.h"
 #include "libprofile/report/fleet_period_weights.h"
 #include "libprofile/report/image_filter.h"
+#include "libprofile/report/pprof_profile.h"
 #include "libprofile/report/profile_rows.h"
 
 namespace lcpi::report {
@@ -125,8 +127,10 @@ class FleetSql {
     // set sent to every shard (a plain IN over Distributed tables is refused).
     rows_where_ = "1" + hosts_;
     if (!when.empty())
-      rows_where_ += " AND (host, window_id) GLOBAL IN (SELECT host, window_id FROM " +
-                     Table("windows") + " WHERE " + window_where_ + ")";
+      rows_where_ +=
+          " AND (host, window_id, attempt) GLOBAL IN (SELECT host, window_id, "
+          "attempt FROM " +
+          Table("windows") + " WHERE " + window_where_ + ")";
     for (const std::string& b : f.build_ids) {
       build_ids_ += (build_ids_.empty() ? "" : " OR ") + std::string("identity = ") +
                     SqlString("build-id:" + b) + " OR identity LIKE " +
@@ -168,6 +172,24 @@ std::string LabelConditions(const std::vector<LabelFilter>& labels) {
 }
 
 // The header: the windows read, the events and their totals.
+// Per committed window (host, window id, attempt) and event: the period
+// it was sampled at (p), what was sampled (used_as) and its start
+// (started_at), from its count rows. A window lcpid shipped has one period
+// an event; one with several (a host may insert any row) is taken at the
+// period of most of its samples, so a few forged rows move nothing. Rows
+// of a refused period or of no samples do not vote. The header's
+// reference and each process row's weight (ProcessesWithPeriods) are read
+// from this one definition.
+std::string WindowPeriods(const FleetSql& sql) {
+  return "SELECT host, window_id, attempt, event, argMax(period, n) AS p, argMax(used_0, n) AS "
+         "used_as, max(started_0) AS started_at FROM (SELECT host, window_id, attempt, event, "
+         "period, any(used) AS used_0, max(started) AS started_0, sum(count) AS n FROM " +
+         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
+         FleetSql::ValidPeriod() +
+         " AND count > 0 GROUP BY host, window_id, attempt, event, period) GROUP BY host, "
+         "window_id, attempt, event";
+}
+
 Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
                              const FleetSelection& f, const ProfOptions& o,
                              std::vector<std::string>* warnings) {
@@ -213,42 +235,51 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   };
   std::map<std::string, Fact> by_name;
   const std::string valid = FleetSql::ValidPeriod();
-  // A host's newest window: by start, then by id, as a local report takes
-  // the newest epoch; starts are whole seconds, and two windows of one
-  // second made argMax pick either (fleet-report failed so in CI).
-  const std::string newest = "(started, window_id)";
-  auto events =
+  // Each host's newest window (by start, then id and attempt, as a local
+  // report takes the newest epoch; starts are whole seconds, and two
+  // windows of one second made argMax pick either) at its period
+  // (WindowPeriods).
+  const std::string newest = "(started_at, window_id, attempt)";
+  auto events = Select(
+      ch,
+      "SELECT hex(event), hex(host), argMax(p, " + newest +
+          "), toUInt32(max(started_at)), hex(argMax(used_as, " + newest + ")) FROM (" +
+          WindowPeriods(sql) + ") GROUP BY event, host",
+      5, [&](const Fields& r) -> Expected<void> {
+        Fact& fact = by_name[Unhex(r[0])];
+        fact.info.name = Unhex(r[0]);
+        fact.newest.push_back({Unhex(r[1]), static_cast<int64_t>(Number(r[3])), Number(r[2])});
+        fact.used.push_back(Unhex(r[4]));
+        return {};
+      });
+  if (!events) return events.error();
+  auto refused =
       Select(ch,
-             "SELECT hex(event), hex(host), argMaxIf(period, " + newest + ", " + valid +
-                 "), toUInt32(maxIf(started, " + valid + ")), hex(argMaxIf(used, " + newest + ", " +
-                 valid + ")), sumIf(count, NOT " + valid + ") FROM " + sql.Table("shipped_counts") +
-                 " WHERE " + sql.WhereAllImages() + " GROUP BY event, host",
-             6, [&](const Fields& r) -> Expected<void> {
+             "SELECT hex(event), hex(host), sum(count) FROM " + sql.Table("shipped_counts") +
+                 " WHERE " + sql.WhereAllImages() + " AND NOT " + valid + " GROUP BY event, host",
+             3, [&](const Fields& r) -> Expected<void> {
                Fact& fact = by_name[Unhex(r[0])];
                fact.info.name = Unhex(r[0]);
-               const std::string host = Unhex(r[1]);
-               fact.newest.push_back({host, static_cast<int64_t>(Number(r[3])), Number(r[2])});
-               fact.used.push_back(Unhex(r[4]));
-               if (Number(r[5]) > 0) fact.refused[host] = Number(r[5]);
+               if (Number(r[2]) > 0) fact.refused[Unhex(r[1])] = Number(r[2]);
                return {};
              });
-  if (!events) return events.error();
+  if (!refused) return refused.error();
   for (auto& [name, fact] : by_name) {
     if (auto ref = ReferenceHost(fact.newest)) {
       fact.info.period = fact.newest[*ref].period;
       fact.info.used = fact.used[*ref];
     }
   }
-  auto periods =
-      Select(ch,
-             "SELECT hex(event), period, sum(count) FROM " + sql.Table("shipped_counts") +
-                 " WHERE " + sql.WhereAllImages() + " AND " + valid + " GROUP BY event, period",
-             3, [&](const Fields& r) -> Expected<void> {
-               auto it = by_name.find(Unhex(r[0]));
-               if (it != by_name.end() && FleetPeriodValid(Number(r[1])))
-                 it->second.by_period[Number(r[1])] += Number(r[2]);
-               return {};
-             });
+  auto periods = Select(ch,
+                        "SELECT hex(event), period, sum(count) FROM " +
+                            sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() +
+                            " AND " + valid + " AND count > 0 GROUP BY event, period",
+                        3, [&](const Fields& r) -> Expected<void> {
+                          auto it = by_name.find(Unhex(r[0]));
+                          if (it != by_name.end() && FleetPeriodValid(Number(r[1])))
+                            it->second.by_period[Number(r[1])] += Number(r[2]);
+                          return {};
+                        });
   if (!periods) return periods.error();
   std::vector<std::string> names = o.events;
   if (names.empty())
@@ -445,21 +476,22 @@ Expected<std::map<std::string, ImageInfo>> ImagesOf(fleet::ClickHouseHttp& ch, c
   return out;
 }
 
-// Sums per key, one event column each, weighed by period (Weights) when
-// the windows read differ in period.
+// Sums per key, one event column each, weighed by period (Weights: 1
+// where the windows read have one period); a row at a refused period is
+// not summed.
 class RowSums {
  public:
-  RowSums(const Header& h, bool weighed) : h_(h), weights_(h), weighed_(weighed) {}
+  explicit RowSums(const Header& h) : h_(h), weights_(h) {}
   // A row's last three fields: event (hex), period, count; the rest: the key.
   Expected<void> Add(const Fields& r) {
     const size_t n = r.size();
     auto e = Column(h_, Unhex(r[n - 3]));
     const uint64_t count = Number(r[n - 1]);
     const uint64_t period = Number(r[n - 2]);
-    if (!e || count == 0 || (weighed_ && !FleetPeriodValid(period))) return {};  // refused
+    if (!e || count == 0 || !FleetPeriodValid(period)) return {};  // refused
     std::vector<long double>& sums = sums_[std::vector<std::string>(r.begin(), r.end() - 3)];
     sums.resize(h_.events.size(), 0);
-    sums[*e] += static_cast<long double>(count) * (weighed_ ? weights_.Of(*e, period) : 1.0L);
+    sums[*e] += static_cast<long double>(count) * weights_.Of(*e, period);
     return {};
   }
   template <class Name>
@@ -477,26 +509,67 @@ class RowSums {
  private:
   const Header& h_;
   Weights weights_;
-  bool weighed_;
   std::map<std::vector<std::string>, std::vector<long double>> sums_;
 };
 
+// Process rows carry no period: joined here to the one their window's
+// count rows were sampled at (WindowPeriods: per host, window, attempt and
+// event; p), so that -P, --by and --label are weighed as images and -p,
+// and summed per period by the engine. A window and event whose counts
+// have no valid period get p = 0, which RowSums refuses: its process rows
+// are not counted, as its counts are not.
+std::string ProcessesWithPeriods(const FleetSql& sql) {
+  return sql.Table("shipped_processes") +
+         " GLOBAL ANY LEFT JOIN (SELECT host, window_id, attempt, event, p FROM (" +
+         WindowPeriods(sql) + ")) USING (host, window_id, attempt, event)";
+}
+
+// Process rows' samples of the selected events a report leaves out
+// (ProcessesWithPeriods): one warning with their sum.
+class RefusedProcessSamples {
+ public:
+  explicit RefusedProcessSamples(const Header& h) : h_(h) {}
+  // A row as RowSums::Add reads it.
+  void Add(const Fields& r) {
+    const size_t n = r.size();
+    if (!Column(h_, Unhex(r[n - 3])) || FleetPeriodValid(Number(r[n - 2]))) return;
+    const uint64_t count = Number(r[n - 1]);
+    samples_ = count > UINT64_MAX - samples_ ? UINT64_MAX : samples_ + count;
+  }
+  void Warn(std::vector<std::string>* warnings) const {
+    if (samples_ > 0)
+      warnings->push_back(std::to_string(samples_) +
+                          " samples of process rows in windows whose count rows have no valid "
+                          "period: not counted");
+  }
+
+ private:
+  const Header& h_;
+  uint64_t samples_ = 0;
+};
+
+// The images view; with --label, of the labelled processes' rows.
 Expected<std::vector<Row>> ImageRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
-                                     const Header& h, const ProfOptions& o, Counts* rounding) {
-  const std::string from = o.labels.empty() ? sql.Table("shipped_counts") + " WHERE " + sql.Where()
-                                            : sql.Table("shipped_processes") + " WHERE " +
-                                                  sql.Where() + LabelConditions(o.labels);
-  RowSums sums(h, /*weighed=*/o.labels.empty());
+                                     const Header& h, const ProfOptions& o, Counts* rounding,
+                                     std::vector<std::string>* warnings) {
+  const bool labelled = !o.labels.empty();
+  const std::string from =
+      labelled ? ProcessesWithPeriods(sql) + " WHERE " + sql.Where() + LabelConditions(o.labels)
+               : sql.Table("shipped_counts") + " WHERE " + sql.Where();
+  const std::string period = labelled ? "p" : "period";
+  RowSums sums(h);
+  RefusedProcessSamples refused(h);
   std::set<std::string> ids;
   auto ok = Select(ch,
-                   "SELECT hex(identity), hex(event), " +
-                       std::string(o.labels.empty() ? "period" : "0") + ", sum(count) FROM " +
-                       from + " GROUP BY identity, event" + (o.labels.empty() ? ", period" : ""),
+                   "SELECT hex(identity), hex(event), " + period + ", sum(count) FROM " + from +
+                       " GROUP BY identity, event, " + period,
                    4, [&](const Fields& r) -> Expected<void> {
                      ids.insert(Unhex(r[0]));
+                     if (labelled) refused.Add(r);
                      return sums.Add(r);
                    });
   if (!ok) return ok.error();
+  refused.Warn(warnings);
   auto images = ImagesOf(ch, sql, ids, nullptr);
   if (!images) return images.error();
   return sums.Rows(
@@ -540,12 +613,12 @@ Expected<std::map<std::string, std::vector<SymbolInfo>>> SymbolsOf(
   if (!counted) return counted.error();
   std::map<std::string, std::vector<SymbolInfo>> out;
   auto ok = PerNamingHost(readable, [&](const std::string& host, const std::string& list) {
-    // DISTINCT: a try cut short and repeated sends an identity twice (the
-    // Replacing engine folds the copies only at its next merge).
+    // FINAL: a try cut short and repeated sends an identity twice (the
+    // Replacing engine folds the copies only at its next merge), and the
+    // disagreement check reads them so too (WarnDisagreeingSymbols).
     return Select(ch,
-                  "SELECT DISTINCT hex(identity), offset, size, hex(name) FROM " +
-                      sql.Table("symbols") + " WHERE host = " + SqlString(host) +
-                      " AND identity IN (" + list + ")",
+                  "SELECT hex(identity), offset, size, hex(name) FROM " + sql.Table("symbols") +
+                      " FINAL WHERE host = " + SqlString(host) + " AND identity IN (" + list + ")",
                   4, [&](const Fields& r) -> Expected<void> {
                     out[Unhex(r[0])].push_back({Number(r[1]), Number(r[2]), Unhex(r[3])});
                     return {};
@@ -560,9 +633,22 @@ Expected<std::map<std::string, std::vector<SymbolInfo>>> SymbolsOf(
   return out;
 }
 
-Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
-                                         const Header& h, const ProfOptions& o,
-                                         std::vector<std::string>* warnings, Counts* rounding) {
+// One image's sampled offsets over the selection, weighed and rounded,
+// and its symbols (its naming host's).
+struct ImageOffsets {
+  ImageInfo info;
+  CountsByOffset counts;
+  std::unique_ptr<ImageSymbolizer> sym;
+};
+
+// The sampled offsets of every image `filters` choose (-i; kNotFound
+// when one matches no image sampled), summed per image, event, offset and
+// period by the engine: lcpiprof -p's and pprof's samples.
+Expected<std::vector<ImageOffsets>> OffsetsOf(fleet::ClickHouseHttp& ch, const FleetSql& sql,
+                                              const Header& h,
+                                              const std::vector<std::string>& filters,
+                                              std::vector<std::string>* warnings,
+                                              Counts* rounding) {
   std::set<std::string> ids;
   auto per_image = Select(
       ch,
@@ -575,18 +661,28 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
   NamingHosts naming;
   auto images = ImagesOf(ch, sql, ids, &naming);
   if (!images) return images.error();
+  // As a local report: an image the fleet knows but did not sample in the
+  // selection is no error, only no rows (lcpidiff's other side may have
+  // it); one it has never heard of is.
+  for (const std::string& f : filters) {
+    if (std::any_of(images->begin(), images->end(),
+                    [&](const auto& i) { return ImageMatches(i.second, f); }))
+      continue;
+    uint64_t known = 0;
+    auto ok =
+        Select(ch,
+               "SELECT count() FROM " + sql.Table("images") + " WHERE identity = " + SqlString(f) +
+                   " OR position(path, " + SqlString(f) + ") > 0",
+               1, [&](const Fields& r) -> Expected<void> {
+                 known = Number(r[0]);
+                 return {};
+               });
+    if (!ok) return ok.error();
+    if (known == 0) return Error(Errc::kNotFound, "no such image in the fleet: " + f);
+  }
   std::vector<std::string> wanted;
-  for (const std::string& f : o.images) {
-    if (std::none_of(images->begin(), images->end(),
-                     [&](const auto& i) { return ImageMatches(i.second, f); }))
-      return Error(Errc::kNotFound, "no such image with samples in the fleet: " + f);
-  }
-  for (const auto& image : *images) {  // no structured binding: clang 14 cannot capture one
-    if (o.images.empty() || std::any_of(o.images.begin(), o.images.end(), [&](const auto& f) {
-          return ImageMatches(image.second, f);
-        }))
-      wanted.push_back(image.first);
-  }
+  for (const auto& [id, info] : *images)
+    if (ImageChosen(info, filters)) wanted.push_back(id);
   // image -> offset -> weighed counts per event column: summed by the engine
   const Weights weights(h);
   std::map<std::string, std::map<uint64_t, std::vector<long double>>> sums;
@@ -613,89 +709,60 @@ Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetS
   if (!symbols) return symbols.error();
   if (auto ok = WarnDisagreeingSymbols(ch, sql, wanted, naming_wanted, warnings); !ok)
     return ok.error();
-  std::vector<Row> rows;
+  std::vector<ImageOffsets> out;
   for (auto& [id, by_offset] : sums) {
-    CountsByOffset counts;
+    ImageOffsets& image = out.emplace_back();
     for (const auto& [offset, c] : by_offset)
-      for (long double x : c) counts[offset].push_back(rounding->Of(x));
-    const ImageInfo& info = (*images)[id];
+      for (long double x : c) image.counts[offset].push_back(rounding->Of(x));
+    image.info = (*images)[id];
+    const ImageInfo& info = image.info;
     auto s = symbols->find(id);
-    std::vector<SymbolInfo> shipped = s == symbols->end() ? std::vector<SymbolInfo>{} : s->second;
+    std::vector<SymbolInfo> shipped;
+    if (s != symbols->end()) shipped = std::move(s->second);  // held once
     if (shipped.empty() && info.kind != ImageKind::kUnknown)
       warnings->push_back("no symbols shipped for " + info.path + " (" + info.identity +
                           "): samples shown as offset ranges");
     // The file's symbols (sized, as ElfImage's) unless lcpid stored them.
     const bool elf = !HasStoredSymbols(info.kind) && info.path.rfind("[", 0) != 0;
-    const ImageSymbolizer sym = ImageSymbolizer::FromShipped(std::move(shipped), elf);
-    AddProcedureRows(counts, sym, info, h.events.size(), &rows);
+    image.sym =
+        std::make_unique<ImageSymbolizer>(ImageSymbolizer::FromShipped(std::move(shipped), elf));
   }
-  return rows;
-}
-
-// The period each host's window sampled each event at, keyed by hex host,
-// window id and hex event, read from its count rows: process rows carry
-// none. A window whose counts were all at a refused period has none, and
-// its process rows are refused as its counts are.
-using WindowPeriods = std::map<std::tuple<std::string, uint64_t, std::string>, uint64_t>;
-Expected<WindowPeriods> ReadWindowPeriods(fleet::ClickHouseHttp& ch, const FleetSql& sql) {
-  WindowPeriods out;
-  // min: one period a window and event as lcpid ships them; a host that
-  // ships several weighs only its own rows, within 2^-62..2^62
-  auto ok = Select(ch,
-                   "SELECT hex(host), window_id, hex(event), min(period) FROM " +
-                       sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
-                       FleetSql::ValidPeriod() + " GROUP BY host, window_id, event",
-                   4, [&](const Fields& r) -> Expected<void> {
-                     out[{std::string(r[0]), Number(r[1]), std::string(r[2])}] = Number(r[3]);
-                     return {};
-                   });
-  if (!ok) return ok.error();
   return out;
 }
 
+Expected<std::vector<Row>> ProcedureRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
+                                         const Header& h, const ProfOptions& o,
+                                         std::vector<std::string>* warnings, Counts* rounding) {
+  auto images = OffsetsOf(ch, sql, h, o.images, warnings, rounding);
+  if (!images) return images.error();
+  std::vector<Row> rows;
+  for (const ImageOffsets& i : *images)
+    AddProcedureRows(i.counts, *i.sym, i.info, h.events.size(), &rows);
+  return rows;
+}
+
 // -P (per host, pid and command) and --by (per label value), weighed by
-// period as the other views when the windows read differ in period: then
-// summed per window by the engine and weighed here by each window's period
-// (ReadWindowPeriods); else summed by the engine alone.
+// period (ProcessesWithPeriods).
 Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const FleetSql& sql,
                                               const Header& h, const ProfOptions& o,
-                                              Counts* rounding) {
+                                              Counts* rounding,
+                                              std::vector<std::string>* warnings) {
   const std::string by = o.by.empty() ? "''" : LabelColumn(o.by);
-  const std::string where = " WHERE " + sql.Where() + LabelConditions(o.labels);
-  const bool weighed = std::any_of(h.periods.begin(), h.periods.end(),
-                                   [](const std::vector<uint64_t>& p) { return p.size() > 1; });
-  WindowPeriods periods;
-  if (weighed) {
-    auto read = ReadWindowPeriods(ch, sql);
-    if (!read) return read.error();
-    periods = std::move(*read);
-  }
-  RowSums sums(h, weighed);
-  // Weighed, the engine sums per window: a row starts with its hex host and
-  // window id, whose period goes before the count (RowSums reads event,
-  // period, count last); the window id leaves the key, the host too for
-  // --by. Not weighed, a 0 stands for the period.
-  const std::string window = weighed ? "hex(host), window_id, " : "";
-  const std::string period = weighed ? "" : "0, ";
-  auto add = [&](const Fields& r) -> Expected<void> {
-    if (!weighed) return sums.Add(r);
-    const size_t n = r.size();
-    auto p = periods.find({std::string(r[0]), Number(r[1]), std::string(r[n - 2])});
-    const std::string of = std::to_string(p == periods.end() ? 0 : p->second);  // 0: refused
-    Fields keyed = {r[0]};
-    keyed.insert(keyed.end(), r.begin() + 2, r.end() - 1);
-    if (o.view == View::kLabels) keyed.erase(keyed.begin());
-    keyed.push_back(of);
-    keyed.push_back(r[n - 1]);
-    return sums.Add(keyed);
+  const std::string from =
+      ProcessesWithPeriods(sql) + " WHERE " + sql.Where() + LabelConditions(o.labels);
+  RowSums sums(h);
+  RefusedProcessSamples refused(h);
+  auto add = [&](const Fields& r) {
+    refused.Add(r);
+    return sums.Add(r);
   };
   if (o.view == View::kLabels) {
     auto ok = Select(ch,
-                     "SELECT " + window + "hex(" + by + "), hex(event), " + period +
-                         "sum(count) FROM " + sql.Table("shipped_processes") + where +
-                         " GROUP BY " + (weighed ? "host, window_id, " : "") + by + ", event",
-                     4 + (weighed ? 1 : 0), add);
+                     "SELECT hex(" + by + "), hex(event), p, sum(count) FROM " + from +
+                         " GROUP BY " + by + ", event, p",
+                     4, add);
     if (!ok) return ok.error();
+    refused.Warn(warnings);
     return sums.Rows(
         [&](Row& r, const std::vector<std::string>& key) {
           r.label = Unhex(key[0]);
@@ -704,12 +771,11 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
         rounding);
   }
   auto ok = Select(ch,
-                   "SELECT " + (weighed ? window : "hex(host), ") + "pid, hex(comm), hex(" + by +
-                       "), hex(event), " + period + "sum(count) FROM " +
-                       sql.Table("shipped_processes") + where + " GROUP BY host, " +
-                       (weighed ? "window_id, " : "") + "pid, comm, " + by + ", event",
+                   "SELECT hex(host), pid, hex(comm), hex(" + by + "), hex(event), p, sum(count) " +
+                       "FROM " + from + " GROUP BY host, pid, comm, " + by + ", event, p",
                    7, add);
   if (!ok) return ok.error();
+  refused.Warn(warnings);
   return sums.Rows(
       [&](Row& r, const std::vector<std::string>& key) {
         const std::string comm = Unhex(key[2]);
@@ -723,10 +789,10 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
       rounding);
 }
 
-}  // namespace
-
-Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelection& f,
-                                    const ProfOptions& options) {
+// What every fleet report checks of its command line, then its header.
+Expected<Header> StartFleetReport(fleet::ClickHouseHttp& ch, const FleetSql& sql,
+                                  const FleetSelection& f, const ProfOptions& options,
+                                  std::vector<std::string>* warnings) {
   if (auto ok = fleet::CheckDatabaseName(f.database); !ok) return ok.error();
   if (!options.epoch.empty()) {
     return Error(Errc::kInvalidArgument,
@@ -741,9 +807,16 @@ Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelect
                    "--build-id takes a build-id in lowercase hex, not " + Printable(b));
   }
   if (auto ok = CheckProfOptions(options); !ok) return ok.error();
+  return FleetHeader(ch, sql, f, options, warnings);
+}
+
+}  // namespace
+
+Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelection& f,
+                                    const ProfOptions& options) {
   const FleetSql sql(f, options.range);
   std::vector<std::string> warnings;
-  auto header = FleetHeader(ch, sql, f, options, &warnings);
+  auto header = StartFleetReport(ch, sql, f, options, &warnings);
   if (!header) return header.error();
   auto started = StartProfile(options, std::move(*header));
   if (!started) return started.error();
@@ -753,14 +826,14 @@ Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelect
   Expected<std::vector<Row>> rows = std::vector<Row>{};
   switch (options.view) {
     case View::kImages:
-      rows = ImageRows(ch, sql, p.header, options, &rounding);
+      rows = ImageRows(ch, sql, p.header, options, &rounding, &p.warnings);
       break;
     case View::kProcedures:
       rows = ProcedureRows(ch, sql, p.header, options, &p.warnings, &rounding);
       break;
     case View::kProcesses:
     case View::kLabels:
-      rows = ProcessOrLabelRows(ch, sql, p.header, options, &rounding);
+      rows = ProcessOrLabelRows(ch, sql, p.header, options, &rounding, &p.warnings);
       break;
   }
   if (!rows) return rows.error();
@@ -768,6 +841,44 @@ Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelect
   if (!p.header.events.empty()) SortRows(&p.rows, p.sort_column);
   Trim(&p, options.keep_percent, options.top);
   return started;
+}
+
+Expected<PprofResult> BuildFleetPprof(fleet::ClickHouseHttp& ch, const FleetSelection& f,
+                                      const ProfOptions& options) {
+  ProfOptions o = options;
+  o.view = View::kProcedures;  // per offset, as -p
+  const FleetSql sql(f, o.range);
+  PprofResult result;
+  auto h = StartFleetReport(ch, sql, f, o, &result.warnings);
+  if (!h) return h.error();
+  Counts rounding(&result.warnings);
+  auto images = OffsetsOf(ch, sql, *h, o.images, &result.warnings, &rounding);
+  if (!images) return images.error();
+  std::vector<ImageInfo> order;
+  std::map<int64_t, uint64_t> first_event;  // image id -> samples of the default sample type
+  std::map<int64_t, ImageOffsets*> by_id;
+  for (ImageOffsets& i : *images) {
+    order.push_back(i.info);
+    by_id[i.info.id] = &i;
+    uint64_t& first = first_event[i.info.id];
+    for (const auto& [offset, counts] : i.counts)
+      if (!counts.empty())
+        first = counts.front() > UINT64_MAX - first ? UINT64_MAX : first + counts.front();
+  }
+  SortHottestFirst(&order, first_event);
+  PprofBuilder b(*h, /*with_stacks=*/false);  // stacks are not shipped
+  for (const ImageInfo& info : order) {
+    ImageOffsets& i = *by_id[info.id];
+    b.AddImage(i.info, i.counts, std::move(i.sym));
+  }
+  b.MoveInto(&result);
+  return result;
+}
+
+Expected<Diff> BuildFleetDiff(fleet::ClickHouseHttp& ch, const FleetSelection& fleet,
+                              const DiffOptions& options) {
+  return BuildDiffWith(
+      options, [&](const ProfOptions& side, bool) { return BuildFleetProfile(ch, fleet, side); });
 }
 
 }  // namespace lcpi::report

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "libprofile/fleet/clickhouse_http.h"
+#include "libprofile/report/pprof_profile.h"
 #include "libprofile/report/report.h"
 
 namespace lcpi::report {
@@ -38,6 +39,20 @@ struct FleetSelection {
 // the selection; kIo / kInvalidArgument: the server's, as ClickHouseHttp.
 Expected<Profile> BuildFleetProfile(fleet::ClickHouseHttp& ch, const FleetSelection& fleet,
                                     const ProfOptions& options);
+
+// lcpiprof --fleet --format pprof: BuildPprof's profile (pprof_profile.h)
+// over the fleet, per sampled offset of each image as -p sums them (so
+// weighed by period), named with the shipped symbols; without stacks (not
+// shipped) and source lines (no file at hand). Of options, the events,
+// images (-i) and time range; its epoch must be empty.
+Expected<PprofResult> BuildFleetPprof(fleet::ClickHouseHttp& ch, const FleetSelection& fleet,
+                                      const ProfOptions& options);
+
+// lcpidiff --fleet: A's time range against B's (DiffOptions::range_a,
+// range_b), each a fleet profile of the same selection, compared as
+// BuildDiff compares two databases' (by image path, and procedure).
+Expected<Diff> BuildFleetDiff(fleet::ClickHouseHttp& ch, const FleetSelection& fleet,
+                              const DiffOptions& options);
 
 }  // namespace lcpi::report
 

@@ -4,7 +4,9 @@
 #ifndef LCPI_LIBPROFILE_REPORT_IMAGE_FILTER_H
 #define LCPI_LIBPROFILE_REPORT_IMAGE_FILTER_H
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "libprofile/store/profile_db.h"
 
@@ -12,6 +14,13 @@ namespace lcpi::report {
 
 inline bool ImageMatches(const ImageInfo& image, const std::string& filter) {
   return image.identity == filter || image.path.find(filter) != std::string::npos;
+}
+
+// No filters, or one of them matches.
+inline bool ImageChosen(const ImageInfo& image, const std::vector<std::string>& filters) {
+  return filters.empty() || std::any_of(filters.begin(), filters.end(), [&](const std::string& f) {
+           return ImageMatches(image, f);
+         });
 }
 
 }  // namespace lcpi::report

@@ -163,10 +163,7 @@ Expected<void> AddStacks(
     if (s.frames.empty() || s.count == 0) continue;
     if (!filters.empty()) {
       auto leaf = by_id.find(s.frames.front().first);
-      if (leaf == by_id.end() ||
-          std::none_of(filters.begin(), filters.end(),
-                       [&](const std::string& f) { return ImageMatches(*leaf->second, f); }))
-        continue;
+      if (leaf == by_id.end() || !ImageChosen(*leaf->second, filters)) continue;
     }
     pprof::Sample sample;
     for (const auto& [image, offset] : s.frames)
@@ -191,55 +188,22 @@ Expected<void> AddStacks(
 
 }  // namespace
 
-Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
-  auto header = BeginReport(db, options.epoch, options.range, options.events);
-  if (!header) return header.error();
-  SnapshotGuard end(db);
-  const Header& h = *header;
-  auto images = db.ListImages();
-  if (!images) return images.error();
-  for (const std::string& f : options.images) {
-    if (std::none_of(images->begin(), images->end(),
-                     [&](const ImageInfo& i) { return ImageMatches(i, f); })) {
-      return Error(Errc::kNotFound, "no such image: " + f);
-    }
-  }
-  auto totals = db.ImageTotals(QueryEpoch(h));
-  if (!totals) return totals.error();
-  std::set<int64_t> sampled;                // images with samples of the selected events
-  std::map<int64_t, uint64_t> first_event;  // image -> samples of the default sample type
-  for (const ImageTotal& t : *totals) {
-    for (const EventInfo& e : h.events) {
-      if (e.id == t.event_id && t.count > 0) sampled.insert(t.image_id);
-    }
-    if (!h.events.empty() && t.event_id == h.events.front().id) first_event[t.image_id] += t.count;
-  }
-  // go tool pprof names the first mapping as the profile's "File:": the
-  // hottest image by the default sample type, not whichever was seen first
-  // (a cold memfd:sealed-... on a real host). Ties keep the database's order.
-  std::stable_sort(images->begin(), images->end(), [&](const ImageInfo& a, const ImageInfo& b) {
-    return first_event[a.id] > first_event[b.id];
-  });
-
-  PprofResult result;
-  pprof::Profile& p = result.profile;
+PprofBuilder::PprofBuilder(const Header& h, bool with_stacks) : with_stacks_(with_stacks) {
+  for (const EventInfo& e : h.events) periods_.push_back(e.period);
+  pprof::Profile& p = profile;
   // Sample types: per event its samples, then, with a period, samples x period.
-  std::vector<std::pair<size_t, bool>> columns;  // (event, scaled by the period)
   for (size_t e = 0; e < h.events.size(); ++e) {
     const EventInfo& ev = h.events[e];
     p.sample_types.push_back({ev.name + "_samples", "count"});
-    columns.emplace_back(e, false);
+    columns_.emplace_back(e, false);
     if (ev.period > 0) {
       p.sample_types.push_back({ev.name, PeriodUnit(ev)});
-      columns.emplace_back(e, true);
+      columns_.emplace_back(e, true);
     }
   }
   // The call stacks, where lcpid took them: a sample type of their own (a
   // second, lower rate than the flat events'), the default when there are
   // any, so that go tool pprof -top -cum and -traces show the callers.
-  auto stacks = db.Stacks(QueryEpoch(h));
-  if (!stacks) return stacks.error();
-  const bool with_stacks = !stacks->empty();
   if (with_stacks) p.sample_types.push_back({"stack_samples", "count"});
   if (!h.events.empty()) {
     p.default_sample_type = p.sample_types.front().type;
@@ -265,134 +229,177 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
   }
   if (with_stacks) p.default_sample_type = "stack_samples";
   p.comments = Comments(h);
+}
 
+void PprofBuilder::AddImage(const ImageInfo& info, const CountsByOffset& offsets,
+                            std::unique_ptr<ImageSymbolizer> symbolizer) {
+  if (offsets.empty() || !symbolizer || mapping_of.count(info.id)) return;  // once an image
+  pprof::Profile& p = profile;
+  const ImageSymbolizer& sym = *(syms[info.id] = std::move(symbolizer));
+  // Source lines only from the profiled build.
+  const ElfImage* elf = sym.trusted() ? sym.elf() : nullptr;
+
+  // Name every offset, as lcpiprof -p does (profile_rows.h, AddProcedureRows).
+  std::vector<std::pair<uint64_t, Frame>> frames;
+  std::vector<Range> ranges;
+  bool open_range = false;
+  for (const auto& [offset, c] : offsets) {
+    Frame f;
+    f.proc = sym.Find(offset);
+    if (f.proc) {
+      open_range = false;
+    } else {
+      if (!open_range || offset - ranges.back().hi > kRangeGap) {
+        ranges.push_back({offset, offset});
+        open_range = true;
+      }
+      ranges.back().hi = offset;
+      f.range = ranges.size() - 1;
+    }
+    frames.emplace_back(offset, std::move(f));
+  }
+
+  pprof::Mapping m;
+  m.id = p.mappings.size() + 1;
+  m.memory_start = 0;
+  m.memory_limit = std::max(offsets.rbegin()->first, offsets.rbegin()->first + 1);
+  m.file_offset = 0;
+  m.filename = info.path;
+  m.build_id = BuildIdOf(info);
+  m.has_functions = true;  // every location is named below
+  bool all_lines = elf != nullptr;
+
+  std::map<size_t, uint64_t> range_functions;  // range -> id
+  for (const auto& [offset, f] : frames) {
+    uint64_t function_id;
+    if (f.proc) {
+      auto [it, added] = function_of.emplace(std::make_tuple(info.id, f.proc->lo, f.proc->name), 0);
+      if (added) {
+        pprof::Function fn;
+        fn.id = p.functions.size() + 1;
+        fn.name = fn.system_name = f.proc->name;
+        if (elf) {
+          if (auto vaddr = elf->FileOffsetToVaddr(f.proc->lo)) {
+            if (auto src = elf->SourceLine(*vaddr)) {
+              fn.filename = src->file;
+              fn.start_line = src->line;
+            }
+          }
+        }
+        it->second = fn.id;
+        p.functions.push_back(std::move(fn));
+      }
+      function_id = it->second;
+    } else {
+      auto [it, added] = range_functions.emplace(f.range, 0);
+      if (added)
+        it->second = AddFunction(&p, RangeName(info.path, ranges[f.range].lo, ranges[f.range].hi));
+      function_id = it->second;
+    }
+    pprof::Location loc;
+    loc.id = p.locations.size() + 1;
+    loc.mapping_id = m.id;
+    loc.address = offset;
+    pprof::Line line{function_id, 0};
+    std::optional<SourceLocation> src;
+    if (elf && f.proc) {
+      if (auto vaddr = elf->FileOffsetToVaddr(offset)) src = elf->SourceLine(*vaddr);
+    }
+    if (src) {
+      line.line = src->line;
+      // The function's file: the first line found for it, when its start had none.
+      pprof::Function& fn = p.functions[function_id - 1];
+      if (fn.filename.empty()) fn.filename = src->file;
+    } else {
+      all_lines = false;
+    }
+    loc.lines.push_back(line);
+
+    pprof::Sample s;
+    s.location_ids.push_back(loc.id);
+    const std::vector<uint64_t>& counts = offsets.at(offset);
+    for (const auto& [e, scaled] : columns_) {
+      // int64 in profile.proto: a count (a fleet host's word) or its
+      // product with the period beyond it is clamped, and said so
+      const uint64_t max = std::numeric_limits<int64_t>::max();
+      const uint64_t n = e < counts.size() ? counts[e] : 0;
+      const uint64_t period = scaled ? periods_[e] : 1;
+      const bool over = n > max || (period > 1 && n > max / period);
+      if (over) clamped_ = true;
+      s.values.push_back(static_cast<int64_t>(over ? max : n * period));
+    }
+    if (with_stacks_) s.values.push_back(0);
+    location_of[{info.id, offset}] = loc.id;
+    p.locations.push_back(std::move(loc));
+    p.samples.push_back(std::move(s));
+  }
+  m.has_filenames = m.has_line_numbers = all_lines;
+  mapping_of[info.id] = p.mappings.size();
+  p.mappings.push_back(std::move(m));
+}
+
+void PprofBuilder::MoveInto(PprofResult* result) {
+  result->profile = std::move(profile);
+  if (clamped_)
+    result->warnings.push_back(
+        "a value beyond 2^63-1 (profile.proto's int64) is written as 9223372036854775807");
+}
+
+void SortHottestFirst(std::vector<ImageInfo>* images, const std::map<int64_t, uint64_t>& samples) {
+  const auto of = [&](const ImageInfo& i) {
+    auto it = samples.find(i.id);
+    return it == samples.end() ? 0 : it->second;
+  };
+  std::stable_sort(images->begin(), images->end(),
+                   [&](const ImageInfo& a, const ImageInfo& b) { return of(a) > of(b); });
+}
+
+Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
+  auto header = BeginReport(db, options.epoch, options.range, options.events);
+  if (!header) return header.error();
+  SnapshotGuard end(db);
+  const Header& h = *header;
+  auto images = db.ListImages();
+  if (!images) return images.error();
+  for (const std::string& f : options.images) {
+    if (std::none_of(images->begin(), images->end(),
+                     [&](const ImageInfo& i) { return ImageMatches(i, f); })) {
+      return Error(Errc::kNotFound, "no such image: " + f);
+    }
+  }
+  auto totals = db.ImageTotals(QueryEpoch(h));
+  if (!totals) return totals.error();
+  std::set<int64_t> sampled;                // images with samples of the selected events
+  std::map<int64_t, uint64_t> first_event;  // image -> samples of the default sample type
+  for (const ImageTotal& t : *totals) {
+    for (const EventInfo& e : h.events) {
+      if (e.id == t.event_id && t.count > 0) sampled.insert(t.image_id);
+    }
+    if (!h.events.empty() && t.event_id == h.events.front().id) first_event[t.image_id] += t.count;
+  }
+  SortHottestFirst(&*images, first_event);
+  auto stacks = db.Stacks(QueryEpoch(h));
+  if (!stacks) return stacks.error();
+  PprofResult result;
   // Every image's mapping, symbols and named offsets, kept for the stacks'
   // frames after the flat samples.
-  std::map<int64_t, size_t> mapping_of;                          // image -> index in p.mappings
-  std::map<int64_t, std::unique_ptr<ImageSymbolizer>> syms;      // image -> its symbols
-  std::map<std::pair<int64_t, uint64_t>, uint64_t> location_of;  // (image, offset)
-  std::map<std::tuple<int64_t, uint64_t, std::string>, uint64_t> function_of;  // (image, lo, name)
-
+  PprofBuilder b(h, !stacks->empty());
   for (const ImageInfo& info : *images) {
-    if (!sampled.count(info.id)) continue;
-    if (!options.images.empty() &&
-        std::none_of(options.images.begin(), options.images.end(),
-                     [&](const std::string& f) { return ImageMatches(info, f); })) {
-      continue;
-    }
+    if (!sampled.count(info.id) || !ImageChosen(info, options.images)) continue;
     auto offsets = CountOffsets(db, h, info.id, 0, std::numeric_limits<uint64_t>::max());
     if (!offsets) return offsets.error();
     if (offsets->empty()) continue;
-    auto& sym_ptr = syms[info.id];
-    sym_ptr = std::make_unique<ImageSymbolizer>(ImageSymbolizer::Load(db, info, &result.warnings));
-    ImageSymbolizer& sym = *sym_ptr;
-    // Source lines only from the profiled build.
-    const ElfImage* elf = sym.trusted() ? sym.elf() : nullptr;
-
-    // Name every offset, as lcpiprof -p does (report.cpp, ProcedureRows).
-    std::vector<std::pair<uint64_t, Frame>> frames;
-    std::vector<Range> ranges;
-    bool open_range = false;
-    for (const auto& [offset, c] : *offsets) {
-      Frame f;
-      f.proc = sym.Find(offset);
-      if (f.proc) {
-        open_range = false;
-      } else {
-        if (!open_range || offset - ranges.back().hi > kRangeGap) {
-          ranges.push_back({offset, offset});
-          open_range = true;
-        }
-        ranges.back().hi = offset;
-        f.range = ranges.size() - 1;
-      }
-      frames.emplace_back(offset, std::move(f));
-    }
-
-    pprof::Mapping m;
-    m.id = p.mappings.size() + 1;
-    m.memory_start = 0;
-    m.memory_limit = offsets->rbegin()->first + 1;
-    m.file_offset = 0;
-    m.filename = info.path;
-    m.build_id = BuildIdOf(info);
-    m.has_functions = true;  // every location is named below
-    bool all_lines = elf != nullptr;
-
-    std::map<size_t, uint64_t> range_functions;  // range -> id
-    for (const auto& [offset, f] : frames) {
-      uint64_t function_id;
-      if (f.proc) {
-        auto [it, added] =
-            function_of.emplace(std::make_tuple(info.id, f.proc->lo, f.proc->name), 0);
-        if (added) {
-          pprof::Function fn;
-          fn.id = p.functions.size() + 1;
-          fn.name = fn.system_name = f.proc->name;
-          if (elf) {
-            if (auto vaddr = elf->FileOffsetToVaddr(f.proc->lo)) {
-              if (auto src = elf->SourceLine(*vaddr)) {
-                fn.filename = src->file;
-                fn.start_line = src->line;
-              }
-            }
-          }
-          it->second = fn.id;
-          p.functions.push_back(std::move(fn));
-        }
-        function_id = it->second;
-      } else {
-        auto [it, added] = range_functions.emplace(f.range, 0);
-        if (added) {
-          pprof::Function fn;
-          fn.id = p.functions.size() + 1;
-          fn.name = fn.system_name = RangeName(info.path, ranges[f.range].lo, ranges[f.range].hi);
-          it->second = fn.id;
-          p.functions.push_back(std::move(fn));
-        }
-        function_id = it->second;
-      }
-      pprof::Location loc;
-      loc.id = p.locations.size() + 1;
-      loc.mapping_id = m.id;
-      loc.address = offset;
-      pprof::Line line{function_id, 0};
-      std::optional<SourceLocation> src;
-      if (elf && f.proc) {
-        if (auto vaddr = elf->FileOffsetToVaddr(offset)) src = elf->SourceLine(*vaddr);
-      }
-      if (src) {
-        line.line = src->line;
-        // The function's file: the first line found for it, when its start had none.
-        pprof::Function& fn = p.functions[function_id - 1];
-        if (fn.filename.empty()) fn.filename = src->file;
-      } else {
-        all_lines = false;
-      }
-      loc.lines.push_back(line);
-
-      pprof::Sample s;
-      s.location_ids.push_back(loc.id);
-      const std::vector<uint64_t>& counts = offsets->at(offset);
-      for (const auto& [e, scaled] : columns) {
-        uint64_t n = e < counts.size() ? counts[e] : 0;
-        if (scaled) n *= h.events[e].period;
-        s.values.push_back(static_cast<int64_t>(n));
-      }
-      if (with_stacks) s.values.push_back(0);
-      location_of[{info.id, offset}] = loc.id;
-      p.locations.push_back(std::move(loc));
-      p.samples.push_back(std::move(s));
-    }
-    m.has_filenames = m.has_line_numbers = all_lines;
-    mapping_of[info.id] = p.mappings.size();
-    p.mappings.push_back(std::move(m));
+    b.AddImage(
+        info, *offsets,
+        std::make_unique<ImageSymbolizer>(ImageSymbolizer::Load(db, info, &result.warnings)));
   }
-  if (with_stacks) {
-    auto added = AddStacks(db, *images, *stacks, options.images, columns.size(), &p, &mapping_of,
-                           &syms, &location_of, &function_of, &result.warnings);
+  if (!stacks->empty()) {
+    auto added =
+        AddStacks(db, *images, *stacks, options.images, b.flat_columns(), &b.profile, &b.mapping_of,
+                  &b.syms, &b.location_of, &b.function_of, &result.warnings);
     if (!added) return added.error();
   }
+  b.MoveInto(&result);
   // Last, as in lcpiprof -p's warnings (report.cpp, BuildProfile).
   for (std::string& w : EventWarnings(h)) result.warnings.push_back(std::move(w));
   return result;

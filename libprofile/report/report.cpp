@@ -93,11 +93,7 @@ Expected<std::vector<Row>> ProcedureRows(ProfileDb& db, const Header& h,
   std::vector<Row> rows;
   for (const auto& [id, image_total] : *counts) {  // the images with samples
     const ImageInfo& info = (*images)[id];
-    if (!filters.empty() && std::none_of(filters.begin(), filters.end(), [&](const std::string& f) {
-          return ImageMatches(info, f);
-        })) {
-      continue;
-    }
+    if (!ImageChosen(info, filters)) continue;
     auto offsets = CountOffsets(db, h, id, 0, std::numeric_limits<uint64_t>::max());
     if (!offsets) return offsets.error();
     ImageSymbolizer sym = ImageSymbolizer::Load(db, info, warnings);
@@ -691,27 +687,17 @@ void FinishDiff(std::map<std::pair<std::string, std::string>, DiffRow> rows, uin
   d.rows.resize(n);
 }
 
-Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
-  if (options.view == View::kProcesses || options.view == View::kLabels) {
-    return Error(Errc::kInvalidArgument, "lcpidiff compares images or procedures");
-  }
+namespace {
+
+// A and B compared: each row's counts of the event in each, by path (and
+// procedure).
+Expected<Diff> DiffProfiles(const Profile& a, const Profile& b, const DiffOptions& options) {
   Diff d;
   d.view = options.view;
-  ProfOptions po;
-  po.view = options.view;
-  po.images = options.images;
-  po.epoch = options.epoch_a;
-  po.range = options.range_a;
-  auto a = BuildProfile(db_a, po);
-  if (!a) return a.error();
-  po.epoch = options.epoch_b;
-  po.range = options.range_b;
-  auto b = BuildProfile(db_b, po);
-  if (!b) return b.error();
-  d.a = a->header;
-  d.b = b->header;
-  d.warnings = a->warnings;
-  d.warnings.insert(d.warnings.end(), b->warnings.begin(), b->warnings.end());
+  d.a = a.header;
+  d.b = b.header;
+  d.warnings = a.warnings;
+  d.warnings.insert(d.warnings.end(), b.warnings.begin(), b.warnings.end());
   // The event: asked for, or the first of A's columns that B has too.
   auto column = [](const Header& h, const std::string& name) -> std::optional<size_t> {
     for (size_t e = 0; e < h.events.size(); ++e) {
@@ -742,13 +728,13 @@ Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& op
     return options.view == View::kImages ? std::make_pair(r.name, std::string())
                                          : std::make_pair(r.image, r.name);
   };
-  for (const Row& r : a->rows) {
+  for (const Row& r : a.rows) {
     DiffRow& dr = rows[key(r)];
     dr.name = r.name;
     dr.image = r.image;
     dr.count_a += r.counts[*ca];
   }
-  for (const Row& r : b->rows) {
+  for (const Row& r : b.rows) {
     DiffRow& dr = rows[key(r)];
     dr.name = r.name;
     dr.image = r.image;
@@ -756,6 +742,32 @@ Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& op
   }
   FinishDiff(std::move(rows), total_a, total_b, options, &d);
   return d;
+}
+
+}  // namespace
+
+Expected<Diff> BuildDiffWith(const DiffOptions& options, const BuildSide& build) {
+  if (options.view == View::kProcesses || options.view == View::kLabels) {
+    return Error(Errc::kInvalidArgument, "lcpidiff compares images or procedures");
+  }
+  ProfOptions po;
+  po.view = options.view;
+  po.images = options.images;
+  po.epoch = options.epoch_a;
+  po.range = options.range_a;
+  auto a = build(po, false);
+  if (!a) return a.error();
+  po.epoch = options.epoch_b;
+  po.range = options.range_b;
+  auto b = build(po, true);
+  if (!b) return b.error();
+  return DiffProfiles(*a, *b, options);
+}
+
+Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options) {
+  return BuildDiffWith(options, [&](const ProfOptions& po, bool side_b) {
+    return BuildProfile(side_b ? db_b : db_a, po);
+  });
 }
 
 std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {

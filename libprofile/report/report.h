@@ -18,6 +18,7 @@
 #define LCPI_LIBPROFILE_REPORT_REPORT_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -241,6 +242,12 @@ void FinishDiff(std::map<std::pair<std::string, std::string>, DiffRow> rows, uin
 
 // A and B may be the same database (two epochs) or two databases.
 Expected<Diff> BuildDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOptions& options);
+// What BuildDiff and BuildFleetDiff (fleet_profile.h) share: A built with
+// A's epoch and time range, B with B's, each by `build` (side_b false for
+// A), and the two compared; kInvalidArgument for a view other than images
+// or procedures.
+using BuildSide = std::function<Expected<Profile>(const ProfOptions& side, bool side_b)>;
+Expected<Diff> BuildDiffWith(const DiffOptions& options, const BuildSide& build);
 
 // ----- lcpilist
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleet_report.sh LCPIPROF SHIP LCPID LCPICTL TINY - lcpiprof --fleet over
+# fleet_report.sh LCPIPROF SHIP LCPID LCPICTL TINY LCPIDIFF - lcpiprof --fleet over
 # two clickhouse-server shards (clickhouse_server.sh; Debian 12's 18.16):
 #  - two hosts, each a real short lcpid run (its own database), each shipped
 #    by lcpi-ship into the `lcpi` tables of its own shard; the first host's
@@ -15,10 +15,14 @@
 #    periods 2^64-1 and 0 refused;
 #  - a hostile host's names for another's identity: not read for --host, nor,
 #    with one count row of it, without --host (the hosts' disagreement warned);
+#  - lcpidiff --fleet: its sides A and B are lcpiprof --fleet over their time
+#    ranges, per image and procedure;
+#  - --format pprof read by go tool pprof, per function as -p;
 #  - --host, JSON/HTML/text render, and views not fleet-capable refused.
 set -euo pipefail
-prof=$1 ship=$2 lcpid=$3 lcpictl=$4 tiny=$5
+prof=$1 ship=$2 lcpid=$3 lcpictl=$4 tiny=$5 diff=$6
 command -v clickhouse-server >/dev/null || { echo "SKIP: clickhouse-server not installed (scripts/setup.sh installs it)"; exit 77; }
+command -v go >/dev/null || { echo "SKIP: go not installed (go tool pprof reads the fleet's pprof; scripts/setup.sh installs golang-go)"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (system-wide perf events for lcpid)"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/clickhouse_server.sh"
@@ -138,9 +142,38 @@ since=$(sqlite3 "$dir/alpha.db" "SELECT max(started) FROM epochs")
 compare "--since, one host through the shards" 2 "--since @$since" "$fleet --host alpha --since @$since" alpha
 until=$(sqlite3 "$dir/beta.db" "SELECT min(ended) FROM epochs")
 compare "--until, two shards" 2 "--until @$until" "$fleet --until @$until" alpha beta
+# lcpidiff --fleet: A up to $until, B from $since; each side's counts are
+# lcpiprof --fleet's over its range, per image (by path) and procedure
+for view in "" "-p"; do
+  "$diff" $fleet $view --since @0 --until @$until --since @$since --format csv >"$dir/diff.csv" 2>"$dir/diff.err" ||
+    { echo "FAIL: lcpidiff --fleet $view: $(tail -2 "$dir/diff.err")"; exit 1; }
+  "$prof" $fleet $view --until @$until --format csv >"$dir/diff-a.csv"
+  "$prof" $fleet $view --since @$since --format csv >"$dir/diff-b.csv"
+  python3 - "$dir/diff.csv" "$dir/diff-a.csv" "$dir/diff-b.csv" "$view" <<'PY' || { echo "FAIL: lcpidiff --fleet $view"; exit 1; }
+import csv, sys, collections
+diff, a, b, procs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "-p"
+key = (lambda r: (r["procedure"], r["image"])) if procs else (lambda r: r["image"])
+def side(path):
+    s = collections.Counter()
+    for r in csv.DictReader(open(path, newline='', encoding='utf-8', errors='surrogateescape')):
+        s[key(r)] += int(r["cpu-clock"])
+    return {k: v for k, v in s.items() if v}
+rows = list(csv.DictReader(open(diff, newline='', encoding='utf-8', errors='surrogateescape')))
+got_a = {key(r): int(r["count_a"]) for r in rows if int(r["count_a"])}
+got_b = {key(r): int(r["count_b"]) for r in rows if int(r["count_b"])}
+want_a, want_b = side(a), side(b)
+assert got_a == want_a, f"A: {sorted(set(got_a.items()) ^ set(want_a.items()))[:5]}"
+assert got_b == want_b, f"B: {sorted(set(got_b.items()) ^ set(want_b.items()))[:5]}"
+assert got_a != got_b, "A and B are the same"
+print(f"ok (lcpidiff --fleet {sys.argv[4] or 'images'}): {len(rows)} rows, A {sum(got_a.values())} and B {sum(got_b.values())} samples as lcpiprof --fleet's")
+PY
+done
+rc=0; "$diff" $fleet --epoch all 2>"$dir/diff.err" >/dev/null || rc=$?
+[ $rc = 2 ] && grep -q "two time ranges" "$dir/diff.err" || { echo "FAIL: lcpidiff --fleet --epoch: exit $rc $(cat "$dir/diff.err")"; exit 1; }
 compare "label, images" 2 "--label unit=$unit" "$fleet --label unit=$unit" alpha beta
 compare "by unit" 1 "--by unit --label unit=$unit" "$fleet --by unit --label unit=$unit" alpha beta
 [ "$(wc -l <"$dir/got")" = 1 ] && grep -q "^$unit" "$dir/got" || { echo "FAIL: --by unit shows more than the unit"; cat "$dir/got"; exit 1; }
+compare "by unit, --since, two shards (GLOBAL IN within GLOBAL JOIN)" 1 "--by unit --since @$since" "$fleet --by unit --since @$since" alpha beta
 # -P: exactly the pids of the unit's processes
 want=$(sqlite3 "$dir/alpha.db" "SELECT DISTINCT pc.pid FROM process_counts pc JOIN cgroups c ON c.id = pc.cgroup_id
   WHERE c.path = '/system.slice/$unit' ORDER BY 1" | tr '\n' ' ')
@@ -187,28 +220,57 @@ s = collections.Counter()
 for r in csv.DictReader(open(sys.argv[1])): s[r[sys.argv[2]]] += int(r['cpu-clock'])
 print(json.dumps(s, sort_keys=True))" "$1" "$2"
 }
-rounding=$(sqlite3 "$dir/gamma.db" "SELECT count(*) FROM (SELECT DISTINCT pid, image_id, event_id FROM process_counts)")
-near() {  # near WHAT LOCAL-CSV FLEET-CSV COLUMN
-  local want got apart
+# per_pid_sql SELECT-LIST: gamma's process rows per pid, as JSON {pid: value}
+per_pid_sql() {
+  sqlite3 "$dir/gamma.db" "SELECT json_group_object(pid, v) FROM (SELECT pid, $1 AS v FROM process_counts GROUP BY pid)"
+}
+near() {  # near WHAT LOCAL-CSV FLEET-CSV COLUMN (pid, or unit: gamma has none)
+  local want got rows raw apart
   want=$(per_key "$2" "$4") got=$(per_key "$3" "$4")
-  apart=$(python3 - "$want" "$got" "$rounding" <<'PY'
-
+  # per key, its (pid, image, event) rows, each rounded apart locally, and
+  # its samples as stored, not weighed
+  rows=$(per_pid_sql "count(DISTINCT image_id || ',' || event_id)") raw=$(per_pid_sql "sum(count)")
+  apart=$(python3 - "$want" "$got" "$rows" "$raw" "$4" <<'PY'
 import json, sys
-want, got, rows = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+want, got, rows, raw = (json.loads(a) for a in sys.argv[1:5])
+if sys.argv[5] != "pid":  # one key for all: gamma's processes carry no unit
+    rows, raw = {k: sum(rows.values()) for k in want}, {k: sum(raw.values()) for k in want}
 assert want and want.keys() == got.keys(), "not the same keys"
+for k in want:
+    assert 2 * abs(want[k] - got[k]) <= rows[k], f"{k}: {abs(want[k] - got[k])} apart, over half of its {rows[k]} rows"
+# the check tells weighed from not: the counts as stored are further off
+assert any(2 * abs(want[k] - raw[k]) > rows[k] for k in want), "not weighed locally either"
 off = sum(abs(want[k] - got[k]) for k in want)
-assert 2 * off <= rows, f"{off} samples apart, over half of {rows} rows"
-print(f"{len(want)} values, {off} samples apart of {sum(want.values())} ({rows} rows rounded)")
+print(f"{len(want)} values, {off} samples apart of {sum(want.values())} ({sum(raw.values())} as stored)")
 PY
 ) || { echo "FAIL ($1): per $4, local '$want', fleet '$got'"; exit 1; }
   echo "ok ($1): per $4, $apart (at ${SECONDS}s)"
 }
-"$prof" --db "$dir/gamma.db" --epoch all --observer-inline --by unit --format csv >"$dir/by-local.csv"
-"$prof" --fleet "$url_a" --database periods --by unit --format csv >"$dir/by-fleet.csv" 2>"$dir/fleet.err"
-near "periods, by unit" "$dir/by-local.csv" "$dir/by-fleet.csv" unit
-"$prof" --db "$dir/gamma.db" --epoch all --observer-inline -P --format csv >"$dir/P-local.csv"
-"$prof" --fleet "$url_a" --database periods -P --format csv >"$dir/P-fleet.csv" 2>"$dir/fleet.err"
-near "periods, -P" "$dir/P-local.csv" "$dir/P-fleet.csv" pid
+near_both() {  # near_both WHAT: --by unit and -P, local and fleet
+  "$prof" --db "$dir/gamma.db" --epoch all --observer-inline --by unit --format csv >"$dir/by-local.csv"
+  "$prof" --fleet "$url_a" --database periods --by unit --format csv >"$dir/by-fleet.csv" 2>"$dir/fleet.err"
+  near "$1, by unit" "$dir/by-local.csv" "$dir/by-fleet.csv" unit
+  "$prof" --db "$dir/gamma.db" --epoch all --observer-inline -P --format csv >"$dir/P-local.csv"
+  "$prof" --fleet "$url_a" --database periods -P --format csv >"$dir/P-fleet.csv" 2>"$dir/fleet.err"
+  near "$1, -P" "$dir/P-local.csv" "$dir/P-fleet.csv" pid
+}
+near_both periods
+# forged rows of 0 and 1 sample at period 1 in gamma's own window (any host
+# may insert any row): a window's period is that of most of its samples, so
+# gamma's process rows keep their weight (weighed by the least period, or
+# refused for having two, they would not)
+ch_query "INSERT INTO periods.counts (host, window_id, attempt, started, identity, event, used, period, offset, count)
+  SELECT host, window_id, attempt, started, identity, event, used, 1, offset, c FROM periods.counts
+  ARRAY JOIN [toUInt64(0), toUInt64(1)] AS c WHERE host = 'gamma' LIMIT 2"
+near_both "periods, forged rows of 0 and 1 sample at period 1"
+# a hostile host's process rows in its window of refused periods only: not
+# counted, and warned
+ch_query "INSERT INTO periods.processes (host, window_id, attempt, started, pid, comm, cgroup, unit, container, pod, identity, event, count)
+  SELECT '!mallory', 1, 1, toDateTime('2100-01-01 00:00:00'), 4242, 'evil', '', '', '', '', identity, event, 777
+  FROM periods.counts WHERE host = 'gamma' LIMIT 1"
+near_both "periods, a hostile host's process rows in a window of refused periods"
+grep -q "^lcpiprof: warning: 777 samples of process rows in windows whose count rows have no valid period: not counted" "$dir/fleet.err" ||
+  { echo "FAIL: no warning of the refused process rows: $(cat "$dir/fleet.err")"; exit 1; }
 
 # --- a hostile shipper (insert rights, as every host has) sends an images
 # row and symbols for alpha's workload's identity: alpha's report keeps
@@ -281,7 +343,36 @@ rc=0; "$prof" --fleet-url-file "$dir/url" 2>"$dir/url.err" >/dev/null || rc=$?
 rc=0; "$prof" $fleet --epoch all 2>"$dir/epoch.err" >/dev/null || rc=$?
 [ $rc = 1 ] && grep -q "epoch names one host" "$dir/epoch.err" || { echo "FAIL: --epoch over --fleet: exit $rc"; exit 1; }
 echo "ok (--fleet-url-file, refused: $(cut -c1-60 "$dir/url.err")...)"
-rc=0; "$prof" $fleet --format pprof -o "$dir/x.pb.gz" 2>"$dir/pprof.err" || rc=$?
-[ $rc = 2 ] && grep -q "not yet .*fleet\|fleet.*not yet" "$dir/pprof.err" || { echo "FAIL: pprof over --fleet: exit $rc $(cat "$dir/pprof.err")"; exit 1; }
-echo "ok (refused): $(cat "$dir/pprof.err")"
+# pprof over the fleet, read by go tool pprof: its figures per function are
+# lcpiprof --fleet -p's, through the shards and weighed by period (gamma's)
+for db in fleet periods; do
+  python3 "$here/pprof_check.py" "$prof" "$dir/pprof-$db" --fleet "$url_a" --database $db >"$dir/pprof.log" 2>&1 ||
+    { echo "FAIL: pprof over --fleet, database $db:"; cat "$dir/pprof.log"; exit 1; }
+  echo "ok (pprof over --fleet, database $db, go tool pprof): $(grep -c "procedures agree" "$dir/pprof.log") selections agree with -p"
+done
+rc=0; "$prof" $fleet --callers main 2>"$dir/callers.err" >/dev/null || rc=$?
+[ $rc = 2 ] && grep -q "not yet .*fleet\|fleet.*not yet" "$dir/callers.err" || { echo "FAIL: --callers over --fleet: exit $rc $(cat "$dir/callers.err")"; exit 1; }
+echo "ok (refused): $(cat "$dir/callers.err")"
+# an image sampled in B's range only (a library deployed since: in a window
+# of beta's far later): lcpidiff --fleet -i shows it new, as lcpidiff over
+# two databases would; an image the fleet never heard of is an error
+CH_URL=$url_b ch_query "INSERT INTO lcpi.counts (host, window_id, attempt, started, identity, event, used, period, offset, count)
+  SELECT host, 1000, 1, toDateTime('2100-01-01 00:00:00'), 'build-id:0123456789abcdef', event, used, period, 4096, 50
+  FROM lcpi.shipped_counts WHERE host = 'beta' LIMIT 1"
+CH_URL=$url_b ch_query "INSERT INTO lcpi.windows (host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, samples)
+  VALUES ('beta', 1000, 1, 'window', '', '2100-01-01 00:00:00', '2100-01-01 01:00:00', now(), 1, 0, 50)"
+CH_URL=$url_b ch_query "INSERT INTO lcpi.images (identity, kind, path, host, symbols) VALUES ('build-id:0123456789abcdef', 'user', '/usr/lib/lcpi-test-new.so', 'beta', 0)"
+"$diff" $fleet -p -i lcpi-test-new --since @0 --until @$until --since @$since --format csv >"$dir/new.csv" 2>"$dir/new.err" ||
+  { echo "FAIL: lcpidiff --fleet -i of an image in B only: $(cat "$dir/new.err")"; exit 1; }
+python3 - "$dir/new.csv" <<'PY' || { echo "FAIL: lcpidiff --fleet -i lcpi-test-new:"; cat "$dir/new.csv"; exit 1; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["image"] == "/usr/lib/lcpi-test-new.so" for r in rows), rows
+assert sum(int(r["count_a"]) for r in rows) == 0 and sum(int(r["count_b"]) for r in rows) == 50, rows
+assert all(r["status"] == "new" for r in rows), rows
+PY
+rc=0; "$diff" $fleet -p -i no-such-image.so --since @0 --until @$until --since @$since 2>"$dir/nosuch.err" >/dev/null || rc=$?
+[ $rc = 1 ] && grep -q "no such image in the fleet: no-such-image.so" "$dir/nosuch.err" ||
+  { echo "FAIL: lcpidiff --fleet -i of no image: exit $rc $(cat "$dir/nosuch.err")"; exit 1; }
+echo "ok (lcpidiff --fleet -i: an image of B only is new, one of neither an error)"
 echo "fleet-report: $(python3 -c "print(f'{$(date +%s.%N)-$t_start:.1f}')") s"

@@ -4,7 +4,7 @@
 # per-function figures equal lcpiprof -p's (tests/integration/pprof_check.py).
 add_test(NAME "pprof: go tool pprof"
   COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/pprof_check.py $<TARGET_FILE:lcpiprof>
-          ${CMAKE_BINARY_DIR}/tools-fixture/profiles.db ${CMAKE_BINARY_DIR}/pprof-check)
+          ${CMAKE_BINARY_DIR}/pprof-check --db ${CMAKE_BINARY_DIR}/tools-fixture/profiles.db)
 set_tests_properties("pprof: go tool pprof" PROPERTIES
   FIXTURES_REQUIRED lcpi_tools LABELS interop TIMEOUT 300)
 # Call stacks in the pprof file (tests/integration/pprof_stacks.py): go tool

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """pprof_check.py - lcpiprof --format pprof read by the real client.
 
-    pprof_check.py LCPIPROF DB WORKDIR
+    pprof_check.py LCPIPROF WORKDIR --db DB
+    pprof_check.py LCPIPROF WORKDIR --fleet URL [--database NAME]
 
-For each selection (an epoch, every epoch with one event, an image filter,
-the newest epoch) on the tools fixture's database: lcpiprof writes a pprof
-file; `go tool pprof` (Debian's golang-go) reads it with -top, -raw and
--sample_index=<each sample type>, exit status 0 and nothing on stderr; and
-for every event, pprof's flat figure per function (sample type
-<event>_samples) equals the procedure's count in `lcpiprof -p --format csv`
-for the same selection, procedure by procedure, and so do the totals.
-`go tool pprof` works offline: GOCACHE and HOME point into WORKDIR.
+For each selection (with --db, on the tools fixture's database: an epoch,
+every epoch with one event, an image filter, the newest epoch; with --fleet,
+over the fleet's windows (fleet_report.sh): all of them, with one event, an
+image filter): lcpiprof writes a pprof file; `go tool pprof`
+(Debian's golang-go) reads it with -top, -raw and -sample_index=<each sample
+type>, exit status 0 and nothing on stderr; and for every event, pprof's
+flat figure per function (sample type <event>_samples) equals the
+procedure's count in `lcpiprof -p --format csv` for the same selection,
+procedure by procedure, and so do the totals; each sample's scaled value is
+its count times the event's mean period. `go tool pprof` works offline: GOCACHE and HOME point into WORKDIR.
 """
 import csv
 import io
@@ -22,7 +25,7 @@ import sys
 
 from pprof_env import pprof_env
 
-lcpiprof, db, work = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
+lcpiprof, work, source = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3:]
 env = pprof_env(work)
 
 failures = []
@@ -47,6 +50,17 @@ def pprof(path, *args):
     return r.stdout
 
 
+def shown(name):
+    """A function name as go tool pprof's reports show it: C++ template
+    arguments left out (`std::vector<T>::push_back` is `std::vector::push_back`),
+    so that two names may become one, summed on both sides."""
+    while True:
+        short = re.sub(r"<[^<>]*>", "", name)
+        if short == name:
+            return name
+        name = short
+
+
 def flat_by_function(top):
     """`-top` rows: flat flat% sum% cum cum% NAME -> {NAME: flat}."""
     out, total = {}, None
@@ -58,31 +72,62 @@ def flat_by_function(top):
         m = re.match(r"\s*(\d+)\s+\S+%\s+\S+%\s+\d+\s+\S+%\s+(.+)$", line)
         if m:
             name = m.group(2)
-            out[name] = out.get(name, 0) + int(m.group(1))
+            out[shown(name)] = out.get(shown(name), 0) + int(m.group(1))
     return out, total
+
+
+def check_scaled(name, raw):
+    """In -raw's samples, each <event> value (samples x mean period) is its
+    <event>_samples value times the event's mean period, as the comments
+    state it (over the fleet: the reference period, the counts weighed)."""
+    periods = dict(re.findall(r"Comment: event (\S+)(?: \(sampled as [^)]*\))?: mean period (\d+),",
+                              raw))
+    lines = raw.split("Samples:\n", 1)[1].splitlines()
+    types = [t.split("/")[0] for t in lines[0].split()]
+    checked = 0
+    for line in lines[1:]:
+        m = re.match(r"\s*([\d\s]+):", line)
+        if not m:
+            break
+        values = [int(v) for v in m.group(1).split()]
+        for i, t in enumerate(types):
+            if t in periods and t + "_samples" in types:
+                want = values[types.index(t + "_samples")] * int(periods[t])
+                if values[i] != want:
+                    fail(f"{name}: a sample's {t} is {values[i]}, not {want} (samples x period)")
+                checked += 1
+    if not periods or not checked:
+        fail(f"{name}: no scaled values to check in -raw:\n{raw[:2000]}")
 
 
 if shutil.which("go") is None:
     print("FAIL: go not found (scripts/setup.sh installs golang-go)", file=sys.stderr)
     sys.exit(1)
 
-cases = [
-    ("base", ["--epoch", "base"]),
-    ("all-cycles", ["--epoch", "all", "-e", "cycles"]),
-    ("image-filter", ["--epoch", "base", "-i", "prog", "-i", "kernel"]),
-    ("newest", []),
-]
+if source[0] == "--fleet":
+    cases = [
+        ("fleet", []),
+        ("fleet-cpu-clock", ["-e", "cpu-clock"]),
+        ("fleet-image-filter", ["-i", "tiny"]),
+    ]
+else:
+    cases = [
+        ("base", ["--epoch", "base"]),
+        ("all-cycles", ["--epoch", "all", "-e", "cycles"]),
+        ("image-filter", ["--epoch", "base", "-i", "prog", "-i", "kernel"]),
+        ("newest", []),
+    ]
 for name, sel in cases:
     failed_before = len(failures)
     out = os.path.join(work, name + ".pb.gz")
-    r = run([lcpiprof, "--db", db, *sel, "--format", "pprof", "-o", out])
+    r = run([lcpiprof, *source, *sel, "--format", "pprof", "-o", out])
     if r.returncode != 0:
         fail(f"{name}: lcpiprof --format pprof: exit status {r.returncode}: {r.stderr}")
         continue
     with open(out, "rb") as f:
         if f.read(2) != b"\x1f\x8b":
             fail(f"{name}: {out} is not gzip")
-    r = run([lcpiprof, "--db", db, *sel, "-p", "--format", "csv"])
+    r = run([lcpiprof, *source, *sel, "-p", "--format", "csv"])
     if r.returncode != 0:
         fail(f"{name}: lcpiprof -p --format csv: exit status {r.returncode}: {r.stderr}")
         continue
@@ -94,12 +139,14 @@ for name, sel in cases:
     raw = pprof(out, "-raw")
     if "Samples:" not in raw or "Mappings" not in raw:
         fail(f"{name}: -raw shows no samples or mappings:\n{raw}")
+    else:
+        check_scaled(name, raw)
     for event in events:
         column = header.index(event)
         want = {}
         for row in rows:
             if int(row[column]):
-                want[row[0]] = want.get(row[0], 0) + int(row[column])
+                want[shown(row[0])] = want.get(shown(row[0]), 0) + int(row[column])
         top = pprof(out, f"-sample_index={event}_samples", "-top", "-nodecount=0",
                     "-nodefraction=0")
         got, total = flat_by_function(top)
