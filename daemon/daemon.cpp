@@ -476,7 +476,7 @@ void Daemon::TakeAndSubmit(const FlushMark& mark) {
                    governor_->budget_pct(), governor_->rate(), governor_->asked_rate());
       // Still over the budget after a bounded step (at most x10 down): the
       // next window ends early too, so the rate reaches what the budget
-      // allows within a few windows, not a --flush-interval later each (a
+      // allows within a few windows, not a --window later each (a
       // sample of 46 us on a loaded host: 5,000/s, 2,500, 250, 210).
       if (governor_->WouldStepDown()) govern_early_ = true;
     } else {

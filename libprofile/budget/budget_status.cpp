@@ -53,7 +53,8 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   // window samples at, what that costs by the estimate, and whether the
   // budget is kept. It is exceeded where even the floor (100/s/CPU) costs
   // more, or the source cannot change its rate (kmod); within the
-  // hysteresis (10 %) over it, the governor leaves the rate as it is.
+  // hysteresis (10 %) over it: a new estimate's rate takes effect from the
+  // next window (which it ends early).
   o << "max_overhead_pct " << f.budget_pct << "\n";
   o << "asked_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
   o << "governed_rate_per_cpu " << static_cast<uint64_t>(f.governed_rate) << "\n";

@@ -23,8 +23,8 @@ struct BudgetFigures {
   // time (a hardware event's period is in its own unit)
   double asked_rate = 0;
   // The cost budget (rate_governor.h): percent of each CPU (0: off), the
-  // rate the current window samples at, the hysteresis within which the
-  // governor leaves it, how often it changed, and why the source refused
+  // rate the current window samples at, the share over the budget status
+  // leaves unflagged (the rise hysteresis, 10 %), how often it changed, and why the source refused
   // a change (kmod), if it did.
   double budget_pct = 0;
   double governed_rate = 0;

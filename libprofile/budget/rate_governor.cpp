@@ -23,10 +23,13 @@ RateDecision NextRate(double in_use, double asked, double budget_pct, double cos
   // Back to the asked rate exactly when the budget allows it: no rate a few
   // percent under it is kept for ever by the hysteresis.
   const bool to_asked = next == asked && in_use != asked;
-  // Only a rise waits for the hysteresis: a rate over the budget steps down
-  // however little (held within 10 % of its target, it was up to 11 % over
-  // the budget, and status said the budget exceeded).
-  if (!to_asked && next > in_use && next - in_use <= steps.hysteresis * in_use) next = in_use;
+  // A rise waits for the hysteresis; a rate over the budget steps down past
+  // a small dead band only (held within 10 % of its target, it was up to
+  // 11 % over the budget, and status said the budget exceeded; with none, a
+  // budget that allows about the asked rate flipped 5,000 -> 4,990 -> 5,000).
+  const bool small = next > in_use ? next - in_use <= steps.hysteresis * in_use
+                                   : in_use - next <= steps.down_dead_band * in_use;
+  if (!to_asked && small) next = in_use;
   d.rate = next;
   d.changed = next != in_use;
   return d;

@@ -1,10 +1,11 @@
 // rate_governor.h - the rate lcpid samples at under a cost budget, moved
 // smoothly (issue #27, part 2): Govern (governor.h) says what the budget
 // allows; NextRate takes one bounded step toward it, at a window's end:
-// down whenever the rate is over the budget, up only past a hysteresis, so
-// a cost estimate that wanders by a few percent between calibrations does
-// not make the rate (and the period stored per window) swing from window to
-// window: it follows the highest estimate down once, and stays.
+// down when the rate is over the budget by more than 2 %, up only past a
+// 10 % hysteresis, so a cost estimate that wanders by a few percent between
+// calibrations does not make the rate (and the period stored per window)
+// swing from window to window: it follows the highest estimate down once,
+// and stays.
 #ifndef LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 #define LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 
@@ -27,9 +28,10 @@ constexpr double kDefaultMaxOverheadPct = 1;
 constexpr double kGovernorFloorRate = 100;
 
 struct RateSteps {
-  // A rise smaller than this share of the rate in use is not made (a step
-  // down, over the budget, always is).
+  // A rise smaller than this share of the rate in use is not made, nor a
+  // step down (the rate over the budget) smaller than down_dead_band.
   double hysteresis = 0.10;
+  double down_dead_band = 0.02;
   // One step lowers the rate by at most this factor, and raises it by at
   // most that one: down quickly, to keep the budget (5,000/s reaches 500/s
   // in one window), up slowly, so that one low estimate of the cost does

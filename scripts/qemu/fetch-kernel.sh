@@ -61,8 +61,10 @@ if [ "$SUITE" = "$HOST_SUITE" ]; then
 	WANT_VERSION=$HOST_KVERSION
 fi
 
-# A finished unpack of that kernel: nothing to do.
-if [ -n "$WANT_ABI" ] && [ -f "$CACHE/kernels/$WANT_ABI-$ARCH/.complete" ]; then
+# A finished unpack whose headers have their kbuild tools (an older
+# script cached some without): nothing to do.
+usable() { [ -f "$1/.complete" ] && [ -d "$1/root/usr/src/linux-headers-$2/scripts/mod" ]; }
+if [ -n "$WANT_ABI" ] && usable "$CACHE/kernels/$WANT_ABI-$ARCH" "$WANT_ABI-$ARCH"; then
 	echo "$CACHE/kernels/$WANT_ABI-$ARCH"
 	exit 0
 fi
@@ -78,7 +80,7 @@ if [ -z "$WANT_ABI" ]; then
 fi
 KVER=$WANT_ABI-$ARCH
 OUT="$CACHE/kernels/$KVER"
-if [ -f "$OUT/.complete" ]; then
+if usable "$OUT" "$KVER"; then
 	echo "$OUT"
 	exit 0
 fi
@@ -116,7 +118,9 @@ sed -i "s|^include /usr/src/|include $OUT/root/usr/src/|" "$hdr/Makefile"
 # (bookworm-security shipped linux-kbuild-6.1 6.1.192-3 beside the
 # headers' 6.1.192-2, and every arm64 guest test was skipped).
 kbuild=$(readlink "$hdr/scripts" | sed -n 's|^\.\./\.\./lib/\(linux-kbuild-[^/]*\)/scripts$|\1|p')
-host_kbuild=$(dpkg-query -W -f='${Version}' "$kbuild" 2>/dev/null || true)
+# installed ("ii"), not a removed package dpkg still lists
+host_kbuild=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$kbuild" 2>/dev/null |
+	sed -n 's/^ii *//p' || true)
 if [ -n "$kbuild" ] && [ -n "$WANT_VERSION" ] && [ -n "$host_kbuild" ] &&
 	[ "${host_kbuild%-*}" = "${WANT_VERSION%-*}" ]; then
 	ln -sfn "/usr/lib/$kbuild" "$OUT.tmp/root/usr/lib/$kbuild"

@@ -346,16 +346,20 @@ Figures RunScenario(const std::vector<Attack>& attacks, std::chrono::millisecond
   CHECK(before.per_second > 1000);
   CHECK(std::abs(during.per_second - before.per_second) <= 0.10 * before.per_second);
   CHECK(during.lost == 0);
-  // Status answered, quickly, as lcpictl saw it and inside lcpid.
+  // Status answered, quickly, as lcpictl saw it and inside lcpid. Under
+  // ASan lcpid's code runs 2-3x slower: a fresh-clone run of the sanitizer
+  // tree on a loaded host answered in 1.01 s and stopped in 9.2 s of 8, in
+  // 3 of 10 runs one day; the bounds there are doubled (a stall is not).
+  const double slower = testing::kAddressSanitizer ? 2 : 1;
   CHECK(before.unanswered + during.unanswered == 0);
-  CHECK(f.slowest_status < 1.0);
+  CHECK(f.slowest_status < 1.0 * slower);
   REQUIRE(last.count("max_loop_gap_ms"));
   if (f.loop_gap_ms + f.status_ms >= 1000)
     WARN("lcpid's loop went " << f.loop_gap_ms << " ms without serving the control socket; "
                               << "slowest step: " << Text(last, "slowest_loop_step"));
   // SIGTERM ended lcpid, everything flushed or counted.
   CHECK(exit_status == 0);
-  CHECK(stop_seconds < std::chrono::duration<double>(stop_bound).count());
+  CHECK(stop_seconds < slower * std::chrono::duration<double>(stop_bound).count());
   CheckFlushed(d.db_path());
 
   std::unique_ptr<ProfileDb> db = d.OpenDb();

@@ -12,7 +12,8 @@
 //   inside it, is reported: a loop stalled by the host's load shows there
 //   first, without a client having waited);
 // - SIGTERM ends lcpid within `stop_bound` (5 s) with exit status 0, every
-//   sample it took on disk or counted as lost;
+//   sample it took on disk or counted as lost (both bounds doubled under
+//   ASan);
 // - the victim's shares land on disk within 3 points of truth.
 // It reports lcpid's peak RSS (VmHWM, read before SIGTERM).
 //

@@ -94,8 +94,9 @@ void Load(int seconds, int flush_interval) {
                << " ns CPU per sample (" << cpu_share << " % of one CPU)");
   REQUIRE(samples > static_cast<uint64_t>(seconds) * 1000);  // it really sampled hard
   CHECK(peak_rss < lcpi::testing::PeakRssBound(200ull << 20));
-  // generous: 10 us per sample (the measured figure is about 0.3 us)
-  CHECK(ns_per_sample < 10000);
+  // generous: 10 us per sample (the measured figure is about 0.3 us); 40 us
+  // under ASan (17 us in a fresh-clone run on a loaded host)
+  CHECK(ns_per_sample < (lcpi::testing::kAddressSanitizer ? 40000 : 10000));
 }
 
 }  // namespace

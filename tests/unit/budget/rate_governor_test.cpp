@@ -1,7 +1,7 @@
 // rate_governor_test.cpp - the governed rate moves smoothly: toward what
-// the budget allows by bounded steps, not at all for a change under the
-// hysteresis, never below the floor nor above the asked rate, back to the
-// asked rate when the budget is off; and the periods that give a rate.
+// the budget allows by bounded steps, not at all for a rise under the
+// hysteresis nor a step down under its dead band, never below the floor nor above the asked rate,
+// back to the asked rate when the budget is off; and the periods that give a rate.
 #include "libprofile/budget/rate_governor.h"
 
 #include <catch2/catch.hpp>
@@ -231,6 +231,18 @@ TEST_CASE("a cost the operator gives is held at once, confirmed") {
   h.SetKnownCost(std::nan(""));
   h.SetKnownCost(-5);
   CHECK(h.cost_ns() == 0);
+}
+
+TEST_CASE("a step down under the dead band is not made: no flip at the asked rate") {
+  // the budget allows 4,975/s (0.5 % under the asked 5,000): kept, not
+  // 5,000 -> 4,975 -> 5,000 at each calibration
+  auto d = NextRate(5000, 5000, 1, 2010);
+  CHECK_FALSE(d.changed);
+  CHECK(d.rate == 5000);
+  // 3 % over: made
+  d = NextRate(5000, 5000, 1, 2060);
+  CHECK(d.changed);
+  CHECK(d.rate == Approx(1e7 / 2060));
 }
 
 TEST_CASE("a step that leaves the rate over the budget says another is due") {
