@@ -85,6 +85,9 @@ class Weights {
   std::vector<PeriodWeight> of_;
 };
 
+// a + b, or 2^64-1 beyond it: sums of counts each host ships as it likes.
+uint64_t AddSaturating(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
 // Weighed sums as counts, saturating; one warning if any was clamped.
 class Counts {
  public:
@@ -298,7 +301,7 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
       uint64_t samples = 0;
       std::string hosts;
       for (const auto& [host, n] : it->second.refused) {
-        samples = n > UINT64_MAX - samples ? UINT64_MAX : samples + n;
+        samples = AddSaturating(samples, n);
         if (hosts.size() < 200) hosts += (hosts.empty() ? "" : ", ") + Printable(host);
       }
       warnings->push_back(std::to_string(samples) + " samples of " + Printable(name) +
@@ -534,7 +537,7 @@ class RefusedProcessSamples {
     const size_t n = r.size();
     if (!Column(h_, Unhex(r[n - 3])) || FleetPeriodValid(Number(r[n - 2]))) return;
     const uint64_t count = Number(r[n - 1]);
-    samples_ = count > UINT64_MAX - samples_ ? UINT64_MAX : samples_ + count;
+    samples_ = AddSaturating(samples_, count);
   }
   void Warn(std::vector<std::string>* warnings) const {
     if (samples_ > 0)
@@ -862,8 +865,7 @@ Expected<PprofResult> BuildFleetPprof(fleet::ClickHouseHttp& ch, const FleetSele
     by_id[i.info.id] = &i;
     uint64_t& first = first_event[i.info.id];
     for (const auto& [offset, counts] : i.counts)
-      if (!counts.empty())
-        first = counts.front() > UINT64_MAX - first ? UINT64_MAX : first + counts.front();
+      if (!counts.empty()) first = AddSaturating(first, counts.front());
   }
   SortHottestFirst(&order, first_event);
   PprofBuilder b(*h, /*with_stacks=*/false);  // stacks are not shipped
