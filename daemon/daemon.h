@@ -101,8 +101,12 @@ class Daemon {
   bool StartCalibration();
   // A calibration finished since the last look: offered to the governor,
   // which keeps it only if its interval is narrow enough; one that would
-  // lower the rate by more than x2 unconfirmed starts a second, once.
+  // lower the rate by more than x2 unconfirmed starts a second; refused
+  // ones and confirmations that disagree are tried again (retry_).
   void TakeCalibration();
+  // The next calibration in after_s seconds (none if 0 or less), unless
+  // the periodic one comes first.
+  void CalibrateLater(int64_t after_s);
   // At a window's end: a CPU came online (or went): calibrate again.
   void WatchCpusOnline();
   // The source's events as the current window samples them: the governed
