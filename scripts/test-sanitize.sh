@@ -10,7 +10,9 @@
 # ClickHouse servers (label fleet: a minute of servers and real lcpid
 # runs; fleet-ship, whose escaping meets hostile names, runs here) and
 # the budget cases that assert what a calibration measured (label
-# calibration: ASan's slowdown makes the slope noise, each refused).
+# calibration: ASan's slowdown makes the slope noise, each refused), and
+# the style checks (label style: clang-format and the layering probes read
+# the sources and the include paths, the same in both trees).
 # LCPI_SAN_GUESTS=1 runs the guests here too (lcpid, KmodSource and the
 # checkers then run sanitized against the real module), LCPI_SAN_SCALE=1
 # the scale, fleet and calibration tests.
@@ -33,7 +35,7 @@ configure_sanitize_tree
 cmake --build "$LCPI_SAN_BUILD" -j"$JOBS" ${LCPI_SAN_TARGETS:+--target $LCPI_SAN_TARGETS}
 built=$(date +%s)
 status=0
-left_out=()
+left_out=(style)
 [ "${LCPI_SAN_GUESTS:-0}" = 1 ] || left_out+=(kmod)
 [ "${LCPI_SAN_SCALE:-0}" = 1 ] || left_out+=(scale fleet calibration)
 exclude=()
