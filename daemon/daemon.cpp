@@ -267,7 +267,7 @@ Expected<void> Daemon::Start() {
   next_flush_ = Clock::now() + std::chrono::seconds(options_.flush_interval);
   if (options_.calibrate_every > 0) {
     StartCalibration();
-    next_calibration_ = Clock::now() + std::chrono::seconds(options_.calibrate_every);
+    next_periodic_calibration_ = Clock::now() + std::chrono::seconds(options_.calibrate_every);
   }
   spdlog::info("lcpid: source {}, {} processes found, epoch {}, database {}", source_->Name(),
                procs, epoch_, options_.db);
@@ -275,6 +275,10 @@ Expected<void> Daemon::Start() {
 }
 
 bool Daemon::StartCalibration() {
+  // A finished result not yet offered (TakeCalibration) would be replaced
+  // by the new run's: it is taken first, at the loop's next turn.
+  const CalibratorState s = calibrator_.State();
+  if (!s.running && s.runs != calibrations_seen_) return false;
   CalibrationConfig c;
   if (!source_->Events().empty()) {
     c.type = source_->Events()[0].type;
@@ -304,7 +308,13 @@ void Daemon::TakeCalibration() {
   if (options_.sample_cost_ns > 0) return;  // the operator's figure is held
   const bool was_confirming = confirming_;
   confirming_ = false;
-  if (failed || !c.last) return;
+  next_retry_calibration_ = Clock::time_point::max();  // this result decides the next try
+  if (failed || !c.last) {
+    // one that could not run settles nothing either
+    FollowUp(retry_.AfterOffer(RateGovernor::Offered::kRefused, was_confirming,
+                               CalibrationWanted()));
+    return;
+  }
   const RateGovernor::Offered v = governor_->Offer(c.last->fit.slope, c.last->fit.half95);
   if (v == RateGovernor::Offered::kRefused) {
     spdlog::warn(
@@ -314,41 +324,55 @@ void Daemon::TakeCalibration() {
         governor_->interrupt_ns());
     // A noisy moment must not leave the rate without an estimate, or held
     // up by an unconfirmed one, until the next hourly calibration.
-    const bool wanted = governor_->budget_pct() > 0 &&
-                        (governor_->interrupt_ns() <= 0 || governor_->awaits_confirmation());
+    const bool wanted = CalibrationWanted();
     const CalibrationRetry::Next next = retry_.AfterOffer(v, was_confirming, wanted);
-    if (next.after_s == 0 && StartCalibration()) {
-      confirming_ = next.confirming;
-      return;
-    }
-    if (wanted && governor_->TakeLowerBound(c.last->fit.slope, c.last->fit.half95)) {
+    if (next.after_s != 0 && wanted &&
+        governor_->TakeLowerBound(c.last->fit.slope, c.last->fit.half95)) {
       spdlog::warn(
           "no calibration accepted in {} tries: the governor takes {:.0f} ns, the lower "
           "end of the last one's interval, unconfirmed",
           CalibrationRetry::kAtOnce + 1, governor_->interrupt_ns());
       govern_early_ = true;
     }
-    CalibrateLater(next.after_s);
+    FollowUp(next);
     return;
   }
   govern_early_ = true;  // a new estimate: its rate from the next window on
   // A step over x2 waits for a second calibration that agrees; one that
   // disagreed must not hold the rate a step short of the budget until the
   // next hourly calibration (5.9 % of a 1 % budget, once, on a loaded host).
-  const CalibrationRetry::Next next =
-      retry_.AfterOffer(v, was_confirming, governor_->awaits_confirmation());
-  if (next.after_s == 0 && StartCalibration()) {
-    confirming_ = next.confirming;
-    confirming_started_++;
-    return;
-  }
-  CalibrateLater(next.after_s);
+  FollowUp(retry_.AfterOffer(v, was_confirming, governor_->awaits_confirmation()));
 }
 
-void Daemon::CalibrateLater(int64_t after_s) {
-  if (after_s <= 0) return;
-  next_calibration_ = std::min(next_calibration_, Clock::now() + std::chrono::seconds(after_s));
-  spdlog::warn("calibration: none settled the estimate lately; trying again in {} s", after_s);
+bool Daemon::CalibrationWanted() const {
+  return options_.sample_cost_ns <= 0 && governor_->budget_pct() > 0 &&
+         (governor_->interrupt_ns() <= 0 || governor_->awaits_confirmation());
+}
+
+void Daemon::FollowUp(const CalibrationRetry::Next& next) {
+  if (next.after_s == 0 && StartCalibration()) {
+    confirming_ = next.confirming;
+    if (next.confirming) confirming_started_++;
+    return;
+  }
+  if (next.after_s <= 0) return;
+  next_retry_calibration_ = Clock::now() + std::chrono::seconds(next.after_s);
+  spdlog::warn("calibration: none settled the estimate lately; trying again in {} s",
+               next.after_s);
+}
+
+void Daemon::StartDueCalibration() {
+  const Clock::time_point now = Clock::now();
+  const bool periodic = now >= next_periodic_calibration_;
+  if (!periodic && now < next_retry_calibration_) return;
+  // one still running is left to finish (its result decides); a result
+  // not yet taken is taken first, and this tried again at the next turn
+  if (!StartCalibration() && !calibrator_.State().running) return;
+  next_retry_calibration_ = Clock::time_point::max();
+  if (periodic) {
+    next_periodic_calibration_ = now + std::chrono::seconds(options_.calibrate_every);
+    retry_.Settled();  // a new chain of tries: at once again, not an hour's wait
+  }
 }
 
 void Daemon::WatchCpusOnline() {
@@ -977,6 +1001,10 @@ std::string Daemon::Handle(const std::string& request) {
     if (!pct) return "error " + pct.error().message() + "\n\n";
     governor_->set_budget_pct(*pct);
     govern_early_ = true;  // the window ends early if the rate changes
+    // A budget that now wants an estimate, or a step a confirmation: at
+    // once, not at the next hourly calibration (one running decides).
+    if (CalibrationWanted() && !calibrator_.State().running)
+      FollowUp({0, governor_->interrupt_ns() > 0});
     spdlog::info("cost budget set to {} % of each CPU", *pct);
     return "ok\nmax_overhead_pct " + arg + "\n\n";
   }
@@ -1016,10 +1044,7 @@ int Daemon::Run() {
         stop_ = true;
       }
     }
-    if (Clock::now() >= next_calibration_) {
-      StartCalibration();  // a calibration still running is left to finish
-      next_calibration_ = Clock::now() + std::chrono::seconds(options_.calibrate_every);
-    }
+    StartDueCalibration();
     // The writer has the database while a batch is in flight; the loop
     // only starts the next one (and only runs NewEpoch and retention) once
     // it has collected the last.

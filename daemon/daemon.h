@@ -101,12 +101,17 @@ class Daemon {
   bool StartCalibration();
   // A calibration finished since the last look: offered to the governor,
   // which keeps it only if its interval is narrow enough; one that would
-  // lower the rate by more than x2 unconfirmed starts a second; refused
-  // ones and confirmations that disagree are tried again (retry_).
+  // lower the rate by more than x2 unconfirmed starts a second; failed and
+  // refused ones, and confirmations that disagree, are tried again (retry_).
   void TakeCalibration();
-  // The next calibration in after_s seconds (none if 0 or less), unless
-  // the periodic one comes first.
-  void CalibrateLater(int64_t after_s);
+  // Whether the governor wants a calibration: a budget, no cost given, and
+  // no estimate or one awaiting its confirmation.
+  bool CalibrationWanted() const;
+  // Starts what retry_ says follows a calibration: one at once (counted as
+  // confirming if it confirms), or one after_s seconds later.
+  void FollowUp(const CalibrationRetry::Next& next);
+  // From the loop: the periodic calibration, or a later try, when due.
+  void StartDueCalibration();
   // At a window's end: a CPU came online (or went): calibrate again.
   void WatchCpusOnline();
   // The source's events as the current window samples them: the governed
@@ -178,13 +183,14 @@ class Daemon {
   // samples at. Made once the source has started (its events' periods).
   std::optional<RateGovernor> governor_;
   bool govern_early_ = true;  // GovernEarly is due: at start and after lcpictl budget
-  Clock::time_point next_calibration_ = Clock::time_point::max();
+  Clock::time_point next_periodic_calibration_ = Clock::time_point::max();
+  Clock::time_point next_retry_calibration_ = Clock::time_point::max();  // retry_'s later try
   uint64_t calibrations_seen_ = 0;  // calibrator_'s runs offered to the governor
   uint64_t last_failures_ = 0;
   bool confirming_ = false;          // the calibration running confirms the last one
   uint64_t confirming_started_ = 0;  // how many did (status)
-  // When a calibration refused while none was held or one awaited its
-  // confirmation is tried again.
+  // When a calibration that settled nothing (failed, refused, or a
+  // confirmation that disagreed) is tried again while one is wanted.
   CalibrationRetry retry_{options_.calibrate_every};
   CpuOnlineWatch cpus_online_;  // their count at the last window's end
   uint64_t cpu_online_calibrations_ = 0;

@@ -40,7 +40,7 @@ struct BudgetFigures {
   double calibration_reserved_pct = 0;  // held back from the budget for calibrations
   bool estimate_confirmed = false;
   uint64_t calibrations_refused = 0, calibrations_confirming = 0;
-  int calibration_later_tries = 0;  // since the last accepted one (calibration_retry.h)
+  int calibration_later_tries = 0;  // since the estimate last settled (calibration_retry.h)
   uint64_t cpu_online_calibrations = 0;
   long cpus_online = 0;
   bool module_timed = false;  // lcpi.ko timed its handler (1 sample in 64)

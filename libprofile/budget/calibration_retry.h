@@ -17,7 +17,7 @@ namespace lcpi {
 
 class CalibrationRetry {
  public:
-  static constexpr int kAtOnce = 3;            // tries right after a refusal
+  static constexpr int kAtOnce = 3;            // tries at once after one that settled nothing
   static constexpr int64_t kFirstLaterS = 10;  // then 10 s, doubling
 
   // every_s: the periodic calibration's interval (--calibrate-every; 0:

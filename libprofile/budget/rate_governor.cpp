@@ -82,7 +82,13 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
     confirmed_ = true;
     return Offered::kConfirmed;
   }
+  // One unconfirmed estimate replacing another (a loaded host, no two
+  // agreeing) keeps the base of the x2 bound: each re-based on the rate in
+  // use would lower it x2 a calibration (5,000/s to 156 in five).
+  const bool rebase = confirmed_ || estimate_ns_ <= 0;
+  const double base = estimate_rate_;
   Hold(slope_ns, half95_ns, false);
+  if (!rebase) estimate_rate_ = base;
   return Offered::kAccepted;
 }
 

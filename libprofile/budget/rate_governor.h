@@ -102,7 +102,9 @@ class RateGovernor {
   // A new calibration of one sample's cost (slope and 95 % half-width, ns):
   // refused if its interval is too wide (RateSteps::max_relative_half95)
   // or its slope is no cost; confirmed if it agrees with the estimate in
-  // use (the intervals overlap), else the new, unconfirmed estimate.
+  // use (the intervals overlap), else the new, unconfirmed estimate: the
+  // rate goes at most x2 below the rate in use when the last confirmed
+  // estimate was replaced (however many unconfirmed ones followed it).
   enum class Offered { kAccepted, kConfirmed, kRefused };
   Offered Offer(double slope_ns, double half95_ns);
   // Where no estimate was ever accepted and calibrations keep being refused
@@ -164,7 +166,7 @@ class RateGovernor {
   std::string error_;
   double estimate_ns_ = 0, estimate_half95_ns_ = 0;
   bool confirmed_ = false;
-  double estimate_rate_ = 0;  // the rate in use when the estimate came
+  double estimate_rate_ = 0;  // the rate in use when the first unconfirmed estimate came
   double daemon_ns_ = 0;
   uint64_t refused_ = 0;
 

@@ -81,7 +81,11 @@ TEST_CASE("a refused calibration is tried again only where the governor wants on
   CalibrationRetry::Next n = r.AfterOffer(Offered::kRefused, true, true);
   CHECK(n.after_s == 0);
   CHECK(n.confirming);  // still the confirmation of the estimate before
-  // an estimate that needs no confirmation settles it
+  for (int i = 0; i < 2; ++i) CHECK(r.AfterOffer(Offered::kRefused, true, true).after_s == 0);
+  CHECK(r.AfterOffer(Offered::kRefused, true, true).after_s == 10);
+  CHECK(r.later_tries() == 1);
+  // an estimate that needs no confirmation settles it: the next starts afresh
   CHECK(r.AfterOffer(Offered::kAccepted, false, false).after_s == -1);
   CHECK(r.later_tries() == 0);
+  CHECK(r.AfterOffer(Offered::kRefused, false, true).after_s == 0);
 }

@@ -266,3 +266,23 @@ TEST_CASE("a step that leaves the rate over the budget says another is due") {
   CHECK(g.WouldChange());
   CHECK_FALSE(g.WouldStepDown());
 }
+
+TEST_CASE("disagreeing calibrations in a row lower the rate by x2 at most in all, until two agree") {
+  // a loaded host: each calibration higher than the last, no two agreeing
+  RateGovernor g(1, 5000, {200000});
+  for (double ns : {30000.0, 47000.0, 55000.0, 62000.0, 70000.0}) {
+    INFO(ns << " ns a sample");
+    CHECK(g.Offer(ns, 1000) == RateGovernor::Offered::kAccepted);
+    CHECK(g.awaits_confirmation());
+    if (auto p = g.Decide()) g.Applied(*p);
+    // the step's base stays the rate of the last confirmed estimate (here
+    // the asked one): not 5,000 -> 2,500 -> 1,250 -> ... -> 156
+    CHECK(g.rate() == Approx(2500));
+  }
+  // two that agree: confirmed, and the rate goes to what the budget allows
+  CHECK(g.Offer(70500, 1000) == RateGovernor::Offered::kConfirmed);
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(std::max(250.0, 1e7 / 70500)));
+}
