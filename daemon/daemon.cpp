@@ -311,8 +311,8 @@ void Daemon::TakeCalibration() {
   next_retry_calibration_ = Clock::time_point::max();  // this result decides the next try
   if (failed || !c.last) {
     // one that could not run settles nothing either
-    FollowUp(retry_.AfterOffer(RateGovernor::Offered::kRefused, was_confirming,
-                               CalibrationWanted()));
+    FollowUp(
+        retry_.AfterOffer(RateGovernor::Offered::kRefused, was_confirming, CalibrationWanted()));
     return;
   }
   const RateGovernor::Offered v = governor_->Offer(c.last->fit.slope, c.last->fit.half95);
@@ -357,8 +357,7 @@ void Daemon::FollowUp(const CalibrationRetry::Next& next) {
   }
   if (next.after_s <= 0) return;
   next_retry_calibration_ = Clock::now() + std::chrono::seconds(next.after_s);
-  spdlog::warn("calibration: none settled the estimate lately; trying again in {} s",
-               next.after_s);
+  spdlog::warn("calibration: none settled the estimate lately; trying again in {} s", next.after_s);
 }
 
 void Daemon::StartDueCalibration() {

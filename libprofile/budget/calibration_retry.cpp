@@ -17,8 +17,8 @@ int64_t CalibrationRetry::Unsettled() {
   return after;
 }
 
-CalibrationRetry::Next CalibrationRetry::AfterOffer(RateGovernor::Offered v,
-                                                    bool was_confirming, bool wanted) {
+CalibrationRetry::Next CalibrationRetry::AfterOffer(RateGovernor::Offered v, bool was_confirming,
+                                                    bool wanted) {
   using Offered = RateGovernor::Offered;
   if (v == Offered::kRefused) {
     if (!wanted) return {};

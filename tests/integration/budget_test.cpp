@@ -246,11 +246,10 @@ TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the w
   auto st = GovernedStatus(d, 1);
   INFO("calibration_error: " << st["calibration_error"]
                              << " governor_error: " << st["governor_error"]);
-  INFO("estimate_confirmed " << st["estimate_confirmed"] << ", calibrations "
-                             << st["calibrations"] << ", calibrations_refused "
-                             << st["calibrations_refused"] << ", calibrations_confirming "
-                             << st["calibrations_confirming"] << ", calibration_reserved_pct "
-                             << st["calibration_reserved_pct"]);
+  INFO("estimate_confirmed " << st["estimate_confirmed"] << ", calibrations " << st["calibrations"]
+                             << ", calibrations_refused " << st["calibrations_refused"]
+                             << ", calibrations_confirming " << st["calibrations_confirming"]
+                             << ", calibration_reserved_pct " << st["calibration_reserved_pct"]);
   const double asked = Number(st, "asked_rate_per_cpu");
   // The test needs a host where the asked rate costs more than the budget.
   INFO("the asked rate costs " << st["sampling_cost_pct"] << " % here");

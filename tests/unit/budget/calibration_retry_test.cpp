@@ -5,7 +5,8 @@
 
 using lcpi::CalibrationRetry;
 
-TEST_CASE("calibrations that settle nothing are tried again at once three times, then later and later") {
+TEST_CASE(
+    "calibrations that settle nothing are tried again at once three times, then later and later") {
   CalibrationRetry r(3600);
   CHECK(r.Unsettled() == 0);
   CHECK(r.Unsettled() == 0);

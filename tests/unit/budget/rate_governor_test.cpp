@@ -267,7 +267,8 @@ TEST_CASE("a step that leaves the rate over the budget says another is due") {
   CHECK_FALSE(g.WouldStepDown());
 }
 
-TEST_CASE("disagreeing calibrations in a row lower the rate by x2 at most in all, until two agree") {
+TEST_CASE(
+    "disagreeing calibrations in a row lower the rate by x2 at most in all, until two agree") {
   // a loaded host: each calibration higher than the last, no two agreeing
   RateGovernor g(1, 5000, {200000});
   for (double ns : {30000.0, 47000.0, 55000.0, 62000.0, 70000.0}) {
