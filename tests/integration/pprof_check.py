@@ -50,15 +50,42 @@ def pprof(path, *args):
     return r.stdout
 
 
+def remove_matching(name, start, end):
+    """Every outermost start..end group of `name` removed, as go tool
+    pprof's symbolizer removes them (removeMatching); `name` as it is when
+    the groups do not match."""
+    nesting = first = 0
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if c == start:
+            nesting += 1
+            if nesting == 1:
+                first = i
+        elif c == end:
+            nesting -= 1
+            if nesting < 0:
+                return name
+            if nesting == 0:
+                name = name[:first] + name[i + 1:]
+                i = first - 1
+        i += 1
+    return name
+
+
 def shown(name):
-    """A function name as go tool pprof's reports show it: C++ template
-    arguments left out (`std::vector<T>::push_back` is `std::vector::push_back`),
-    so that two names may become one, summed on both sides."""
-    while True:
-        short = re.sub(r"<[^<>]*>", "", name)
-        if short == name:
-            return name
-        name = short
+    """A function name as go tool pprof's reports show it: a name that
+    looks like demangled C++ (it holds "::" or one of "<>[]") loses its
+    parameter lists, then its template arguments (the symbolizer's
+    default, "simple" demangling: `lcpi::RunLookup(lcpi::LookupWorker*,
+    ...)::{lambda()#1}::operator()` is `lcpi::RunLookup::{lambda#1}::operator`,
+    `std::vector<T>::push_back` is `std::vector::push_back`), so that two
+    names may become one, summed on both sides."""
+    if ".<" in name or "])." in name:
+        return name
+    if "::" not in name and not any(c in name for c in "<>[]"):
+        return name
+    return remove_matching(remove_matching(name, "(", ")"), "<", ">")
 
 
 def flat_by_function(top):
