@@ -87,8 +87,7 @@ ClickHouseHttp::~ClickHouseHttp() {
   if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
 }
 
-Expected<std::string> ClickHouseHttp::Post(const std::string& query_param,
-                                           const std::string& body) {
+Expected<std::string> ClickHouseHttp::Post(const std::string& query_param, std::string_view body) {
   if (curl_ == nullptr) curl_ = curl_easy_init();
   CURL* c = static_cast<CURL*>(curl_);
   if (c == nullptr) return Error(Errc::kIo, "libcurl: cannot make a handle");
@@ -137,10 +136,12 @@ Expected<std::string> ClickHouseHttp::Post(const std::string& query_param,
 
 Expected<std::string> ClickHouseHttp::Query(const std::string& sql) { return Post("", sql); }
 
-Expected<void> ClickHouseHttp::InsertTsv(const std::string& table_columns,
-                                         const std::string& rows) {
-  auto r = Post("INSERT INTO " + table_columns + " FORMAT TabSeparated", rows);
-  if (!r) return r.error();
+Expected<void> ClickHouseHttp::InsertTsv(const std::string& table_columns, std::string_view rows) {
+  const std::string insert = "INSERT INTO " + table_columns + " FORMAT TabSeparated";
+  for (std::string_view part : TsvChunks(rows, kMaxInsertBytes)) {
+    auto r = Post(insert, part);
+    if (!r) return r.error();
+  }
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "libprofile/base/error.h"
 
@@ -42,15 +43,18 @@ class ClickHouseHttp {
   Expected<std::string> Query(const std::string& sql);
 
   // INSERT INTO `table_columns` FORMAT TabSeparated, with `rows` (each ended
-  // by '\n') as the body. Errors as Query's.
-  Expected<void> InsertTsv(const std::string& table_columns, const std::string& rows);
+  // by '\n') as the body, in requests of at most kMaxInsertBytes of whole
+  // rows (TsvChunks). Errors as Query's; on one, the parts before it are in
+  // (lcpi-ship's rows count only once their window's row names their try).
+  Expected<void> InsertTsv(const std::string& table_columns, std::string_view rows);
+  static constexpr size_t kMaxInsertBytes = 4 << 20;
 
   // The URL without credentials, for messages.
   const std::string& shown_url() const { return shown_url_; }
 
  private:
   ClickHouseHttp(std::string url, std::string shown, ClickHouseOptions options);
-  Expected<std::string> Post(const std::string& query_param, const std::string& body);
+  Expected<std::string> Post(const std::string& query_param, std::string_view body);
 
   std::string url_;
   std::string shown_url_;

@@ -93,6 +93,22 @@ std::vector<std::string> SqlInLists(const std::vector<std::string>& values, size
   return lists;
 }
 
+std::vector<std::string_view> TsvChunks(std::string_view rows, size_t max_bytes) {
+  std::vector<std::string_view> chunks;
+  max_bytes = std::max<size_t>(max_bytes, 1);
+  while (!rows.empty()) {
+    size_t end = rows.size();
+    if (end > max_bytes) {
+      // the last row's end within max_bytes, or the first row's end
+      const size_t nl = rows.rfind('\n', max_bytes - 1);
+      end = nl != std::string_view::npos ? nl + 1 : std::min(rows.find('\n'), rows.size() - 1) + 1;
+    }
+    chunks.push_back(rows.substr(0, end));
+    rows.remove_prefix(end);
+  }
+  return chunks;
+}
+
 std::string WithoutUserinfo(std::string_view url) {
   const size_t scheme = url.find("://");
   const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;

@@ -37,6 +37,12 @@ std::string UrlEncode(std::string_view value);
 // well under the server's max_query_size (256 KiB by default).
 std::vector<std::string> SqlInLists(const std::vector<std::string>& values, size_t max_bytes);
 
+// `rows` (TabSeparated, each ended by '\n') in parts of whole rows, each
+// at most `max_bytes` long (a row longer alone is a part of its own): one
+// window's rows are sent as several inserts, so that no request holds a
+// busy window whole (the server parses each in memory).
+std::vector<std::string_view> TsvChunks(std::string_view rows, size_t max_bytes);
+
 // `url` without its user and password ("http://u:pw@h/" is "http://h/"),
 // whether or not it parses: what every message prints of a URL.
 std::string WithoutUserinfo(std::string_view url);

@@ -70,3 +70,29 @@ TEST_CASE("a URL shown in a message has no user or password") {
   CHECK(WithoutUserinfo("http://a:b@c@d/") == "http://d/");
   CHECK(WithoutUserinfo("") == "");
 }
+
+TEST_CASE("a window's rows are sent in parts of whole rows, none over the size") {
+  using lcpi::fleet::TsvChunks;
+  std::string rows;
+  for (int i = 0; i < 1000; ++i)
+    rows += "host\t" + std::to_string(i) + "\t" + std::string(i % 37, 'x') + "\n";
+  for (size_t max : {1u, 17u, 64u, 1000u, 4096u, 1u << 20}) {
+    INFO("max " << max);
+    std::vector<std::string_view> parts = TsvChunks(rows, max);
+    std::string joined;
+    for (std::string_view p : parts) {
+      REQUIRE(!p.empty());
+      CHECK(p.back() == '\n');  // whole rows
+      // at most max, or one row alone where a row is longer
+      CHECK((p.size() <= max || std::count(p.begin(), p.end(), '\n') == 1));
+      joined += p;
+    }
+    CHECK(joined == rows);  // every byte, in order, once
+  }
+  CHECK(TsvChunks(rows, 1u << 20).size() == 1);
+  CHECK(TsvChunks("", 10).empty());
+  // a last row without its newline (not what lcpi-ship sends) is still sent
+  auto cut = TsvChunks("a\tb\nccccccccc", 5);
+  REQUIRE(cut.size() == 2);
+  CHECK(cut[1] == "ccccccccc");
+}
