@@ -218,6 +218,10 @@ class Shipper {
       auto ok = ch_.InsertTsv(Table("processes") + " " + kProcessColumns, rows->processes);
       if (!ok) return ok;
     }
+    if (!rows->facts.empty()) {
+      auto ok = ch_.InsertTsv(Table("window_facts") + " " + kFactColumns, rows->facts);
+      if (!ok) return ok;
+    }
     TestHook("rows");
     // The commit: ask once more, since a windows row whose answer was lost
     // (the server stopped after writing it) must not be followed by another.
@@ -238,7 +242,7 @@ class Shipper {
       // here is logged, not retried. Its start time too: window ids start
       // again at 1 in a recreated database, and another life's committed
       // rows of the same id are not this window's.
-      for (const char* t : {"counts", "processes"}) {
+      for (const char* t : {"counts", "processes", "window_facts"}) {
         auto r = ch_.Query(
             "ALTER TABLE " + Table(t) + " DELETE WHERE host = " + fleet::SqlString(o_.host) +
             " AND window_id = " + std::to_string(e.id) + " AND started = toDateTime(" +

@@ -7,6 +7,7 @@
 #include "libprofile/base/cgroup_label.h"
 #include "libprofile/fleet/clickhouse_text.h"
 #include "libprofile/fleet/fleet_schema.h"
+#include "libprofile/report/fleet_window_facts.h"
 #include "libprofile/report/report_symbols.h"
 
 namespace lcpi::ship {
@@ -126,6 +127,17 @@ Expected<WindowRows> ReadWindow(ProfileDb& db, const EpochInfo& window, const st
     AppendTsvField(r, p.count);
     r += '\n';
     out.process_rows++;
+  }
+  auto stats = db.Stats(only);
+  if (!stats) return stats.error();
+  auto cost = db.Cost(only);
+  if (!cost) return cost.error();
+  for (const report::WindowFact& f : report::WindowFacts(*stats, *cost)) {
+    out.facts += prefix;
+    AppendTsvField(out.facts, f.name);
+    out.facts += '\t';
+    out.facts += std::to_string(f.value);
+    out.facts += '\n';
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // window_rows.h - one closed window of the profile database as the rows
 // ClickHouse takes (TabSeparated, columns as fleet_schema.h lists them):
 // counts per image identity, event and offset with the event's period,
-// process rows with their cgroup and its labels, and an image's symbols.
+// process rows with their cgroup and its labels, the window's statistics
+// and cost (fleet_window_facts.h), and an image's symbols.
 #ifndef LCPI_SHIP_WINDOW_ROWS_H
 #define LCPI_SHIP_WINDOW_ROWS_H
 
@@ -21,6 +22,7 @@ inline constexpr const char* kCountColumns =
 inline constexpr const char* kProcessColumns =
     "(host, window_id, attempt, started, pid, comm, cgroup, unit, container, pod, identity, "
     "event, count)";
+inline constexpr const char* kFactColumns = "(host, window_id, attempt, started, name, value)";
 inline constexpr const char* kImageColumns = "(identity, kind, path, host, symbols)";
 inline constexpr const char* kSymbolColumns = "(identity, host, offset, size, name)";
 inline constexpr const char* kWindowColumns =
@@ -28,7 +30,7 @@ inline constexpr const char* kWindowColumns =
     "samples)";
 
 struct WindowRows {
-  std::string counts, processes;  // TabSeparated bodies
+  std::string counts, processes, facts;  // TabSeparated bodies
   uint64_t count_rows = 0, process_rows = 0, samples = 0;
   std::set<int64_t> image_ids;  // the images the window names
 };

@@ -38,6 +38,9 @@ constexpr TableColumns kProcesses{
     "host String, window_id UInt64, attempt UInt64, started DateTime, "
     "pid UInt32, comm String, cgroup String, unit String, container String, pod String, "
     "identity String, event String, count UInt64"};
+constexpr TableColumns kWindowFacts{
+    "window_facts",
+    "host String, window_id UInt64, attempt UInt64, started DateTime, name String, value Int64"};
 constexpr TableColumns kImages{"images",
                                "identity String, kind String, path String, host String, "
                                "symbols UInt64"};
@@ -63,6 +66,10 @@ std::vector<std::string> FleetSchemaStatements(const std::string& db) {
       // Per process: pid (4294967295: the processes lcpid rolled up), its
       // command, its cgroup and the labels read from it.
       Create(db, kProcesses, "MergeTree() ORDER BY (host, window_id, identity, event)"),
+      // What each window says of itself (lcpid's statistics, "stat.NAME",
+      // and what its sampling cost, "cost.FIELD": fleet_window_facts.h),
+      // a row a name: the fleet header's unknown, lost and cost lines.
+      Create(db, kWindowFacts, "MergeTree() ORDER BY (host, window_id, name)"),
       // Each image identity once per host that ran it: the reports read an
       // identity's path and symbols from one host of their selection, so no
       // host names another's images (schema 2; schema 1 keyed them by
@@ -77,6 +84,10 @@ std::vector<std::string> FleetSchemaStatements(const std::string& db) {
           db + ".windows)",
       "CREATE VIEW IF NOT EXISTS " + db + ".shipped_processes AS SELECT * FROM " + db +
           ".processes WHERE (host, window_id, attempt) IN (SELECT host, window_id, attempt FROM " +
+          db + ".windows)",
+      "CREATE VIEW IF NOT EXISTS " + db + ".shipped_window_facts AS SELECT * FROM " + db +
+          ".window_facts WHERE (host, window_id, attempt) IN (SELECT host, window_id, attempt "
+          "FROM " +
           db + ".windows)",
   };
 }
@@ -109,6 +120,7 @@ std::vector<std::string> FleetDistributedStatements(const std::string& db,
       over(kWindows, "windows"),
       over(kCounts, "counts"),
       over(kProcesses, "processes"),
+      over(kWindowFacts, "window_facts"),
       over(kImages, "images"),
       over(kSymbols, "symbols"),
       // Over each shard's own views: a host's windows and rows are on one
@@ -117,6 +129,7 @@ std::vector<std::string> FleetDistributedStatements(const std::string& db,
       // unless distributed_product_mode allows them).
       over(kCounts, "shipped_counts"),
       over(kProcesses, "shipped_processes"),
+      over(kWindowFacts, "shipped_window_facts"),
   };
 }
 

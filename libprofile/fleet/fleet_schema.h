@@ -8,8 +8,8 @@
 // after asking whether it is already there, so a try cut short (the
 // shipper killed, the server gone) leaves rows no reader counts, and the
 // next try sends the window again under another attempt. Readers select
-// through the views shipped_counts and shipped_processes, which keep only
-// committed attempts.
+// through the views shipped_counts, shipped_processes and
+// shipped_window_facts, which keep only committed attempts.
 //
 // Only SQL both ClickHouse 18.16 (Debian 12) and current releases accept:
 // MergeTree() with ORDER BY (the syntax since 1.1.54310; the older
@@ -55,7 +55,7 @@ Expected<void> CheckFleetSchemaAnswer(const std::string& database, const std::st
 
 // The same names in `database` as Distributed tables over `shard_database`
 // (made by FleetSchemaStatements on every shard) of the servers' cluster
-// `cluster` (their <remote_servers>): the tables and the two views, for
+// `cluster` (their <remote_servers>): the tables and the three views, for
 // lcpiprof --fleet to read the whole fleet through one server. Each host
 // ships to one shard's own tables (not through these: a host's windows and
 // rows must be on one shard for its views to see them). `cluster` must pass

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "libprofile/fleet/tsv_answer.h"
 #include "libprofile/image/image_id.h"
 #include "libprofile/report/fleet_period_weights.h"
+#include "libprofile/report/fleet_window_facts.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/pprof_profile.h"
 #include "libprofile/report/profile_rows.h"
@@ -193,6 +195,27 @@ std::string WindowPeriods(const FleetSql& sql) {
          "window_id, attempt, event";
 }
 
+// The selected windows' statistics and costs (fleet_window_facts.h) into
+// the header: the names it reads, each summed over the windows' rows of a
+// value above 0, as a double (any host may ship any value), so that no
+// sum wraps.
+Expected<void> ReadWindowFacts(fleet::ClickHouseHttp& ch, const FleetSql& sql, Header& h) {
+  std::string names;
+  for (const std::string& n : FactNamesRead()) names += (names.empty() ? "" : ", ") + SqlString(n);
+  std::map<std::string, double> sums;
+  auto read = Select(ch,
+                     "SELECT hex(name), sum(if(value > 0, toFloat64(value), 0)) FROM " +
+                         sql.Table("shipped_window_facts") + " WHERE " + sql.WhereAllImages() +
+                         " AND name IN (" + names + ") GROUP BY name",
+                     2, [&](const Fields& r) -> Expected<void> {
+                       sums[Unhex(r[0])] = std::strtod(std::string(r[1]).c_str(), nullptr);
+                       return {};
+                     });
+  if (!read) return read.error();
+  FactSumsInto(sums, h);
+  return {};
+}
+
 Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
                              const FleetSelection& f, const ProfOptions& o,
                              std::vector<std::string>* warnings) {
@@ -224,6 +247,14 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   span.ended = static_cast<int64_t>(Number(w[3]));
   span.kind = EpochKind::kWindow;
   h.epochs.push_back(span);
+  h.fleet_windows = Number(w[0]);
+  if (auto facts = ReadWindowFacts(ch, sql, h); !facts) {
+    // a fleet database whose Distributed tables predate window_facts
+    warnings->push_back("the windows' statistics and costs are not read (" +
+                        facts.error().message() +
+                        "; lcpi-ship --create-distributed makes the table): the header's "
+                        "unknown, lost and cost lines say nothing");
+  }
 
   // Per event: each host's newest window of a valid period (what it
   // sampled, the period) and the samples each host shipped at a refused

@@ -74,7 +74,7 @@ std::vector<std::string> Comments(const Header& h) {
   std::snprintf(shares, sizeof shares, "unknown %.2f%%, lost %.2f%%", h.unknown_percent,
                 h.lost_percent);
   c.push_back(shares);
-  c.push_back(CostSentence(h.cost, h.epochs.size()));
+  c.push_back(CostSentence(h.cost, WindowsRead(h)));
   if (h.throttled_percent > 0) {
     char throttled[96];
     std::snprintf(throttled, sizeof throttled, "throttled %.2f%% (estimated, never taken)",

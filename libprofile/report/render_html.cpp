@@ -106,7 +106,7 @@ std::string SourceBody(const Header& h) {
          " % of the daemon's samples (no image known for them)</dd>\n";
   out += "<dt>Lost</dt><dd>" + Fixed(h.lost_percent, 2) +
          " % of the daemon's samples (lost or dropped before they were counted)</dd>\n";
-  out += "<dt>Cost</dt><dd>" + HtmlEscape(CostSentence(h.cost, h.epochs.size())) + "</dd>\n";
+  out += "<dt>Cost</dt><dd>" + HtmlEscape(CostSentence(h.cost, WindowsRead(h))) + "</dd>\n";
   if (h.throttled_percent > 0) {
     out += "<dt>Throttled</dt><dd>about " + Fixed(h.throttled_percent, 2) +
            " % of the samples asked for were never taken: perf throttled the events "

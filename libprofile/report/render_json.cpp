@@ -34,7 +34,7 @@ std::string CountsByEvent(const Header& h, const std::vector<uint64_t>& counts) 
 // What the profile cost (observer_cost.h): its figures and the header's
 // sentence, or "measured": false and the sentence saying so.
 std::string CostObject(const Header& h) {
-  const std::string text = JsonString(CostSentence(h.cost, h.epochs.size()));
+  const std::string text = JsonString(CostSentence(h.cost, WindowsRead(h)));
   const std::optional<CostFigures> f = FiguresOf(h.cost);
   if (!f) return "{\"measured\": false, \"text\": " + text + "}";
   std::string out = "{\"measured\": true, \"percent\": " + Fixed(f->percent, 4) +

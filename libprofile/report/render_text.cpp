@@ -132,7 +132,7 @@ std::string SourceLines(const Header& h) {
          "% (of the daemon's samples)";
   if (h.throttled_percent > 0)
     out += "; throttled: about " + Fixed(h.throttled_percent, 2) + "% never taken (estimated)";
-  out += "\n# cost:     " + CostSentence(h.cost, h.epochs.size()) + "\n";
+  out += "\n# cost:     " + CostSentence(h.cost, WindowsRead(h)) + "\n";
   return out;
 }
 

@@ -494,6 +494,17 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   auto stats = db.Stats(QueryEpoch(h));
   if (!stats) return stats.error();
   h.stats = *stats;
+  SetSampleShares(h);
+  auto cost = db.Cost(QueryEpoch(h));
+  if (!cost) return cost.error();
+  h.cost = *cost;
+  auto images = db.ObserverImages(QueryEpoch(h));
+  if (!images) return images.error();
+  h.observer_images = std::move(*images);
+  return h;
+}
+
+void SetSampleShares(Header& h) {
   // As doubles, each at least 0: a crafted database's negative or huge
   // figures give a share in [0, 100], never an overflowed sum.
   auto figure = [&](const char* name) {
@@ -502,18 +513,12 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   const double attributed = figure("attributed"), unknown = figure("unknown");
   const double lost = figure("lost") + figure("dropped");
   const double throttled = figure("throttled_lost_estimate");
+  h.unknown_percent = h.lost_percent = h.throttled_percent = 0;
   if (attributed + unknown > 0) h.unknown_percent = 100.0 * unknown / (attributed + unknown);
   if (attributed + unknown + lost > 0)
     h.lost_percent = 100.0 * lost / (attributed + unknown + lost);
   if (throttled > 0)
     h.throttled_percent = 100.0 * throttled / (attributed + unknown + lost + throttled);
-  auto cost = db.Cost(QueryEpoch(h));
-  if (!cost) return cost.error();
-  h.cost = *cost;
-  auto images = db.ObserverImages(QueryEpoch(h));
-  if (!images) return images.error();
-  h.observer_images = std::move(*images);
-  return h;
 }
 
 double MultiplexScale(uint64_t time_enabled, uint64_t time_running) {

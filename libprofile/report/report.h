@@ -88,7 +88,15 @@ struct Header {
   // the reports' [lcpi: observer] line.
   std::optional<WindowCost> cost;
   std::vector<std::string> observer_images;
+  // A fleet report's header holds one span for all the windows it read
+  // (fleet_profile.h): how many they were. 0: as many as epochs.
+  size_t fleet_windows = 0;
 };
+
+// How many epochs or windows the header's figures sum.
+inline size_t WindowsRead(const Header& h) {
+  return h.fleet_windows > 0 ? h.fleet_windows : h.epochs.size();
+}
 
 // Reads the epoch selection: "" (the newest; with a time range, every
 // epoch), "all", a decimal id (that epoch or window alone) or a tag (its
@@ -107,6 +115,9 @@ Expected<Header> BeginReport(ProfileDb& db, const std::string& epoch, const Time
                              const std::vector<std::string>& events);
 // The epochs the ProfileDb queries read for a header.
 EpochSet QueryEpoch(const Header& header);
+// The unknown, lost and throttled shares of a header from its stats (a
+// local report's epochs, or the fleet's windows: fleet_profile.h).
+void SetSampleShares(Header& h);
 
 // enabled/running when running < enabled (the PMU multiplexed the event),
 // else 1: also when not known (0, 0) or never running (running 0: no
