@@ -2,8 +2,9 @@
 # perf_agreement.sh LCPID LCPICTL LCPIPROF WORKLOAD_DIR - lcpiprof -p and
 # `perf report --sort sym`, recording the same workload at the same time and
 # rate, must agree on the shares of perf's top ten named procedures within
-# 2 points. Both see the whole machine; samples perf cannot name (JIT code,
-# raw addresses) are left out of the comparison, not out of the totals.
+# 2 points (LCPI_AGREEMENT_POINTS: 3 under ASan, perf_agreement.cmake).
+# Both see the whole machine; samples perf cannot name (JIT code, raw
+# addresses) are left out of the comparison, not out of the totals.
 set -euo pipefail
 lcpid=$1 lcpictl=$2 lcpiprof=$3 workloads=$4
 command -v perf >/dev/null || { echo "perf is not installed (linux-perf)"; exit 77; }
@@ -35,7 +36,7 @@ perf report -i "$dir/perf.data" --sort sym --stdio --percent-limit 0 --time "$wi
   grep -E '^ +[0-9.]+%' >"$dir/perf.txt"
 "$lcpiprof" --db "$dir/p.db" --epoch agreement -p --format csv >"$dir/lcpi.csv"
 
-python3 - "$dir/perf.txt" "$dir/lcpi.csv" <<'PY'
+python3 - "$dir/perf.txt" "$dir/lcpi.csv" "${LCPI_AGREEMENT_POINTS:-2}" <<'PY'
 import csv, re, sys
 # Summed by name on both sides: perf may list one procedure twice (seen
 # under load: work60 as 18.25 % and 3.45 %, lcpi 21.42 %).
@@ -57,8 +58,9 @@ for name, share in top:
     mine = lcpi.get(name, 0.0)
     worst = max(worst, abs(mine - share))
     print(f"{name[:40]:40} {share:8.2f} {mine:8.2f} {mine - share:+6.2f}")
-print(f"largest difference: {worst:.2f} points")
+bound = float(sys.argv[3])
+print(f"largest difference: {worst:.2f} points (bound {bound:g})")
 # the workload's own procedures must be among the compared ones
 assert any(n == 'work60' for n, _ in top), "work60 not in perf's top ten"
-sys.exit(0 if worst <= 2.0 else 1)
+sys.exit(0 if worst <= bound else 1)
 PY
