@@ -2,9 +2,13 @@
 # perf_agreement.sh LCPID LCPICTL LCPIPROF WORKLOAD_DIR - lcpiprof -p and
 # `perf report --sort sym`, recording the same workload at the same time and
 # rate, must agree on the shares of perf's top ten named procedures within
-# 2 points (LCPI_AGREEMENT_POINTS: 3 under ASan, perf_agreement.cmake).
-# Both see the whole machine; samples perf cannot name (JIT code, raw
-# addresses) are left out of the comparison, not out of the totals.
+# 3 points. Both see the whole machine; samples perf cannot name (JIT code,
+# raw addresses) are left out of the comparison, not out of the totals.
+# Two separate cpu-clock timers at 4,000/s disagree most on read_zero, the
+# kernel's /dev/zero read, where an interrupt taken in the syscall path
+# lands: 0.3-1.0 points in most runs here, and 2.23 and 2.63 in two fresh
+# clones' runs (of either tree) on 2026-11-29, each other name within 1.6.
+# LCPI_AGREEMENT_POINTS sets another bound.
 set -euo pipefail
 lcpid=$1 lcpictl=$2 lcpiprof=$3 workloads=$4
 command -v perf >/dev/null || { echo "perf is not installed (linux-perf)"; exit 77; }
@@ -36,7 +40,7 @@ perf report -i "$dir/perf.data" --sort sym --stdio --percent-limit 0 --time "$wi
   grep -E '^ +[0-9.]+%' >"$dir/perf.txt"
 "$lcpiprof" --db "$dir/p.db" --epoch agreement -p --format csv >"$dir/lcpi.csv"
 
-python3 - "$dir/perf.txt" "$dir/lcpi.csv" "${LCPI_AGREEMENT_POINTS:-2}" <<'PY'
+python3 - "$dir/perf.txt" "$dir/lcpi.csv" "${LCPI_AGREEMENT_POINTS:-3}" <<'PY'
 import csv, re, sys
 # Summed by name on both sides: perf may list one procedure twice (seen
 # under load: work60 as 18.25 % and 3.45 %, lcpi 21.42 %).
