@@ -39,8 +39,9 @@ std::vector<std::string> SqlInLists(const std::vector<std::string>& values, size
 
 // `rows` (TabSeparated, each ended by '\n') in parts of whole rows, each
 // at most `max_bytes` long (a row longer alone is a part of its own): one
-// window's rows are sent as several inserts, so that no request holds a
-// busy window whole (the server parses each in memory).
+// window's rows are sent as several inserts, so that a request's size is
+// bounded whatever the window (a proxy in front of the server may limit
+// bodies; a part that fails is the only one lost on the wire).
 std::vector<std::string_view> TsvChunks(std::string_view rows, size_t max_bytes);
 
 // `url` without its user and password ("http://u:pw@h/" is "http://h/"),

@@ -249,11 +249,13 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   h.epochs.push_back(span);
   h.fleet_windows = Number(w[0]);
   if (auto facts = ReadWindowFacts(ch, sql, h); !facts) {
-    // a fleet database whose Distributed tables predate window_facts
+    // a fleet database whose Distributed tables predate window_facts, a
+    // shard no current lcpi-ship has passed over yet, or the server's error
     warnings->push_back("the windows' statistics and costs are not read (" +
                         facts.error().message() +
-                        "; lcpi-ship --create-distributed makes the table): the header's "
-                        "unknown, lost and cost lines say nothing");
+                        "; where the table is missing: a pass of a current lcpi-ship on every "
+                        "shard makes it, and lcpi-ship --create-distributed the fleet's): the "
+                        "header's unknown, lost and cost lines are not measured");
   }
 
   // Per event: each host's newest window of a valid period (what it

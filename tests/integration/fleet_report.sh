@@ -151,7 +151,9 @@ compare "one host through the shards" 2 "" "$fleet --host alpha" alpha
 header_facts() {  # header_facts JSON-FILE: the header's figures compared
   python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); c = d["cost"]
-print(json.dumps({"unknown": d["unknown_percent"], "lost": d["lost_percent"],
+# the sums themselves too: every ratio would stay the same with each row counted twice
+print(json.dumps({"stats": {k: d["stats"].get(k, 0) for k in ("attributed", "unknown", "lost", "dropped")},
+                  "unknown": d["unknown_percent"], "lost": d["lost_percent"],
                   "cost": {k: c.get(k) for k in ("measured", "percent", "ci95_percent",
                            "interrupt_ns_per_sample", "daemon_ns_per_sample",
                            "samples_per_s_per_cpu", "text")}}, sort_keys=True))' "$1"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # fleet_ship.sh SHIP LCPID LCPICTL TINY - lcpi-ship's guarantees against a
 # real clickhouse-server (clickhouse_server.sh starts one of the test's own):
-#  exact     the counts per image identity and event, and per process, in
-#            ClickHouse (the views of committed windows) equal the sums over
-#            the database's closed windows, names byte for byte
+#  exact     the counts per image identity and event, per process, and each
+#            statistic of the windows (window_facts) in ClickHouse (the views
+#            of committed windows) equal the sums over the database's closed
+#            windows, names byte for byte
 #  twice     a second run sends nothing; one windows row per window
 #  killed    SIGKILL after a window's rows (before its commit), and after its
 #            commit (before the shipper's bookkeeping): the rerun ships each
@@ -69,11 +70,18 @@ local_procs() {
      JOIN images i ON i.id = pc.image_id JOIN epochs p ON p.id = pc.epoch_id
      WHERE p.ended IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
 }
+local_facts() {  # each statistic of the closed windows, summed, as window_facts names it
+  sqlite3 -separator $'\t' "$dir/p.db" \
+    "SELECT 'stat.' || s.name, sum(s.value) FROM stats s JOIN epochs p ON p.id = s.epoch_id
+     WHERE p.ended IS NOT NULL GROUP BY 1"
+}
 # (pid -1, the rolled-up rows and perf's samples of no task, ships as
 # UInt32 4294967295, the fleet's rolled-up pid; sorted by sort: ClickHouse
 # 18.16 reads ORDER BY 1 as a constant)
 local_sums | LC_ALL=C sort >"$dir/want.counts"
 local_procs | LC_ALL=C sort >"$dir/want.procs"
+local_facts | LC_ALL=C sort >"$dir/want.facts"
+[ -s "$dir/want.facts" ] || { echo "FAIL: the windows hold no statistics"; exit 1; }
 windows=$(sqlite3 "$dir/p.db" "SELECT count(*) FROM epochs WHERE ended IS NOT NULL")
 echo "database: $windows closed windows, $(wc -l <"$dir/want.counts") image-event sums"
 grep -q "$(printf '%s' $'t\tb\\n\nx\xff' | xxd -p -u | cut -c1-14)" "$dir/want.procs" ||
@@ -86,10 +94,13 @@ check() {
             GROUP BY identity, event" | LC_ALL=C sort >"$dir/got.counts"
   ch_query "SELECT pid, hex(comm), hex(identity), sum(count) FROM $db.shipped_processes
             GROUP BY pid, comm, identity" | LC_ALL=C sort >"$dir/got.procs"
+  ch_query "SELECT name, sum(value) FROM $db.shipped_window_facts WHERE name LIKE 'stat.%'
+            GROUP BY name" | LC_ALL=C sort >"$dir/got.facts"
   local rows dup
   rows=$(ch_query "SELECT count() FROM $db.windows")
   dup=$(ch_query "SELECT count() FROM (SELECT host, window_id FROM $db.windows GROUP BY host, window_id HAVING count() > 1)")
   if ! diff "$dir/want.counts" "$dir/got.counts" >"$dir/diff" || ! diff "$dir/want.procs" "$dir/got.procs" >>"$dir/diff" ||
+     ! diff "$dir/want.facts" "$dir/got.facts" >>"$dir/diff" ||
      [ "$rows" != "$windows" ] || [ "$dup" != 0 ]; then
     echo "FAIL ($what): windows rows $rows (want $windows), windows sent twice: $dup"
     head -20 "$dir/diff"
