@@ -53,9 +53,7 @@ std::vector<WindowFact> WindowFacts(const std::map<std::string, int64_t>& stats,
 
 std::vector<std::string> FactNamesRead() {
   std::vector<std::string> out;
-  for (const char* stat :
-       {"attributed", "unknown", "lost", "dropped", "throttled_lost_estimate", "throttle_events"})
-    out.push_back(kStatPrefix + std::string(stat));
+  for (const char* stat : kShareStats) out.push_back(kStatPrefix + std::string(stat));
   for (const CostField& f : kCostFields) out.push_back(f.name);
   return out;
 }

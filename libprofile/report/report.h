@@ -118,6 +118,10 @@ EpochSet QueryEpoch(const Header& header);
 // The unknown, lost and throttled shares of a header from its stats (a
 // local report's epochs, or the fleet's windows: fleet_profile.h).
 void SetSampleShares(Header& h);
+// The statistics those shares and the throttling warning read: all a
+// fleet header asks of its windows (fleet_window_facts.h).
+inline constexpr const char* kShareStats[] = {
+    "attributed", "unknown", "lost", "dropped", "throttled_lost_estimate", "throttle_events"};
 
 // enabled/running when running < enabled (the PMU multiplexed the event),
 // else 1: also when not known (0, 0) or never running (running 0: no
