@@ -30,6 +30,8 @@ uint64_t ClockNs(clockid_t clock) {
 
 uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
+constexpr uint64_t kMinProbeNs = 1'000'000;
+
 // The unit of work: a multiply-add chain the compiler cannot fold or
 // vectorise (bench/cost/spin.c's), in registers, so its CPU time moves
 // only with what interrupts it.
@@ -149,6 +151,14 @@ int LastAllowedCpu(const cpu_set_t& set) {
 
 }  // namespace
 
+uint64_t UnitIterations(uint64_t probe_iterations, uint64_t probe_cpu_ns, uint64_t probe_wall_ns,
+                        uint64_t unit_ns) {
+  const uint64_t probe_ns = std::max<uint64_t>({probe_cpu_ns, probe_wall_ns, 1});
+  return std::max<uint64_t>(
+      1, static_cast<uint64_t>(static_cast<double>(probe_iterations) *
+                               static_cast<double>(unit_ns) / static_cast<double>(probe_ns)));
+}
+
 uint64_t MaxSampleRate(uint64_t fallback) {
   std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
   uint64_t rate = 0;
@@ -186,14 +196,17 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
     if (Expected<void> e = events.back()->Open(config, rate, out.cpu); !e) return e.error();
   }
 
-  // How many iterations make a unit: timed on a short run, unsampled.
-  uint64_t sink = 0;
-  const uint64_t probe = 1'000'000, t0 = ThreadCpuNs();
-  sink += Spin(probe, sink);
-  const uint64_t probe_ns = std::max<uint64_t>(ThreadCpuNs() - t0, 1);
-  const uint64_t iterations = std::max<uint64_t>(
-      1, static_cast<uint64_t>(static_cast<double>(probe) * static_cast<double>(config.unit_ns) /
-                               static_cast<double>(probe_ns)));
+  // How many iterations make a unit: timed on a short run, unsampled, made
+  // longer until it lasts a millisecond (a clock's steps are then small).
+  uint64_t sink = 0, probe = 500'000, probe_cpu_ns = 0, probe_wall_ns = 0;
+  do {
+    probe *= 2;
+    const uint64_t c0 = ThreadCpuNs(), w0 = ClockNs(CLOCK_MONOTONIC);
+    sink += Spin(probe, sink);
+    probe_cpu_ns = ThreadCpuNs() - c0;
+    probe_wall_ns = ClockNs(CLOCK_MONOTONIC) - w0;
+  } while (probe_wall_ns < kMinProbeNs && probe < (1ull << 32));
+  const uint64_t iterations = UnitIterations(probe, probe_cpu_ns, probe_wall_ns, config.unit_ns);
 
   std::mt19937 shuffle(static_cast<uint32_t>(wall0 ^ (wall0 >> 32)));
   std::vector<size_t> order(rates.size());

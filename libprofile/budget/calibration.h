@@ -54,6 +54,16 @@ struct Calibration {
   int64_t finished_unix = 0;
 };
 
+// How many iterations of the loop make a unit of unit_ns, from a probe of
+// probe_iterations that took probe_cpu_ns of the thread's CPU time and
+// probe_wall_ns of wall time. The longer of the two is taken: a thread CPU
+// clock that advances only at the scheduler's tick (as in a QEMU TCG guest,
+// where sched_clock is unstable) reads 0 over a short probe, and a unit
+// sized from it would spin for hours, deaf to the stop flag; a preempted
+// probe gives a shorter unit, never a longer one.
+uint64_t UnitIterations(uint64_t probe_iterations, uint64_t probe_cpu_ns, uint64_t probe_wall_ns,
+                        uint64_t unit_ns);
+
 // The largest rate perf lets an event ask for (kernel.perf_event_max_sample_rate),
 // or fallback when it cannot be read.
 uint64_t MaxSampleRate(uint64_t fallback);

@@ -9,6 +9,7 @@ set -e
 LCPID=$1
 LCPICTL=$2
 fail() { echo "events: FAIL: $*"; exit 1; }
+. "$(dirname "$0")/stop-lcpid.sh"
 for src in kmod perf; do
 	log=$TMPDIR/events-$src.log sock=$TMPDIR/events-$src.sock
 	"$LCPID" --source "$src" --foreground --events cycles,imiss \
@@ -20,8 +21,7 @@ for src in kmod perf; do
 		kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "$src: lcpid exited"; }
 		sleep 0.5
 	done
-	kill -TERM "$pid"
-	wait "$pid" || { cat "$log"; fail "$src: lcpid exit status $?"; }
+	stop_lcpid "$pid" || { cat "$log"; fail "$src: lcpid exit status $?"; }
 	echo "== $src: log"; cat "$log"
 	echo "== $src: status (events)"; echo "$status" | grep '^event\.' || true
 	echo "$status" | grep -q '^event\.0 cycles sampled-as cpu-clock .*(fallback)$' ||

@@ -12,6 +12,7 @@ LCPID=$1
 LCPICTL=$2
 LCPIPROF=$3
 fail() { echo "late_module: FAIL: $*"; exit 1; }
+. "$(dirname "$0")/stop-lcpid.sh"
 db=$TMPDIR/late.db sock=$TMPDIR/late.sock log=$TMPDIR/late.log
 grep -q '^sha3_generic ' /proc/modules && fail "sha3_generic is loaded before lcpid started"
 # The socket interface to the crypto API, before lcpid: only the hashing
@@ -45,8 +46,7 @@ PY
 
 "$LCPICTL" --socket "$sock" flush >/dev/null  # the tables hold the samples till then
 status=$("$LCPICTL" --socket "$sock" status)
-kill -TERM "$pid"
-wait "$pid" || { cat "$log"; fail "lcpid exit status $?"; }
+stop_lcpid "$pid" || { cat "$log"; fail "lcpid exit status $?"; }
 echo "$status" | grep -E '^(source|samples|unknown|kernel_symbol)' || true
 "$LCPIPROF" --db "$db" -p --format csv >"$TMPDIR/procs.csv"
 python3 - "$TMPDIR/procs.csv" <<'PY'
