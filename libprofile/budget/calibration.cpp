@@ -30,6 +30,9 @@ uint64_t ClockNs(clockid_t clock) {
 
 uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
+// b - a of one clock, 0 if it went back.
+uint64_t Since(uint64_t a, uint64_t b) { return b > a ? b - a : 0; }
+
 constexpr uint64_t kMinProbeNs = 1'000'000;
 
 // The unit of work: a multiply-add chain the compiler cannot fold or
@@ -95,15 +98,21 @@ class LoopEvent {
     return {};
   }
 
-  // Enables the event for one unit of iterations; returns the point.
-  CalibrationPoint Run(uint64_t iterations, uint64_t* sink) {
+  // Enables the event for one unit of iterations; returns the point. The
+  // loop runs in chunks with stop read between them, so a unit that other
+  // tasks stretch does not hold up lcpid's exit.
+  CalibrationPoint Run(uint64_t iterations, uint64_t* sink, const bool* stop) {
+    constexpr uint64_t kChunk = 1'000'000;
     const uint64_t head0 = Head();
     const uint64_t t0 = ThreadCpuNs();
     ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0);
-    *sink += Spin(iterations, *sink);
+    for (uint64_t done = 0; done < iterations; done += kChunk) {
+      if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) break;
+      *sink += Spin(std::min(kChunk, iterations - done), *sink);
+    }
     ioctl(fd_, PERF_EVENT_IOC_DISABLE, 0);
     const uint64_t t1 = ThreadCpuNs();
-    return {rate_, CountSamples(head0, Head()), t1 - t0};
+    return {rate_, CountSamples(head0, Head()), Since(t0, t1)};
   }
 
  private:
@@ -203,9 +212,12 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
     probe *= 2;
     const uint64_t c0 = ThreadCpuNs(), w0 = ClockNs(CLOCK_MONOTONIC);
     sink += Spin(probe, sink);
-    probe_cpu_ns = ThreadCpuNs() - c0;
-    probe_wall_ns = ClockNs(CLOCK_MONOTONIC) - w0;
+    probe_cpu_ns = Since(c0, ThreadCpuNs());
+    probe_wall_ns = Since(w0, ClockNs(CLOCK_MONOTONIC));
   } while (probe_wall_ns < kMinProbeNs && probe < (1ull << 32));
+  if (probe_wall_ns < kMinProbeNs)
+    return Error(Errc::kUnsupported, "calibration: the clocks did not move over " +
+                                         std::to_string(probe) + " iterations");
   const uint64_t iterations = UnitIterations(probe, probe_cpu_ns, probe_wall_ns, config.unit_ns);
 
   std::mt19937 shuffle(static_cast<uint32_t>(wall0 ^ (wall0 >> 32)));
@@ -217,7 +229,7 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
     for (size_t i : order) {
       if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED))
         return Error(Errc::kBusy, "calibration: stopped");
-      CalibrationPoint p = events[i]->Run(iterations, &sink);
+      CalibrationPoint p = events[i]->Run(iterations, &sink, stop);
       out.points.push_back(p);
       xs.push_back(static_cast<double>(p.samples));
       ys.push_back(static_cast<double>(p.cpu_ns));
@@ -225,8 +237,8 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
     }
   }
   std::optional<SlopeFit> fit = FitInstrumented(xs, ys, zs);
-  out.cpu_ns = ThreadCpuNs() - cpu0;
-  out.wall_ns = ClockNs(CLOCK_MONOTONIC) - wall0;
+  out.cpu_ns = Since(cpu0, ThreadCpuNs());
+  out.wall_ns = Since(wall0, ClockNs(CLOCK_MONOTONIC));
   out.finished_unix = static_cast<int64_t>(std::time(nullptr));
   if (!fit)
     return Error(Errc::kUnsupported,

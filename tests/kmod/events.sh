@@ -21,7 +21,7 @@ for src in kmod perf; do
 		kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "$src: lcpid exited"; }
 		sleep 0.5
 	done
-	stop_lcpid "$pid" || { cat "$log"; fail "$src: lcpid exit status $?"; }
+	stop_lcpid "$pid" || { rc=$?; cat "$log"; fail "$src: lcpid exit status $rc"; }
 	echo "== $src: log"; cat "$log"
 	echo "== $src: status (events)"; echo "$status" | grep '^event\.' || true
 	echo "$status" | grep -q '^event\.0 cycles sampled-as cpu-clock .*(fallback)$' ||

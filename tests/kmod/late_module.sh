@@ -46,7 +46,7 @@ PY
 
 "$LCPICTL" --socket "$sock" flush >/dev/null  # the tables hold the samples till then
 status=$("$LCPICTL" --socket "$sock" status)
-stop_lcpid "$pid" || { cat "$log"; fail "lcpid exit status $?"; }
+stop_lcpid "$pid" || { rc=$?; cat "$log"; fail "lcpid exit status $rc"; }
 echo "$status" | grep -E '^(source|samples|unknown|kernel_symbol)' || true
 "$LCPIPROF" --db "$db" -p --format csv >"$TMPDIR/procs.csv"
 python3 - "$TMPDIR/procs.csv" <<'PY'
