@@ -68,6 +68,24 @@ uint64_t Number(std::string_view text) {
   return n;
 }
 
+// How the engine sums counts: as Float64, exact while a sum stays below
+// 2^53 (every honest fleet's), and never wrapped. A UInt64 sum(count)
+// wraps: two hostile rows of 2^63 added to a procedure's samples give the
+// honest count back, with nothing to say they were there.
+const std::string kCountSum = "sum(toFloat64(count))";
+
+// A kCountSum read back: 0 for what no count sums to (negative, NaN).
+long double Samples(std::string_view text) {
+  const long double n = std::strtold(std::string(text).c_str(), nullptr);
+  return n > 0 ? n : 0;
+}
+
+// A sum of samples as a count, clamped at 2^64-1.
+uint64_t SamplesCount(long double n) {
+  bool saturated = false;
+  return WeighedCount(n, &saturated);
+}
+
 // Each event column's weight for a window sampled at `period`: its period
 // over the header's (the reference: fleet_period_weights.h), as a local
 // report weighs epochs (ProfileDb::WeightsByPeriod), when the windows read
@@ -188,9 +206,9 @@ std::string LabelConditions(const std::vector<LabelFilter>& labels) {
 std::string WindowPeriods(const FleetSql& sql) {
   return "SELECT host, window_id, attempt, event, argMax(period, n) AS p, argMax(used_0, n) AS "
          "used_as, max(started_0) AS started_at FROM (SELECT host, window_id, attempt, event, "
-         "period, any(used) AS used_0, max(started) AS started_0, sum(count) AS n FROM " +
-         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
-         FleetSql::ValidPeriod() +
+         "period, any(used) AS used_0, max(started) AS started_0, " +
+         kCountSum + " AS n FROM " + sql.Table("shipped_counts") + " WHERE " +
+         sql.WhereAllImages() + " AND " + FleetSql::ValidPeriod() +
          " AND count > 0 GROUP BY host, window_id, attempt, event, period) GROUP BY host, "
          "window_id, attempt, event";
 }
@@ -264,10 +282,10 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   // (ReferenceHost), then the samples per valid period are weighed to it.
   struct Fact {
     EventInfo info;
-    std::vector<HostPeriod> newest;           // per host
-    std::vector<std::string> used;            // per host, as newest
-    std::map<std::string, uint64_t> refused;  // host -> samples at a refused period
-    std::map<uint64_t, uint64_t> by_period;   // valid period -> samples
+    std::vector<HostPeriod> newest;             // per host
+    std::vector<std::string> used;              // per host, as newest
+    std::map<std::string, uint64_t> refused;    // host -> samples at a refused period
+    std::map<uint64_t, long double> by_period;  // valid period -> samples
   };
   std::map<std::string, Fact> by_name;
   const std::string valid = FleetSql::ValidPeriod();
@@ -291,12 +309,12 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   if (!events) return events.error();
   auto refused =
       Select(ch,
-             "SELECT hex(event), hex(host), sum(count) FROM " + sql.Table("shipped_counts") +
+             "SELECT hex(event), hex(host), " + kCountSum + " FROM " + sql.Table("shipped_counts") +
                  " WHERE " + sql.WhereAllImages() + " AND NOT " + valid + " GROUP BY event, host",
              3, [&](const Fields& r) -> Expected<void> {
                Fact& fact = by_name[Unhex(r[0])];
                fact.info.name = Unhex(r[0]);
-               if (Number(r[2]) > 0) fact.refused[Unhex(r[1])] = Number(r[2]);
+               if (Samples(r[2]) > 0) fact.refused[Unhex(r[1])] = SamplesCount(Samples(r[2]));
                return {};
              });
   if (!refused) return refused.error();
@@ -307,13 +325,13 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
     }
   }
   auto periods = Select(ch,
-                        "SELECT hex(event), period, sum(count) FROM " +
+                        "SELECT hex(event), period, " + kCountSum + " FROM " +
                             sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() +
                             " AND " + valid + " AND count > 0 GROUP BY event, period",
                         3, [&](const Fields& r) -> Expected<void> {
                           auto it = by_name.find(Unhex(r[0]));
                           if (it != by_name.end() && FleetPeriodValid(Number(r[1])))
-                            it->second.by_period[Number(r[1])] += Number(r[2]);
+                            it->second.by_period[Number(r[1])] += Samples(r[2]);
                           return {};
                         });
   if (!periods) return periods.error();
@@ -357,7 +375,7 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   for (size_t e = 0; e < h.events.size(); ++e) {
     long double total = 0;
     for (const auto& [period, n] : by_name[h.events[e].name].by_period)
-      total += static_cast<long double>(n) * weights.Of(e, period);
+      total += n * weights.Of(e, period);
     h.totals.push_back(counts.Of(total));
   }
   return h;
@@ -382,17 +400,17 @@ Expected<NamingHosts> NamingHostsOf(fleet::ClickHouseHttp& ch, const FleetSql& s
   NamingHosts out;
   for (const std::string& list :
        fleet::SqlInLists({identities.begin(), identities.end()}, kMaxInListBytes)) {
-    auto ok = Select(ch,
-                     "SELECT hex(identity), hex(host) FROM (SELECT identity, host, sum(count) AS n "
-                     "FROM " +
-                         sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() + " AND " +
-                         FleetSql::ValidPeriod() + " AND identity IN (" + list +
-                         ") GROUP BY identity, host) ORDER BY identity, n DESC, host "
-                         "LIMIT 1 BY identity",
-                     2, [&](const Fields& r) -> Expected<void> {
-                       out[Unhex(r[0])] = Unhex(r[1]);
-                       return {};
-                     });
+    auto ok =
+        Select(ch,
+               "SELECT hex(identity), hex(host) FROM (SELECT identity, host, " + kCountSum +
+                   " AS n FROM " + sql.Table("shipped_counts") + " WHERE " + sql.WhereAllImages() +
+                   " AND " + FleetSql::ValidPeriod() + " AND identity IN (" + list +
+                   ") GROUP BY identity, host) ORDER BY identity, n DESC, host "
+                   "LIMIT 1 BY identity",
+               2, [&](const Fields& r) -> Expected<void> {
+                 out[Unhex(r[0])] = Unhex(r[1]);
+                 return {};
+               });
     if (!ok) return ok.error();
   }
   return out;
@@ -522,12 +540,12 @@ class RowSums {
   Expected<void> Add(const Fields& r) {
     const size_t n = r.size();
     auto e = Column(h_, Unhex(r[n - 3]));
-    const uint64_t count = Number(r[n - 1]);
+    const long double count = Samples(r[n - 1]);
     const uint64_t period = Number(r[n - 2]);
     if (!e || count == 0 || !FleetPeriodValid(period)) return {};  // refused
     std::vector<long double>& sums = sums_[std::vector<std::string>(r.begin(), r.end() - 3)];
     sums.resize(h_.events.size(), 0);
-    sums[*e] += static_cast<long double>(count) * weights_.Of(*e, period);
+    sums[*e] += count * weights_.Of(*e, period);
     return {};
   }
   template <class Name>
@@ -569,8 +587,7 @@ class RefusedProcessSamples {
   void Add(const Fields& r) {
     const size_t n = r.size();
     if (!Column(h_, Unhex(r[n - 3])) || FleetPeriodValid(Number(r[n - 2]))) return;
-    const uint64_t count = Number(r[n - 1]);
-    samples_ = AddSaturating(samples_, count);
+    samples_ = AddSaturating(samples_, SamplesCount(Samples(r[n - 1])));
   }
   void Warn(std::vector<std::string>* warnings) const {
     if (samples_ > 0)
@@ -597,8 +614,8 @@ Expected<std::vector<Row>> ImageRows(fleet::ClickHouseHttp& ch, const FleetSql& 
   RefusedProcessSamples refused(h);
   std::set<std::string> ids;
   auto ok = Select(ch,
-                   "SELECT hex(identity), hex(event), " + period + ", sum(count) FROM " + from +
-                       " GROUP BY identity, event, " + period,
+                   "SELECT hex(identity), hex(event), " + period + ", " + kCountSum + " FROM " +
+                       from + " GROUP BY identity, event, " + period,
                    4, [&](const Fields& r) -> Expected<void> {
                      ids.insert(Unhex(r[0]));
                      if (labelled) refused.Add(r);
@@ -724,7 +741,7 @@ Expected<std::vector<ImageOffsets>> OffsetsOf(fleet::ClickHouseHttp& ch, const F
   std::map<std::string, std::map<uint64_t, std::vector<long double>>> sums;
   for (const std::string& list : fleet::SqlInLists(wanted, kMaxInListBytes)) {
     auto ok = Select(ch,
-                     "SELECT hex(identity), hex(event), offset, period, sum(count) FROM " +
+                     "SELECT hex(identity), hex(event), offset, period, " + kCountSum + " FROM " +
                          sql.Table("shipped_counts") + " WHERE " + sql.Where() +
                          " AND identity IN (" + list + ") GROUP BY identity, event, offset, period",
                      5, [&](const Fields& r) -> Expected<void> {
@@ -732,8 +749,7 @@ Expected<std::vector<ImageOffsets>> OffsetsOf(fleet::ClickHouseHttp& ch, const F
                        if (!e || !FleetPeriodValid(Number(r[3]))) return {};  // refused
                        auto& c = sums[Unhex(r[0])][Number(r[2])];
                        c.resize(h.events.size(), 0);
-                       c[*e] +=
-                           static_cast<long double>(Number(r[4])) * weights.Of(*e, Number(r[3]));
+                       c[*e] += Samples(r[4]) * weights.Of(*e, Number(r[3]));
                        return {};
                      });
     if (!ok) return ok.error();
@@ -794,7 +810,7 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
   };
   if (o.view == View::kLabels) {
     auto ok = Select(ch,
-                     "SELECT hex(" + by + "), hex(event), p, sum(count) FROM " + from +
+                     "SELECT hex(" + by + "), hex(event), p, " + kCountSum + " FROM " + from +
                          " GROUP BY " + by + ", event, p",
                      4, add);
     if (!ok) return ok.error();
@@ -806,10 +822,11 @@ Expected<std::vector<Row>> ProcessOrLabelRows(fleet::ClickHouseHttp& ch, const F
         },
         rounding);
   }
-  auto ok = Select(ch,
-                   "SELECT hex(host), pid, hex(comm), hex(" + by + "), hex(event), p, sum(count) " +
-                       "FROM " + from + " GROUP BY host, pid, comm, " + by + ", event, p",
-                   7, add);
+  auto ok =
+      Select(ch,
+             "SELECT hex(host), pid, hex(comm), hex(" + by + "), hex(event), p, " + kCountSum +
+                 " " + "FROM " + from + " GROUP BY host, pid, comm, " + by + ", event, p",
+             7, add);
   if (!ok) return ok.error();
   refused.Warn(warnings);
   return sums.Rows(

@@ -2,14 +2,14 @@
 // renderer draws it unchanged) over the fleet's ClickHouse tables
 // (libprofile/fleet/fleet_schema.h) instead of one host's database.
 //
-// The engine aggregates: every count is a sum(count) ... GROUP BY in
-// ClickHouse over the committed windows (the shipped_* views), per image
-// and event, per label or process, and, for -p, per image, event and file
-// offset; lcpiprof then names those offsets with the procedures shipped
-// once per image identity (the fleet's `symbols`), grouped exactly as
-// lcpiprof -p groups a local database's (profile_rows.h). Through a
-// Distributed table (FleetDistributedStatements) the same queries read
-// every shard.
+// The engine aggregates: every count is a sum ... GROUP BY in ClickHouse
+// (as Float64: exact below 2^53, never wrapped) over the committed windows
+// (the shipped_* views), per image and event, per label or process, and,
+// for -p, per image, event and file offset; lcpiprof then names those
+// offsets with the procedures shipped once per image identity (the
+// fleet's `symbols`), grouped exactly as lcpiprof -p groups a local
+// database's (profile_rows.h). Through a Distributed table
+// (FleetDistributedStatements) the same queries read every shard.
 //
 // Every value from the command line (hosts, labels, build-ids, image
 // filters) reaches SQL only as a string literal (fleet::SqlString) or a

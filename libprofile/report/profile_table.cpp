@@ -105,7 +105,8 @@ Document ProfileDocument(const Profile& p) {
                  r.label};
     row.cells.resize(t.columns.size());  // the per-event cells, set below
     for (size_t e = 0; e < h.events.size(); ++e) {
-      cum[e] += r.counts[e];
+      // saturating: a fleet's counts may be clamped at 2^64-1
+      cum[e] = r.counts[e] > UINT64_MAX - cum[e] ? UINT64_MAX : cum[e] + r.counts[e];
       row.cells[events[0][e]] = uint64_t{r.counts[e]};
       row.cells[events[1][e]] = Percent(r.counts[e], h.totals[e]);
       row.cells[events[2][e]] = Percent(cum[e], h.totals[e]);
