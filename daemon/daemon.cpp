@@ -496,6 +496,12 @@ void Daemon::TakeAndSubmit(const FlushMark& mark) {
   f.close_window = want.close_window;
   Aggregator::TakenBatch taken = aggregator_->TakeBatch(epoch_, WindowEvents());
   f.entries -= aggregator_->held_entries();
+  // What is drained from here on is the next window's (epoch_ changes before
+  // the next batch is taken): its pids and stacks are admitted afresh now,
+  // not when the write ends, or the pids admitted meanwhile under the old
+  // window's set come on top of the next window's --max-processes (soak: 41
+  // of 40). Should the write fail, the window goes on with the set reset.
+  if (want.close_window) aggregator_->NewWindow();
   // The batch went at the periods it was sampled at; what follows the mark
   // is at the new ones.
   if (mark.periods) {
@@ -645,8 +651,7 @@ Expected<void> Daemon::CloseWindow() {
   Expected<int64_t> id = db_->NewEpoch(std::nullopt, EpochKind::kWindow, now);
   if (!id) return id.error();
   spdlog::debug("window {} closed, window {} started", epoch_, *id);
-  epoch_ = *id;
-  aggregator_->NewWindow();
+  epoch_ = *id;  // the aggregator's window began when its batch was taken
   window_end_ = WindowEnd(now);
   ApplyRetention();
   return {};
