@@ -103,9 +103,13 @@ class Lcpid:
                "--events", events, "--flush-interval", "86400",
                # what sampling costs, not the calibration's ~0.5 s at start
                # (stated apart: lcpictl status calibration_cpu_ms)
-               "--calibrate-every", "0",
-               # at the rate each trial asks, not the one the budget allows
-               "--max-overhead", "0"] + extra
+               "--calibrate-every", "0"]
+        # at the rate each trial asks, not the one the budget allows, unless
+        # extra gives a budget (bench/cost's governed row): lcpid refuses
+        # the option twice
+        if "--max-overhead" not in extra:
+            cmd += ["--max-overhead", "0"]
+        cmd += extra
         # daemon mode: returns once sampling has started, with the verdict
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
