@@ -18,7 +18,7 @@ command -v perf >/dev/null || { echo "perf is not installed (linux-perf)"; exit 
 dir=$(mktemp -d /tmp/lcpi-perf-agreement-XXXXXX)
 trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 
-"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency ${LCPI_AGREEMENT_HZ:-3989} \
+"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency "${LCPI_AGREEMENT_HZ:-3989}" \
   --max-overhead 0 --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
