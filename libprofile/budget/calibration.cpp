@@ -162,7 +162,8 @@ int LastAllowedCpu(const cpu_set_t& set) {
 
 uint64_t UnitIterations(uint64_t probe_iterations, uint64_t probe_cpu_ns, uint64_t probe_wall_ns,
                         uint64_t unit_ns) {
-  const uint64_t probe_ns = std::max<uint64_t>({probe_cpu_ns, probe_wall_ns, 1});
+  const uint64_t probe_ns =
+      std::max<uint64_t>(probe_cpu_ns >= probe_wall_ns / 4 ? probe_cpu_ns : probe_wall_ns, 1);
   return std::max<uint64_t>(
       1, static_cast<uint64_t>(static_cast<double>(probe_iterations) *
                                static_cast<double>(unit_ns) / static_cast<double>(probe_ns)));
@@ -209,6 +210,8 @@ Expected<Calibration> CalibrateSampleCost(const CalibrationConfig& config, const
   // longer until it lasts a millisecond (a clock's steps are then small).
   uint64_t sink = 0, probe = 500'000, probe_cpu_ns = 0, probe_wall_ns = 0;
   do {
+    if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED))
+      return Error(Errc::kBusy, "calibration: stopped");
     probe *= 2;
     const uint64_t c0 = ThreadCpuNs(), w0 = ClockNs(CLOCK_MONOTONIC);
     sink += Spin(probe, sink);

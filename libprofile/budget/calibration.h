@@ -56,11 +56,14 @@ struct Calibration {
 
 // How many iterations of the loop make a unit of unit_ns, from a probe of
 // probe_iterations that took probe_cpu_ns of the thread's CPU time and
-// probe_wall_ns of wall time. The longer of the two is taken: a thread CPU
-// clock that advances only at the scheduler's tick (as in a QEMU TCG guest,
-// where sched_clock is unstable) reads 0 over a short probe, and a unit
-// sized from it would spin for hours, deaf to the stop flag; a preempted
-// probe gives a shorter unit, never a longer one.
+// probe_wall_ns of wall time. By the CPU time, as the units are timed,
+// unless it is under a quarter of the wall time: a thread CPU clock that
+// stands still (a QEMU TCG guest's, where sched_clock is unstable, read 0
+// over a probe) would size a unit that spins for hours, so the wall time
+// sizes it then. A probe preempted for most of its length (a loaded CPU,
+// or one a local user loads on purpose) would otherwise make every unit
+// short and the calibration likely refused; at most it makes them 4x
+// longer in wall time than unit_ns at the probe's speed.
 uint64_t UnitIterations(uint64_t probe_iterations, uint64_t probe_cpu_ns, uint64_t probe_wall_ns,
                         uint64_t unit_ns);
 

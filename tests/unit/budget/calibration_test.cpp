@@ -18,7 +18,15 @@ TEST_CASE("a thread CPU clock that did not advance over the probe does not size 
   CHECK(n == 8'333'333);
 }
 
-TEST_CASE("a preempted probe gives a shorter unit, never a longer one") {
-  // 3 ms on the CPU over 6 ms of wall time: sized by the wall time
-  CHECK(UnitIterations(1'000'000, 3'000'000, 6'000'000, 25'000'000) == 4'166'666);
+TEST_CASE("a probe preempted for part of its length is sized by its CPU time") {
+  // 3 ms on the CPU over 6 ms of wall time (another task took the rest):
+  // the units are timed by CPU time, so sized by it, not cut in half
+  CHECK(UnitIterations(1'000'000, 3'000'000, 6'000'000, 25'000'000) == 8'333'333);
+  // a quarter of the wall time still counts as the CPU clock's
+  CHECK(UnitIterations(1'000'000, 3'000'000, 12'000'000, 25'000'000) == 8'333'333);
+}
+
+TEST_CASE("a thread CPU clock far behind the wall time does not size the unit") {
+  // under a quarter: a clock that loses time, or stood still for most of it
+  CHECK(UnitIterations(1'000'000, 1'000'000, 6'000'000, 25'000'000) == 4'166'666);
 }
