@@ -314,7 +314,8 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
              3, [&](const Fields& r) -> Expected<void> {
                Fact& fact = by_name[Unhex(r[0])];
                fact.info.name = Unhex(r[0]);
-               if (Samples(r[2]) > 0) fact.refused[Unhex(r[1])] = SamplesCount(Samples(r[2]));
+               if (const long double n = Samples(r[2]); n > 0)
+                 fact.refused[Unhex(r[1])] = SamplesCount(n);
                return {};
              });
   if (!refused) return refused.error();
