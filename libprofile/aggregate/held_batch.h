@@ -19,12 +19,16 @@
 
 namespace lcpi {
 
-// The statistic that counts samples dropped while held.
+// The statistics that count samples dropped while held: the flat
+// profile's, and the call stacks'.
 inline constexpr const char* kPendingDroppedStat = "pending_dropped";
+inline constexpr const char* kPendingDroppedStacksStat = "pending_dropped_stacks";
 
-// Drops `batch`'s counts, process rows, images and symbols, moving its
-// samples from its "attributed" and "unknown" statistics to
-// "pending_dropped"; returns how many samples that was (0 if none).
+// Drops `batch`'s counts, process rows, images, symbols and call stacks
+// (which name its images), moving its samples from its "attributed" and
+// "unknown" statistics to "pending_dropped" and counting its stacks'
+// samples in "pending_dropped_stacks"; returns how many flat samples that
+// was (0 if none).
 uint64_t DropCounts(MergeBatch& batch);
 
 // Adds a newer batch's statistics (by name), event times (by position:

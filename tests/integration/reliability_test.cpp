@@ -236,8 +236,11 @@ TEST_CASE("a full file system for long: what is held stays under the cap, the dr
   SmallTmpfs tmpfs("48m");
   REQUIRE(tmpfs.mounted);
   constexpr uint64_t kCap = 1000;  // --max-pending-entries
+  // With call stacks: a dropped batch's stacks name images it no longer has.
   auto d = std::make_unique<lcpi::testing::Lcpid>(
-      tmpfs.dir.path, 2, std::vector<std::string>{"--max-pending-entries", std::to_string(kCap)});
+      tmpfs.dir.path, 2,
+      std::vector<std::string>{"--max-pending-entries", std::to_string(kCap), "--stack-frequency",
+                               "100"});
   REQUIRE(d->running());
   std::string filler = tmpfs.dir.path + "/filler";
   REQUIRE(FillUp(filler) > 0);
@@ -281,10 +284,12 @@ TEST_CASE("a full file system for long: what is held stays under the cap, the dr
   CheckAddsUp(last);
   CHECK(static_cast<uint64_t>(last.Stat("pending_dropped")) >= dropped);
   CHECK(static_cast<uint64_t>(last.Stat("samples")) >= sampled);
+  CHECK(last.Stat("pending_dropped_stacks") > 0);
   WARN("disk full for 12 s with --max-pending-entries "
        << kCap << ": at most " << most_held << " entries held, " << dropped
        << " samples dropped and counted; " << last.on_disk << " on disk of " << last.Stat("samples")
-       << " taken");
+       << " taken; " << last.Stat("pending_dropped_stacks") << " stacks dropped of "
+       << last.Stat("stack_samples"));
   d.reset();
 }
 

@@ -1,5 +1,6 @@
 // held_batch_test.cpp - dropping a held batch's counts keeps its accounting:
-// the samples it counted move from attributed/unknown to pending_dropped,
+// the samples it counted move from attributed/unknown to pending_dropped
+// (its call stacks' to pending_dropped_stacks),
 // its other statistics and event times stay, and a newer batch folded into
 // it adds its statistics and event times.
 #include <catch2/catch.hpp>
@@ -22,6 +23,7 @@ MergeBatch Batch(uint64_t a, uint64_t b, int64_t attributed, int64_t unknown) {
   m.counts.push_back({0, 0, 32, b});
   m.processes.push_back({7, "prog", 0, 0, a + b});
   m.symbols.push_back({0, 16, 16, "hot"});
+  m.stacks.push_back({0, {{0, 16}, {0, 32}}, 7});
   m.stats = {{"samples", attributed + unknown + 5}, {"lost", 5}};
   if (attributed) m.stats.emplace_back("attributed", attributed);
   if (unknown) m.stats.emplace_back("unknown", unknown);
@@ -43,10 +45,13 @@ TEST_CASE("a dropped batch keeps its accounting, not its counts", "[aggregate]")
   CHECK(held.processes.empty());
   CHECK(held.images.empty());  // quick to write again: nothing but statistics
   CHECK(held.symbols.empty());
+  CHECK(held.stacks.empty());  // they name the images by their place in the batch
   CHECK(held.events.size() == 1);
   auto s = Stats(held);
-  CHECK(s ==
-        std::map<std::string, int64_t>{{"samples", 1005}, {"lost", 5}, {"pending_dropped", 1000}});
+  CHECK(s == std::map<std::string, int64_t>{{"samples", 1005},
+                                            {"lost", 5},
+                                            {"pending_dropped", 1000},
+                                            {"pending_dropped_stacks", 7}});
   CHECK(DropCounts(held) == 0);  // nothing more to drop
   CHECK(Stats(held) == s);
 }
@@ -58,8 +63,10 @@ TEST_CASE("a newer batch dropped into the held one adds its statistics and times
   CHECK(DropCounts(newer) == 50);
   FoldInto(held, newer);
   CHECK(held.counts.empty());
-  CHECK(Stats(held) == std::map<std::string, int64_t>{
-                           {"samples", 1005 + 55}, {"lost", 10}, {"pending_dropped", 1050}});
+  CHECK(Stats(held) == std::map<std::string, int64_t>{{"samples", 1005 + 55},
+                                                      {"lost", 10},
+                                                      {"pending_dropped", 1050},
+                                                      {"pending_dropped_stacks", 14}});
   CHECK(held.events[0].time_enabled == 2000);
   CHECK(held.events[0].time_running == 2000);
 }
