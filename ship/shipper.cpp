@@ -194,6 +194,21 @@ class Shipper {
     return {};
   }
 
+  // Deletes the rows of the window's tries other than the committed one.
+  // They are never counted (the views keep the committed attempt), so this
+  // is only tidiness: a failure is logged, not retried. Its start time too:
+  // window ids start again at 1 in a recreated database, and another life's
+  // committed rows of the same id are not this window's.
+  void DeleteOtherTries(const EpochInfo& e, uint64_t committed) {
+    for (const char* t : {"counts", "processes", "window_facts"}) {
+      auto r = ch_.Query(
+          "ALTER TABLE " + Table(t) + " DELETE WHERE host = " + fleet::SqlString(o_.host) +
+          " AND window_id = " + std::to_string(e.id) + " AND started = toDateTime(" +
+          std::to_string(e.started) + ") AND attempt != " + std::to_string(committed));
+      if (!r) Log("could not delete the rows of earlier tries: " + r.error().message());
+    }
+  }
+
   Expected<void> ShipWindow(const EpochInfo& e, int64_t earlier_attempts) {
     auto committed = Committed(e);
     if (!committed) return committed.error();
@@ -201,7 +216,11 @@ class Shipper {
       // ClickHouse has it: the last try ended before its bookkeeping.
       Log("window " + std::to_string(e.id) + " is in ClickHouse already (attempt " +
           std::to_string(*committed) + "): recorded, not sent again");
-      return state_.MarkShipped({e.id, e.started}, *committed, Now());
+      auto marked = state_.MarkShipped({e.id, e.started}, *committed, Now());
+      if (!marked) return marked;
+      // The committed try is one of those begun; any other left rows.
+      if (earlier_attempts > 1) DeleteOtherTries(e, *committed);
+      return {};
     }
     const uint64_t attempt = NewAttempt();
     auto begun = state_.BeginAttempt({e.id, e.started}, attempt);
@@ -236,20 +255,7 @@ class Shipper {
     TestHook("marker");
     auto marked = state_.MarkShipped({e.id, e.started}, *committed, Now());
     if (!marked) return marked;
-    if (earlier_attempts > 0) {
-      // Rows of tries cut short are never counted (the views keep the
-      // committed attempt); deleting them is only tidiness, so a failure
-      // here is logged, not retried. Its start time too: window ids start
-      // again at 1 in a recreated database, and another life's committed
-      // rows of the same id are not this window's.
-      for (const char* t : {"counts", "processes", "window_facts"}) {
-        auto r = ch_.Query(
-            "ALTER TABLE " + Table(t) + " DELETE WHERE host = " + fleet::SqlString(o_.host) +
-            " AND window_id = " + std::to_string(e.id) + " AND started = toDateTime(" +
-            std::to_string(e.started) + ") AND attempt != " + std::to_string(*committed));
-        if (!r) Log("could not delete the rows of earlier tries: " + r.error().message());
-      }
-    }
+    if (earlier_attempts > 0) DeleteOtherTries(e, *committed);
     Log("window " + std::to_string(e.id) + " shipped: " + std::to_string(rows->count_rows) +
         " count rows, " + std::to_string(rows->process_rows) + " process rows, " +
         std::to_string(rows->samples) + " samples");

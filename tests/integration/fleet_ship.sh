@@ -182,6 +182,22 @@ done
 grep -q "in ClickHouse already" "$dir/kill_marker.log" ||
   { echo "FAIL: after the commit the rerun did not find the window"; exit 1; }
 
+# --- killed after its rows, then a second try killed after its commit: the
+# run that finds the window committed deletes the first try's rows
+run kill_both LCPI_SHIP_TEST_HOOK=kill-after-rows
+run kill_both LCPI_SHIP_TEST_HOOK=kill-after-marker
+run kill_both
+[ $rc = 0 ] || { echo "FAIL: rerun exited $rc"; cat "$dir/kill_both.log"; exit 1; }
+check kill_both "killed after its rows, then after its commit, rerun"
+for _ in $(seq 100); do
+  [ "$(ch_query "SELECT count() FROM system.mutations WHERE database = 'kill_both' AND is_done = 0")" = 0 ] && break
+  sleep 0.1
+done
+sent=$(ch_query "SELECT count() FROM kill_both.counts") counted=$(ch_query "SELECT count() FROM kill_both.shipped_counts")
+[ "$sent" = "$counted" ] ||
+  { echo "FAIL: the first try's rows were left: $sent count rows, $counted counted"; exit 1; }
+echo "ok (a try's rows deleted by the run that found a later try committed): $sent count rows"
+
 # --- another life: a recreated profile database (window ids from 1 again,
 # other start times) shipped as the same host into the same tables; its
 # retried windows' clean-up must not delete the first life's committed rows
