@@ -74,16 +74,11 @@ uint64_t Number(std::string_view text) {
 // honest count back, with nothing to say they were there.
 const std::string kCountSum = "sum(toFloat64(count))";
 
-// A kCountSum read back: 0 for what no count sums to (negative, NaN).
+// A Float64 sum (kCountSum's) read back: 0 for what no count sums to
+// (negative, NaN).
 long double Samples(std::string_view text) {
   const long double n = std::strtold(std::string(text).c_str(), nullptr);
   return n > 0 ? n : 0;
-}
-
-// A sum of samples as a count, clamped at 2^64-1.
-uint64_t SamplesCount(long double n) {
-  bool saturated = false;
-  return WeighedCount(n, &saturated);
 }
 
 // Each event column's weight for a window sampled at `period`: its period
@@ -226,7 +221,7 @@ Expected<void> ReadWindowFacts(fleet::ClickHouseHttp& ch, const FleetSql& sql, H
                          sql.Table("shipped_window_facts") + " WHERE " + sql.WhereAllImages() +
                          " AND name IN (" + names + ") GROUP BY name",
                      2, [&](const Fields& r) -> Expected<void> {
-                       sums[Unhex(r[0])] = std::strtod(std::string(r[1]).c_str(), nullptr);
+                       sums[Unhex(r[0])] = static_cast<double>(Samples(r[1]));
                        return {};
                      });
   if (!read) return read.error();
@@ -282,10 +277,10 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
   // (ReferenceHost), then the samples per valid period are weighed to it.
   struct Fact {
     EventInfo info;
-    std::vector<HostPeriod> newest;             // per host
-    std::vector<std::string> used;              // per host, as newest
-    std::map<std::string, uint64_t> refused;    // host -> samples at a refused period
-    std::map<uint64_t, long double> by_period;  // valid period -> samples
+    std::vector<HostPeriod> newest;              // per host
+    std::vector<std::string> used;               // per host, as newest
+    std::map<std::string, long double> refused;  // host -> samples at a refused period
+    std::map<uint64_t, long double> by_period;   // valid period -> samples
   };
   std::map<std::string, Fact> by_name;
   const std::string valid = FleetSql::ValidPeriod();
@@ -314,8 +309,7 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
              3, [&](const Fields& r) -> Expected<void> {
                Fact& fact = by_name[Unhex(r[0])];
                fact.info.name = Unhex(r[0]);
-               if (const long double n = Samples(r[2]); n > 0)
-                 fact.refused[Unhex(r[1])] = SamplesCount(n);
+               if (const long double n = Samples(r[2]); n > 0) fact.refused[Unhex(r[1])] = n;
                return {};
              });
   if (!refused) return refused.error();
@@ -350,13 +344,14 @@ Expected<Header> FleetHeader(fleet::ClickHouseHttp& ch, const FleetSql& sql,
     EventInfo e = it->second.info;
     e.id = static_cast<int64_t>(h.events.size()) + 1;
     if (!it->second.refused.empty()) {
-      uint64_t samples = 0;
+      long double samples = 0;
       std::string hosts;
       for (const auto& [host, n] : it->second.refused) {
-        samples = AddSaturating(samples, n);
+        samples += n;
         if (hosts.size() < 200) hosts += (hosts.empty() ? "" : ", ") + Printable(host);
       }
-      warnings->push_back(std::to_string(samples) + " samples of " + Printable(name) +
+      const uint64_t count = Counts(warnings).Of(samples);
+      warnings->push_back(std::to_string(count) + " samples of " + Printable(name) +
                           " shipped at a period of 0 or beyond 2^62 (no source samples so) by " +
                           std::to_string(it->second.refused.size()) + " host(s) (" + hosts +
                           (hosts.size() >= 200 ? ", ..." : "") + "): not counted");
@@ -588,18 +583,18 @@ class RefusedProcessSamples {
   void Add(const Fields& r) {
     const size_t n = r.size();
     if (!Column(h_, Unhex(r[n - 3])) || FleetPeriodValid(Number(r[n - 2]))) return;
-    samples_ = AddSaturating(samples_, SamplesCount(Samples(r[n - 1])));
+    samples_ += Samples(r[n - 1]);
   }
   void Warn(std::vector<std::string>* warnings) const {
     if (samples_ > 0)
-      warnings->push_back(std::to_string(samples_) +
+      warnings->push_back(std::to_string(Counts(warnings).Of(samples_)) +
                           " samples of process rows in windows whose count rows have no valid "
                           "period: not counted");
   }
 
  private:
   const Header& h_;
-  uint64_t samples_ = 0;
+  long double samples_ = 0;
 };
 
 // The images view; with --label, of the labelled processes' rows.

@@ -335,6 +335,18 @@ PY
 grep -q "a weighed count beyond 2^64-1 .* is shown as 18446744073709551615" "$dir/fleet.err" ||
   { echo "FAIL: no warning of the saturated count: $(cat "$dir/fleet.err")"; exit 1; }
 echo "ok (a hostile host's counts of 2^63 twice: saturated and warned, not wrapped)"
+# the same two rows at a refused period (0), read beside gamma alone: the
+# refused samples' sum saturates, and the warning says so as for a count
+ch_query "INSERT INTO wrap.counts (host, window_id, attempt, started, identity, event, used, period, offset, count)
+  SELECT '!refused', 1, 1, started, identity, event, used, 0, offset + n, toUInt64(9223372036854775808)
+  FROM wrap.counts ARRAY JOIN [1, 2] AS n WHERE identity = '$wrap_id' AND host = 'gamma' AND period = 2000 LIMIT 2"
+ch_query "INSERT INTO wrap.windows (host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, samples)
+  SELECT '!refused', 1, 1, 'window', '', started, ended, now(), 2, 0, 0 FROM wrap.windows WHERE host = 'gamma' ORDER BY started DESC LIMIT 1"
+"$prof" --fleet "$url_a" --database wrap --host gamma --host '!refused' --format csv >"$dir/refused.csv" 2>"$dir/fleet.err"
+grep -q "18446744073709551615 samples of cpu-clock shipped at a period of 0 .*(!refused): not counted" "$dir/fleet.err" &&
+  grep -q "a weighed count beyond 2^64-1 .* is shown as 18446744073709551615" "$dir/fleet.err" ||
+  { echo "FAIL: the refused samples' saturated sum is not warned as saturated: $(cat "$dir/fleet.err")"; exit 1; }
+echo "ok (a hostile host's refused-period counts of 2^63 twice: saturated and warned)"
 
 # --- a hostile shipper (insert rights, as every host has) sends an images
 # row and symbols for alpha's workload's identity: alpha's report keeps
