@@ -259,7 +259,13 @@ def known_shares(a):
     prof = profilers.LcpidProf(a.build, "perf", EVENT, 1_000_000_000 // a.governed_rate, a.budget)
     try:
         gov = dict(prof.governed)
-        subprocess.run([shares, str(a.shares_seconds)], check=True)
+        # Long enough for --shares-samples at the rate chosen (the workload
+        # is one thread): a share p of n samples is off by sqrt(p(1-p)/n),
+        # 1.3 points for 60 % of 1,460, so a short run cannot show 1 point.
+        rate = gov.get("governed_rate_per_cpu") or a.governed_rate
+        seconds = max(a.shares_seconds, min(a.shares_max_seconds,
+                                            math.ceil(a.shares_samples / rate)))
+        subprocess.run([shares, str(seconds)], check=True)
         prof.stop_lcpid()  # it writes its window
         r = subprocess.run([os.path.join(a.build, "tools/lcpiprof"), "--db", prof.l.db,
                             "--epoch", "all", "-p", "-i", shares, "--format", "csv"],
@@ -276,7 +282,7 @@ def known_shares(a):
         if name in ("work60", "work30", "work10"):
             counts[name] = counts.get(name, 0) + int(rec.get(EVENT) or 0)
     total = sum(counts.values())
-    out = {"seconds": a.shares_seconds, "governed": gov, "samples": total, "counts": counts,
+    out = {"seconds": seconds, "governed": gov, "samples": total, "counts": counts,
            "lcpiprof_error": r.stderr.strip()[-300:] if r.returncode else None}
     if total:
         out["share_pct"] = {k: 100 * v / total for k, v in counts.items()}
@@ -347,7 +353,14 @@ def main():
     ap.add_argument("--governed-runs", type=int, default=3,
                     help="lcpid-governed runs per repetition (default %(default)s)")
     ap.add_argument("--shares-seconds", type=int, default=6,
-                    help="the known-shares run at the governed rate, s (0: none)")
+                    help="the known-shares run at the governed rate, at least this "
+                         "many s (0: none)")
+    ap.add_argument("--shares-samples", type=int, default=15000,
+                    help="... and long enough for this many samples at the governed rate "
+                         "(default %(default)s: one standard error of a 60 %% share is "
+                         "0.4 points)")
+    ap.add_argument("--shares-max-seconds", type=int, default=120,
+                    help="... but at most this many s (default %(default)s)")
     ap.add_argument("--inside-guest", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     mode = "quick" if a.quick else "full"

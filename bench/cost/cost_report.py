@@ -111,10 +111,12 @@ def governed_text(h):
         out += ["The known-shares workload (tests/integration/workloads/shares.c: work60, "
                 "work30, work10 for 60, 30, 10 %% of its iterations), %d s under lcpid "
                 "--max-overhead %g at %.0f/s/CPU: %d samples, work60 %.1f %%, work30 %.1f %%, "
-                "work10 %.1f %%; the largest error %.1f points (the issue asks within 1)." % (
+                "work10 %.1f %%; the largest error %.1f points (the issue asks within 1; "
+                "one standard error of a 60 %% share of %d samples: %.2f points)." % (
                     k["seconds"], g["budget_pct"], k["governed"]["governed_rate_per_cpu"],
                     k["samples"], sp.get("work60", 0), sp.get("work30", 0),
-                    sp.get("work10", 0), k["max_error_points"]), ""]
+                    sp.get("work10", 0), k["max_error_points"], k["samples"],
+                    100 * math.sqrt(0.24 / k["samples"])), ""]
     return out
 
 
