@@ -295,14 +295,14 @@ void Daemon::TakeCalibration() {
   const CalibratorState c = calibrator_.State();
   if (c.running || c.runs == calibrations_seen_) return;
   const uint64_t failures_before = calibrations_seen_ ? last_failures_ : 0;
+  // The calibrations' share of each CPU (those of the last
+  // --calibrate-every, tries again included), held back from the budget.
+  const int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  reserve_.Add(now_ns, c.cpu_ns - calibration_cpu_seen_, c.runs - calibrations_seen_);
+  governor_->set_reserved_pct(reserve_.Pct(now_ns, cpus_online_.online()));
   calibrations_seen_ = c.runs;
-  // The periodic calibrations' share of each CPU (one's CPU, on average,
-  // every --calibrate-every), held back from the budget.
-  if (options_.calibrate_every > 0 && c.runs > 0 && cpus_online_.online() > 0)
-    governor_->set_reserved_pct(100.0 * static_cast<double>(c.cpu_ns) /
-                                static_cast<double>(c.runs) /
-                                (static_cast<double>(options_.calibrate_every) * 1e9) /
-                                static_cast<double>(cpus_online_.online()));
+  calibration_cpu_seen_ = c.cpu_ns;
   const bool failed = c.failures != failures_before;
   last_failures_ = c.failures;
   if (options_.sample_cost_ns > 0) return;  // the operator's figure is held

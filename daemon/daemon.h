@@ -34,6 +34,7 @@
 #include "libprofile/attribute/process_tracker.h"
 #include "libprofile/attribute/sideband.h"
 #include "libprofile/base/lookup_worker.h"
+#include "libprofile/budget/calibration_reserve.h"
 #include "libprofile/budget/calibration_retry.h"
 #include "libprofile/budget/calibrator.h"
 #include "libprofile/budget/cpu_online_watch.h"
@@ -185,13 +186,15 @@ class Daemon {
   bool govern_early_ = true;  // GovernEarly is due: at start and after lcpictl budget
   Clock::time_point next_periodic_calibration_ = Clock::time_point::max();
   Clock::time_point next_retry_calibration_ = Clock::time_point::max();  // retry_'s later try
-  uint64_t calibrations_seen_ = 0;  // calibrator_'s runs offered to the governor
+  uint64_t calibrations_seen_ = 0;     // calibrator_'s runs offered to the governor
+  uint64_t calibration_cpu_seen_ = 0;  // and their CPU, ns
   uint64_t last_failures_ = 0;
   bool confirming_ = false;          // the calibration running confirms the last one
   uint64_t confirming_started_ = 0;  // how many did (status)
   // When a calibration that settled nothing (failed, refused, or a
   // confirmation that disagreed) is tried again while one is wanted.
   CalibrationRetry retry_{options_.calibrate_every};
+  CalibrationReserve reserve_{options_.calibrate_every};
   CpuOnlineWatch cpus_online_;  // their count at the last window's end
   uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).
