@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/fleet/clickhouse_text.h"
@@ -99,9 +101,6 @@ class Weights {
  private:
   std::vector<PeriodWeight> of_;
 };
-
-// a + b, or 2^64-1 beyond it: sums of counts each host ships as it likes.
-uint64_t AddSaturating(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
 
 // Weighed sums as counts, saturating; one warning if any was clamped.
 class Counts {
@@ -221,7 +220,8 @@ Expected<void> ReadWindowFacts(fleet::ClickHouseHttp& ch, const FleetSql& sql, H
                          sql.Table("shipped_window_facts") + " WHERE " + sql.WhereAllImages() +
                          " AND name IN (" + names + ") GROUP BY name",
                      2, [&](const Fields& r) -> Expected<void> {
-                       sums[Unhex(r[0])] = static_cast<double>(Samples(r[1]));
+                       sums[Unhex(r[0])] = static_cast<double>(std::min<long double>(
+                           Samples(r[1]), std::numeric_limits<double>::max()));
                        return {};
                      });
   if (!read) return read.error();
@@ -911,7 +911,7 @@ Expected<PprofResult> BuildFleetPprof(fleet::ClickHouseHttp& ch, const FleetSele
     by_id[i.info.id] = &i;
     uint64_t& first = first_event[i.info.id];
     for (const auto& [offset, counts] : i.counts)
-      if (!counts.empty()) first = AddSaturating(first, counts.front());
+      if (!counts.empty()) first = SaturatingAdd(first, counts.front());
   }
   SortHottestFirst(&order, first_event);
   PprofBuilder b(*h, /*with_stacks=*/false);  // stacks are not shipped

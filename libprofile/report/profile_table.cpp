@@ -2,6 +2,7 @@
 // or process, each event's count, share and cumulative share, and the rows
 // --top/--keep cut. Text shows the event columns first and the names last;
 // CSV and JSON the names first (as version 1 always has).
+#include "libprofile/base/saturating.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/table.h"
 
@@ -106,7 +107,7 @@ Document ProfileDocument(const Profile& p) {
     row.cells.resize(t.columns.size());  // the per-event cells, set below
     for (size_t e = 0; e < h.events.size(); ++e) {
       // saturating: a fleet's counts may be clamped at 2^64-1
-      cum[e] = r.counts[e] > UINT64_MAX - cum[e] ? UINT64_MAX : cum[e] + r.counts[e];
+      cum[e] = SaturatingAdd(cum[e], r.counts[e]);
       row.cells[events[0][e]] = uint64_t{r.counts[e]};
       row.cells[events[1][e]] = Percent(r.counts[e], h.totals[e]);
       row.cells[events[2][e]] = Percent(cum[e], h.totals[e]);

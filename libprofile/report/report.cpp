@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "libprofile/base/cgroup_label.h"
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/image/image_id.h"
@@ -258,7 +259,7 @@ void Trim(Profile* p, double keep, size_t top) {
   p->omitted_counts.assign(p->header.events.size(), 0);
   for (size_t i = n; i < p->rows.size(); ++i) {
     for (size_t e = 0; e < p->omitted_counts.size(); ++e) {
-      p->omitted_counts[e] += p->rows[i].counts[e];
+      p->omitted_counts[e] = SaturatingAdd(p->omitted_counts[e], p->rows[i].counts[e]);
     }
   }
   p->omitted = p->rows.size() - n;
@@ -335,7 +336,7 @@ void AddProcedureRows(const CountsByOffset& offsets, const ImageSymbolizer& sym,
       row = range;
     }
     row->counts.resize(events, 0);
-    for (size_t e = 0; e < c.size(); ++e) row->counts[e] += c[e];
+    for (size_t e = 0; e < c.size(); ++e) row->counts[e] = SaturatingAdd(row->counts[e], c[e]);
   }
   for (auto& [key, r] : procs) {
     if (!r.symbol) r.name = RangeName(info.path, r.lo, r.hi);
@@ -737,13 +738,13 @@ Expected<Diff> DiffProfiles(const Profile& a, const Profile& b, const DiffOption
     DiffRow& dr = rows[key(r)];
     dr.name = r.name;
     dr.image = r.image;
-    dr.count_a += r.counts[*ca];
+    dr.count_a = SaturatingAdd(dr.count_a, r.counts[*ca]);
   }
   for (const Row& r : b.rows) {
     DiffRow& dr = rows[key(r)];
     dr.name = r.name;
     dr.image = r.image;
-    dr.count_b += r.counts[*cb];
+    dr.count_b = SaturatingAdd(dr.count_b, r.counts[*cb]);
   }
   FinishDiff(std::move(rows), total_a, total_b, options, &d);
   return d;

@@ -334,6 +334,15 @@ assert 99.9 <= share <= 100, f"{share} % of the header's total"
 PY
 grep -q "a weighed count beyond 2^64-1 .* is shown as 18446744073709551615" "$dir/fleet.err" ||
   { echo "FAIL: no warning of the saturated count: $(cat "$dir/fleet.err")"; exit 1; }
+# per procedure: the two rows (two offsets next to each other, one
+# procedure) add up there, in the report's own sums
+"$prof" --fleet "$url_a" --database wrap -p --format csv >"$dir/wrap-p.csv" 2>/dev/null
+python3 - "$dir/wrap-p.csv" <<'PY' || { echo "FAIL: a procedure's sum of two hostile rows wrapped"; exit 1; }
+import csv, sys
+top = max(int(r["cpu-clock"]) for r in csv.DictReader(open(sys.argv[1])))
+print(f"the largest procedure: {top} samples")
+assert top == 2**64 - 1, "not saturated"
+PY
 echo "ok (a hostile host's counts of 2^63 twice: saturated and warned, not wrapped)"
 # the same two rows at a refused period (0), read beside gamma alone: the
 # refused samples' sum saturates, and the warning says so as for a count
