@@ -16,8 +16,11 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "libprofile/base/text.h"
 #include "libprofile/base/time_spec.h"
@@ -55,13 +58,16 @@ bool Sleep(double seconds) {
 }
 
 // A new try's id: random, so two tries of one window never share one.
+// Attempts are 63-bit (NewAttempt): shown the same by every client.
+constexpr uint64_t kMaxAttempt = 0x7fffffffffffffffull;
+
 uint64_t NewAttempt() {
   uint64_t a = 0;
   while (a == 0) {
     if (getrandom(&a, sizeof(a), 0) != sizeof(a)) {
       a = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     }
-    a &= 0x7fffffffffffffffull;  // shown the same by every client
+    a &= kMaxAttempt;
   }
   return a;
 }
@@ -130,13 +136,27 @@ class Shipper {
  private:
   std::string Table(const char* name) const { return o_.database + "." + name; }
 
-  // The attempt ClickHouse committed for the window, 0 if none.
-  Expected<uint64_t> Committed(const EpochInfo& e) {
-    auto r = ch_.Query("SELECT attempt FROM " + Table("windows") + " WHERE host = " +
+  // The attempts ClickHouse committed for the window: none, one, or (two
+  // machines shipping under one --host, or a row another host forged) two.
+  // An answer that is not attempt numbers is an error, never "none": that
+  // would send the window again, nor an attempt to keep while deleting
+  // the rest.
+  Expected<std::vector<uint64_t>> Committed(const EpochInfo& e) {
+    auto r = ch_.Query("SELECT DISTINCT attempt FROM " + Table("windows") + " WHERE host = " +
                        fleet::SqlString(o_.host) + " AND window_id = " + std::to_string(e.id) +
-                       " AND started = toDateTime(" + std::to_string(e.started) + ") LIMIT 1");
+                       " AND started = toDateTime(" + std::to_string(e.started) + ") LIMIT 2");
     if (!r) return r.error();
-    return static_cast<uint64_t>(std::strtoull(r->c_str(), nullptr, 10));
+    std::vector<uint64_t> attempts;
+    for (std::string_view rest = *r; !rest.empty();) {
+      const size_t nl = rest.find('\n');
+      const std::optional<uint64_t> a = ParseDecimal(rest.substr(0, nl));
+      if (!a || *a == 0 || *a > kMaxAttempt)
+        return Error(Errc::kCorrupt, "ClickHouse's answer about window " + std::to_string(e.id) +
+                                         " is not an attempt: " + Printable(r->substr(0, 80)));
+      attempts.push_back(*a);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    }
+    return attempts;
   }
 
   // Sends the symbols and rows of the images this host has not sent yet
@@ -196,15 +216,23 @@ class Shipper {
 
   // Deletes the rows of the window's tries other than the committed one.
   // They are never counted (the views keep the committed attempt), so this
-  // is only tidiness: a failure is logged, not retried. Its start time too:
-  // window ids start again at 1 in a recreated database, and another life's
-  // committed rows of the same id are not this window's.
-  void DeleteOtherTries(const EpochInfo& e, uint64_t committed) {
+  // is only tidiness: a failure is logged, not retried, and where two
+  // attempts are committed (two machines under one --host, or a forged
+  // row) nothing is deleted, since the views count both. Its start time
+  // too: window ids start again at 1 in a recreated database, and another
+  // life's committed rows of the same id are not this window's.
+  void DeleteOtherTries(const EpochInfo& e, const std::vector<uint64_t>& committed) {
+    if (committed.size() != 1) {
+      Log("window " + std::to_string(e.id) +
+          " has two committed attempts in ClickHouse (is another machine shipping as " +
+          Printable(o_.host) + "?): the rows of earlier tries are left");
+      return;
+    }
     for (const char* t : {"counts", "processes", "window_facts"}) {
       auto r = ch_.Query(
           "ALTER TABLE " + Table(t) + " DELETE WHERE host = " + fleet::SqlString(o_.host) +
           " AND window_id = " + std::to_string(e.id) + " AND started = toDateTime(" +
-          std::to_string(e.started) + ") AND attempt != " + std::to_string(committed));
+          std::to_string(e.started) + ") AND attempt != " + std::to_string(committed.front()));
       if (!r) Log("could not delete the rows of earlier tries: " + r.error().message());
     }
   }
@@ -212,11 +240,11 @@ class Shipper {
   Expected<void> ShipWindow(const EpochInfo& e, int64_t earlier_attempts) {
     auto committed = Committed(e);
     if (!committed) return committed.error();
-    if (*committed != 0) {
+    if (!committed->empty()) {
       // ClickHouse has it: the last try ended before its bookkeeping.
       Log("window " + std::to_string(e.id) + " is in ClickHouse already (attempt " +
-          std::to_string(*committed) + "): recorded, not sent again");
-      auto marked = state_.MarkShipped({e.id, e.started}, *committed, Now());
+          std::to_string(committed->front()) + "): recorded, not sent again");
+      auto marked = state_.MarkShipped({e.id, e.started}, committed->front(), Now());
       if (!marked) return marked;
       // The committed try is one of those begun; any other left rows.
       if (earlier_attempts > 1) DeleteOtherTries(e, *committed);
@@ -246,14 +274,14 @@ class Shipper {
     // (the server stopped after writing it) must not be followed by another.
     committed = Committed(e);
     if (!committed) return committed.error();
-    if (*committed == 0) {
+    if (committed->empty()) {
       auto ok = ch_.InsertTsv(Table("windows") + " " + kWindowColumns,
                               WindowRow(e, o_.host, attempt, Now(), *rows));
       if (!ok) return ok;
-      committed = attempt;
+      committed->push_back(attempt);
     }
     TestHook("marker");
-    auto marked = state_.MarkShipped({e.id, e.started}, *committed, Now());
+    auto marked = state_.MarkShipped({e.id, e.started}, committed->front(), Now());
     if (!marked) return marked;
     if (earlier_attempts > 0) DeleteOtherTries(e, *committed);
     Log("window " + std::to_string(e.id) + " shipped: " + std::to_string(rows->count_rows) +

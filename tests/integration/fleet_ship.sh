@@ -108,6 +108,14 @@ check() {
   fi
   echo "ok ($what): $rows windows, $(wc -l <"$dir/got.counts") sums equal"
 }
+mutations_done() {  # mutations_done DB: waits up to 60 s for DB's deletes to be done
+  for _ in $(seq 600); do
+    [ "$(ch_query "SELECT count() FROM system.mutations WHERE database = '$1' AND is_done = 0")" = 0 ] && return
+    sleep 0.1
+  done
+  echo "FAIL: $1's deletes (ALTER TABLE ... DELETE) not done after 60 s"; exit 1
+}
+
 run() {  # run DB [ENV...]: lcpi-ship --once into DB; its status in $rc
   local db=$1; shift
   rc=0
@@ -183,16 +191,18 @@ grep -q "in ClickHouse already" "$dir/kill_marker.log" ||
   { echo "FAIL: after the commit the rerun did not find the window"; exit 1; }
 
 # --- killed after its rows, then a second try killed after its commit: the
-# run that finds the window committed deletes the first try's rows
+# run that finds the window committed deletes the first try's rows, and only
+# those (the sums still equal the database's once the deletes are done)
 run kill_both LCPI_SHIP_TEST_HOOK=kill-after-rows
+[ $rc = 137 ] || { echo "FAIL: the rows hook did not kill lcpi-ship (exit $rc)"; exit 1; }
 run kill_both LCPI_SHIP_TEST_HOOK=kill-after-marker
+[ $rc = 137 ] || { echo "FAIL: the marker hook did not kill lcpi-ship (exit $rc)"; exit 1; }
 run kill_both
 [ $rc = 0 ] || { echo "FAIL: rerun exited $rc"; cat "$dir/kill_both.log"; exit 1; }
+grep -q "in ClickHouse already" "$dir/kill_both.log" ||
+  { echo "FAIL: the rerun did not find the committed window"; exit 1; }
+mutations_done kill_both
 check kill_both "killed after its rows, then after its commit, rerun"
-for _ in $(seq 100); do
-  [ "$(ch_query "SELECT count() FROM system.mutations WHERE database = 'kill_both' AND is_done = 0")" = 0 ] && break
-  sleep 0.1
-done
 sent=$(ch_query "SELECT count() FROM kill_both.counts") counted=$(ch_query "SELECT count() FROM kill_both.shipped_counts")
 [ "$sent" = "$counted" ] ||
   { echo "FAIL: the first try's rows were left: $sent count rows, $counted counted"; exit 1; }
@@ -209,10 +219,7 @@ sqlite3 "$dir/life2.db" "UPDATE epochs SET started = started - 2592000, ended = 
 DBFILE=$dir/life2.db STATE=$dir/life2.state run life LCPI_SHIP_TEST_HOOK=kill-after-rows
 DBFILE=$dir/life2.db STATE=$dir/life2.state run life
 [ $rc = 0 ] || { echo "FAIL: lcpi-ship exited $rc"; cat "$dir/life.log"; exit 1; }
-for _ in $(seq 100); do
-  [ "$(ch_query "SELECT count() FROM system.mutations WHERE database = 'life' AND is_done = 0")" = 0 ] && break
-  sleep 0.1
-done
+mutations_done life
 both=$(ch_query "SELECT count() FROM life.shipped_counts")
 [ "$both" = $((2 * first)) ] ||
   { echo "FAIL (another life): $both committed count rows, want $((2 * first)) (the first life's $first and as many again)"; exit 1; }
