@@ -32,11 +32,13 @@ uint64_t DropCounts(MergeBatch& batch) {
   batch.symbols.shrink_to_fit();
   batch.images.clear();
   // The stacks name the images by their place in the batch: they go too.
-  int64_t stack_samples = 0;
-  for (const StackRow& st : batch.stacks) stack_samples += static_cast<int64_t>(st.count);
+  uint64_t stack_samples = 0;
+  for (const StackRow& st : batch.stacks)
+    stack_samples =
+        std::min<uint64_t>(stack_samples + std::min<uint64_t>(st.count, INT64_MAX), INT64_MAX);
   batch.stacks.clear();
   batch.stacks.shrink_to_fit();
-  Add(batch, kPendingDroppedStacksStat, stack_samples);
+  Add(batch, kPendingDroppedStacksStat, static_cast<int64_t>(stack_samples));
   // The Aggregator counts each sample it files as attributed or unknown:
   // those statistics are exactly the batch's counted samples.
   int64_t moved = 0;

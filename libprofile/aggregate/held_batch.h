@@ -8,8 +8,10 @@
 // written, so every sample stays accounted for, its counted samples moved
 // from "attributed" and "unknown" to "pending_dropped":
 //   samples = on disk + lost + dropped + pending_dropped (+ retention's).
-// Its images and symbols go too, so that retries are quick; the caller must
-// then not mark those names stored when it commits (they are sent again).
+// Its images, symbols and call stacks (which name its images) go too, so
+// that retries are quick, the stacks' samples counted as
+// "pending_dropped_stacks"; the caller must then not mark those names
+// stored when it commits (they are sent again).
 #ifndef LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H
 #define LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H
 

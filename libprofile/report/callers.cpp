@@ -48,12 +48,20 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
                        "perf source)"
                      : "no call stack of the epochs read passes through '" + options.symbol +
                            "' (" + std::to_string(c.stack_samples) + " stack samples)");
-  // Stacks a window did not keep (lcpid --max-stacks) are in no share.
-  auto over = c.header.stats.find("stacks_over_limit");
-  if (over != c.header.stats.end() && over->second > 0)
-    c.warnings.push_back(std::to_string(over->second) +
+  // Stacks a window did not keep (lcpid --max-stacks, or dropped with the
+  // counts while the database refused merges) are in no share.
+  auto stat = [&](const char* name) -> int64_t {
+    auto it = c.header.stats.find(name);
+    return it == c.header.stats.end() ? 0 : it->second;
+  };
+  if (const int64_t over = stat("stacks_over_limit"); over > 0)
+    c.warnings.push_back(std::to_string(over) +
                          " stack samples were beyond lcpid --max-stacks in their window and are "
                          "in none of these shares");
+  if (const int64_t held = stat("pending_dropped_stacks"); held > 0)
+    c.warnings.push_back(std::to_string(held) +
+                         " stack samples were dropped while the database refused merges "
+                         "(pending_dropped_stacks) and are in none of these shares");
   for (const auto& [p, n] : counts) c.rows.push_back({p.first, p.second, n});
   std::stable_sort(c.rows.begin(), c.rows.end(),
                    [](const CallerRow& a, const CallerRow& b) { return a.count > b.count; });

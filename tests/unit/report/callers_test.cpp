@@ -123,3 +123,26 @@ TEST_CASE("callers of a database without stacks say none were stored") {
   REQUIRE_FALSE(none);
   CHECK(none.error().message().find("--stack-frequency") != std::string::npos);
 }
+
+TEST_CASE("stack samples a window did not keep are warned of, each by its cause") {
+  Db d;
+  MergeBatch b;
+  b.epoch = *d.db->CurrentEpoch();
+  b.images.push_back({"kernel:test", "[kernel.kallsyms]", ImageKind::kKernel});
+  b.events.push_back({"cycles", "cpu-clock", 1000});
+  b.symbols.push_back({0, kLeaf, 0x100, "leaf"});
+  b.symbols.push_back({0, kTop, 0x100, "top"});
+  b.stacks = {Stack({kLeaf, kTop}, 4)};
+  b.stats = {{"stack_samples", 16}, {"stacks_over_limit", 3}, {"pending_dropped_stacks", 9}};
+  REQUIRE(d.db->Merge(b));
+  CallersOptions o;
+  o.epoch = "all";
+  o.symbol = "leaf";
+  Callers c = *BuildCallers(*d.db, o);
+  std::string warned;
+  for (const std::string& w : c.warnings) warned += w + "\n";
+  INFO(warned);
+  CHECK(warned.find("3 stack samples were beyond lcpid --max-stacks") != std::string::npos);
+  CHECK(warned.find("9 stack samples were dropped while the database refused merges") !=
+        std::string::npos);
+}
