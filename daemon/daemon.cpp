@@ -297,10 +297,8 @@ void Daemon::TakeCalibration() {
   const uint64_t failures_before = calibrations_seen_ ? last_failures_ : 0;
   // The calibrations' share of each CPU (those of the last
   // --calibrate-every, tries again included), held back from the budget.
-  const int64_t now_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-  reserve_.Add(now_ns, c.cpu_ns - calibration_cpu_seen_, c.runs - calibrations_seen_);
-  governor_->set_reserved_pct(reserve_.Pct(now_ns, cpus_online_.online()));
+  reserve_.Add(NowNs(), c.cpu_ns - calibration_cpu_seen_, c.runs - calibrations_seen_);
+  HoldBackCalibrations();
   calibrations_seen_ = c.runs;
   calibration_cpu_seen_ = c.cpu_ns;
   const bool failed = c.failures != failures_before;
@@ -374,6 +372,16 @@ void Daemon::StartDueCalibration() {
   }
 }
 
+int64_t Daemon::NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+void Daemon::HoldBackCalibrations() {
+  const long cpus = cpus_online_.online();
+  if (cpus > 0) governor_->set_reserved_pct(reserve_.Pct(NowNs(), cpus));
+}
+
 void Daemon::WatchCpusOnline() {
   if (!cpus_online_.Changed()) return;
   spdlog::info("{} CPUs online now: calibrating again", cpus_online_.online());
@@ -444,6 +452,7 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
   std::optional<std::vector<uint64_t>> periods;
   if (close_window) {
     WatchCpusOnline();
+    HoldBackCalibrations();  // calibrations an interval old no longer count
     periods = governor_->Decide();
   }
   draining_ = Draining{close_window, wait_lookups, periods.has_value()};
@@ -453,12 +462,8 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
 void Daemon::MeasureCost(MergeBatch& batch, const DrainStats& now) {
   // What these samples cost (window_costs), and whose they are: the reports
   // file lcpid's own samples under [lcpi: observer] by this pid.
-  batch.cost = cost_meter_->Take(
-      now.source, ThreadsCpuNs(calibrator_.running_tid()),
-      static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-              .count()),
-      calibrator_.State().last);
+  batch.cost = cost_meter_->Take(now.source, ThreadsCpuNs(calibrator_.running_tid()),
+                                 static_cast<uint64_t>(NowNs()), calibrator_.State().last);
   batch.observer_pid = static_cast<uint32_t>(getpid());
   batch.observer_image = self_image_;
   // lcpid's own CPU per sample, shown beside the governor's estimate (not

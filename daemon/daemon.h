@@ -111,6 +111,12 @@ class Daemon {
   // Starts what retry_ says follows a calibration: one at once (counted as
   // confirming if it confirms), or one after_s seconds later.
   void FollowUp(const CalibrationRetry::Next& next);
+  // Sets the governor's share held back for calibrating (reserve_) as of
+  // now: after each calibration, and at each window's end, where the
+  // calibrations an interval old stop counting.
+  void HoldBackCalibrations();
+  // Clock::now() in ns.
+  static int64_t NowNs();
   // From the loop: the periodic calibration, or a later try, when due.
   void StartDueCalibration();
   // At a window's end: a CPU came online (or went): calibrate again.

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "libprofile/base/thread_cpu.h"
 #include "libprofile/image/image_id.h"
 #include "libprofile/image/symbol_end.h"
 
@@ -22,13 +23,6 @@ namespace {
 // 64-bit offsets (a kernel address kept whole would make every merge fail).
 // Enough to tell code regions apart.
 uint64_t RawPcOffset(uint64_t pc) { return pc & ~(1ull << 63); }
-
-// The calling thread's CPU time.
-uint64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 bool IsVdso(const ImageEntry& e) { return e.identity.rfind("vdso:", 0) == 0; }
 

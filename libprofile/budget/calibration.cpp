@@ -18,6 +18,8 @@
 #include <memory>
 #include <random>
 
+#include "libprofile/base/thread_cpu.h"
+
 namespace lcpi {
 
 namespace {
@@ -27,8 +29,6 @@ uint64_t ClockNs(clockid_t clock) {
   clock_gettime(clock, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
-
-uint64_t ThreadCpuNs() { return ClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
 // b - a of one clock, 0 if it went back.
 uint64_t Since(uint64_t a, uint64_t b) { return b > a ? b - a : 0; }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "libprofile/base/quiet_thread.h"
+#include "libprofile/base/thread_cpu.h"
 
 namespace lcpi {
 
@@ -23,13 +24,16 @@ bool Calibrator::Start(const CalibrationConfig& config) {
 
 void Calibrator::RunOne(CalibrationConfig config) {
   __atomic_store_n(&tid_, gettid(), __ATOMIC_RELAXED);
+  const uint64_t cpu0 = ThreadCpuNs();
   Expected<Calibration> c = CalibrateSampleCost(config, &stop_);
+  // A calibration that failed ran its loop too: its CPU counts.
+  const uint64_t cpu1 = ThreadCpuNs();
   __atomic_store_n(&tid_, 0, __ATOMIC_RELAXED);
   std::lock_guard<std::mutex> lock(mu_);
   state_.running = false;
   state_.runs++;
+  state_.cpu_ns += cpu1 > cpu0 ? cpu1 - cpu0 : 0;
   if (c) {
-    state_.cpu_ns += c->cpu_ns;
     state_.last = std::move(*c);
     state_.last_error.clear();
   } else {
