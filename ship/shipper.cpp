@@ -138,22 +138,26 @@ class Shipper {
 
   // The attempts ClickHouse committed for the window: none, one, or (two
   // machines shipping under one --host, or a row another host forged) two.
-  // An answer that is not attempt numbers is an error, never "none": that
-  // would send the window again, nor an attempt to keep while deleting
-  // the rest.
+  // A row whose attempt no shipper sends (0, or beyond 63 bits: NewAttempt)
+  // commits nothing and is passed over, so a forged one cannot stop this
+  // host's shipping. An answer that is not numbers (a proxy's page) is an
+  // error, tried again later: never "none", which would send the window
+  // again, nor an attempt to keep while deleting the rest.
   Expected<std::vector<uint64_t>> Committed(const EpochInfo& e) {
-    auto r = ch_.Query("SELECT DISTINCT attempt FROM " + Table("windows") + " WHERE host = " +
-                       fleet::SqlString(o_.host) + " AND window_id = " + std::to_string(e.id) +
-                       " AND started = toDateTime(" + std::to_string(e.started) + ") LIMIT 2");
+    auto r = ch_.Query(
+        "SELECT DISTINCT attempt FROM " + Table("windows") +
+        " WHERE host = " + fleet::SqlString(o_.host) + " AND window_id = " + std::to_string(e.id) +
+        " AND started = toDateTime(" + std::to_string(e.started) + ") AND attempt BETWEEN 1 AND " +
+        std::to_string(kMaxAttempt) + " ORDER BY attempt LIMIT 2 FORMAT TabSeparated");
     if (!r) return r.error();
     std::vector<uint64_t> attempts;
     for (std::string_view rest = *r; !rest.empty();) {
       const size_t nl = rest.find('\n');
       const std::optional<uint64_t> a = ParseDecimal(rest.substr(0, nl));
-      if (!a || *a == 0 || *a > kMaxAttempt)
+      if (!a)
         return Error(Errc::kCorrupt, "ClickHouse's answer about window " + std::to_string(e.id) +
-                                         " is not an attempt: " + Printable(r->substr(0, 80)));
-      attempts.push_back(*a);
+                                         " is not attempt numbers: " + Printable(r->substr(0, 80)));
+      if (*a != 0 && *a <= kMaxAttempt) attempts.push_back(*a);
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
     return attempts;

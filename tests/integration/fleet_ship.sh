@@ -208,6 +208,19 @@ sent=$(ch_query "SELECT count() FROM kill_both.counts") counted=$(ch_query "SELE
   { echo "FAIL: the first try's rows were left: $sent count rows, $counted counted"; exit 1; }
 echo "ok (a try's rows deleted by the run that found a later try committed): $sent count rows"
 
+# --- a forged windows row (attempt 0, which no shipper sends) for a window
+# not shipped yet, written by any host with insert rights: passed over, the
+# window shipped, not held behind it for good
+run forged LCPI_SHIP_TEST_HOOK=kill-after-rows  # the tables, and the first window's rows
+first=$(sqlite3 "$dir/p.db" "SELECT id || ' ' || started FROM epochs WHERE ended IS NOT NULL ORDER BY id LIMIT 1")
+ch_query "INSERT INTO forged.windows (host, window_id, attempt, kind, tag, started, ended, shipped, count_rows, process_rows, samples)
+  SELECT 'test-host', ${first% *}, 0, 'window', '', toDateTime(${first#* }), toDateTime(${first#* }), now(), 0, 0, 0"
+run forged
+[ $rc = 0 ] || { echo "FAIL: a forged windows row of attempt 0 stopped the shipping (exit $rc)"; tail -3 "$dir/forged.log"; exit 1; }
+ch_query "ALTER TABLE forged.windows DELETE WHERE attempt = 0"
+mutations_done forged
+check forged "a forged windows row of attempt 0 passed over"
+
 # --- another life: a recreated profile database (window ids from 1 again,
 # other start times) shipped as the same host into the same tables; its
 # retried windows' clean-up must not delete the first life's committed rows
