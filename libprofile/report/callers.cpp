@@ -41,13 +41,6 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
     c.through += s.count;
     for (const Proc& p : seen) counts[p] += s.count;
   }
-  if (c.through == 0)
-    return Error(Errc::kNotFound,
-                 c.stack_samples == 0
-                     ? "no call stacks are stored for the epochs read (lcpid --stack-frequency, "
-                       "perf source)"
-                     : "no call stack of the epochs read passes through '" + options.symbol +
-                           "' (" + std::to_string(c.stack_samples) + " stack samples)");
   // Stacks a window did not keep (lcpid --max-stacks, or dropped with the
   // counts while the database refused merges) are in no share.
   auto stat = [&](const char* name) -> int64_t {
@@ -62,6 +55,18 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
     c.warnings.push_back(std::to_string(held) +
                          " stack samples were dropped while the database refused merges "
                          "(pending_dropped_stacks) and are in none of these shares");
+  if (c.through == 0) {
+    // (what was not kept may be why none is here)
+    std::string why;
+    for (const std::string& w : c.warnings) why += "; " + w;
+    return Error(Errc::kNotFound,
+                 (c.stack_samples == 0
+                      ? "no call stacks are stored for the epochs read (lcpid --stack-frequency, "
+                        "perf source)"
+                      : "no call stack of the epochs read passes through '" + options.symbol +
+                            "' (" + std::to_string(c.stack_samples) + " stack samples)") +
+                     why);
+  }
   for (const auto& [p, n] : counts) c.rows.push_back({p.first, p.second, n});
   std::stable_sort(c.rows.begin(), c.rows.end(),
                    [](const CallerRow& a, const CallerRow& b) { return a.count > b.count; });

@@ -146,3 +146,20 @@ TEST_CASE("stack samples a window did not keep are warned of, each by its cause"
   CHECK(warned.find("9 stack samples were dropped while the database refused merges") !=
         std::string::npos);
 }
+
+TEST_CASE("when every stack was dropped, the error says so, not only that none were stored") {
+  Db d;
+  MergeBatch b;
+  b.epoch = *d.db->CurrentEpoch();
+  b.events.push_back({"cycles", "cpu-clock", 1000});
+  b.stats = {{"stack_samples", 12}, {"pending_dropped_stacks", 12}};
+  REQUIRE(d.db->Merge(b));
+  CallersOptions o;
+  o.epoch = "all";
+  o.symbol = "leaf";
+  auto none = BuildCallers(*d.db, o);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code() == Errc::kNotFound);
+  CHECK(none.error().message().find("12 stack samples were dropped while the database refused "
+                                    "merges") != std::string::npos);
+}
