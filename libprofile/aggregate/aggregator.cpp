@@ -11,7 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "libprofile/base/thread_cpu.h"
+#include "libprofile/base/clock_ns.h"
 #include "libprofile/image/image_id.h"
 #include "libprofile/image/symbol_end.h"
 

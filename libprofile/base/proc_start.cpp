@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "libprofile/base/clock_ns.h"
 #include "libprofile/base/text.h"
 #include "libprofile/base/unique_fd.h"
 
@@ -59,11 +60,7 @@ std::string StartTicksAt(int proc_pid_dir) {
   return fd.get() < 0 ? "" : ReadStat(fd.get());
 }
 
-uint64_t BoottimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t BoottimeNs() { return ClockNs(CLOCK_BOOTTIME); }
 
 uint64_t TicksToNs(uint64_t ticks) {
   static const uint64_t per_second = static_cast<uint64_t>(sysconf(_SC_CLK_TCK));

@@ -18,17 +18,11 @@
 #include <memory>
 #include <random>
 
-#include "libprofile/base/thread_cpu.h"
+#include "libprofile/base/clock_ns.h"
 
 namespace lcpi {
 
 namespace {
-
-uint64_t ClockNs(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // b - a of one clock, 0 if it went back.
 uint64_t Since(uint64_t a, uint64_t b) { return b > a ? b - a : 0; }

@@ -3,8 +3,8 @@
 
 #include <unistd.h>
 
+#include "libprofile/base/clock_ns.h"
 #include "libprofile/base/quiet_thread.h"
-#include "libprofile/base/thread_cpu.h"
 
 namespace lcpi {
 

@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "libprofile/base/clock_ns.h"
 #include "libprofile/collect/event_spec.h"
 #include "libprofile/collect/perf_source.h"  // MeanPeriod: the same rates as the perf source
 
@@ -316,10 +317,7 @@ SourceStats KmodSource::Stats() const {
   SourceStats out = ModuleStats() - baseline_;
   out.buffers = buffers_;  // counted here, not by the module
   // The module counts each sample as it is taken: its counts are as of now.
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  out.as_of_ns =
-      static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+  out.as_of_ns = ClockNs(CLOCK_MONOTONIC);
   return out;
 }
 
