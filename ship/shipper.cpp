@@ -157,7 +157,7 @@ class Shipper {
       if (!a)
         return Error(Errc::kCorrupt, "ClickHouse's answer about window " + std::to_string(e.id) +
                                          " is not attempt numbers: " + Printable(r->substr(0, 80)));
-      if (*a != 0 && *a <= kMaxAttempt) attempts.push_back(*a);
+      attempts.push_back(*a);
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
     return attempts;

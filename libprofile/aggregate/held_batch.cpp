@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "libprofile/base/saturating.h"
+
 namespace lcpi {
 
 namespace {
@@ -33,9 +35,8 @@ uint64_t DropCounts(MergeBatch& batch) {
   batch.images.clear();
   // The stacks name the images by their place in the batch: they go too.
   uint64_t stack_samples = 0;
-  for (const StackRow& st : batch.stacks)
-    stack_samples =
-        std::min<uint64_t>(stack_samples + std::min<uint64_t>(st.count, INT64_MAX), INT64_MAX);
+  for (const StackRow& st : batch.stacks) stack_samples = SaturatingAdd(stack_samples, st.count);
+  stack_samples = std::min<uint64_t>(stack_samples, INT64_MAX);  // a statistic is an int64
   batch.stacks.clear();
   batch.stacks.shrink_to_fit();
   Add(batch, kPendingDroppedStacksStat, static_cast<int64_t>(stack_samples));
