@@ -17,6 +17,7 @@
 
 #include "lcpi_hashtable.h"
 #include "libprofile/aggregate/held_batch.h"
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/budget/budget_status.h"
 #include "libprofile/budget/self_cpu.h"
@@ -592,15 +593,26 @@ Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
   if (!done.result && done.result.error().code() == Errc::kInvalidArgument) {
     // The store refuses the batch for what it holds, not for the state of
     // the disk: the same batch would be refused again every second, hold
-    // every later count and be lost at exit. It is dropped and counted; the
-    // rows of one bad image never get here (ProfileDb::Merge sets them
-    // aside), so this is a bug of lcpid's, said as such.
+    // every later count and be lost at exit. The rows of one bad image
+    // never get here (ProfileDb::Merge sets them aside), so this is a bug
+    // of lcpid's, said as such. Its rows are dropped, counted as "refused",
+    // and its statistics written again alone, at once: the window still
+    // adds up. Statistics refused alone are lost.
     refused_batches_++;
-    for (const CountRow& c : done.batch.counts) refused_samples_ += c.count;
     last_flush_error_ = done.result.error().ToString();
-    spdlog::error("the database refused a batch for its content, dropped ({} samples so far): {}",
-                  refused_samples_, last_flush_error_);
     in_flight_->marks = {};  // nothing of it was stored
+    if (HoldsRows(done.batch)) {
+      refused_samples_ = SaturatingAdd(refused_samples_, DropCounts(done.batch, kDroppedAsRefused));
+      spdlog::error(
+          "the database refused a batch for its content: its rows dropped, its statistics "
+          "written alone ({} samples so far, counted as refused): {}",
+          refused_samples_, last_flush_error_);
+      failed_batch_ = std::move(done.batch);
+      in_flight_->close_window = false;  // the window closes with a batch taken later
+      return {};
+    }
+    spdlog::error("the database refused a batch of statistics alone, dropped: {}",
+                  last_flush_error_);
     done.result = Expected<void>();
   }
   if (!done.result) {

@@ -23,9 +23,9 @@ void Add(MergeBatch& b, const std::string& name, int64_t delta) {
 
 }  // namespace
 
-uint64_t DropCounts(MergeBatch& batch) {
+uint64_t DropCounts(MergeBatch& batch, const DroppedAs& as) {
   uint64_t samples = 0;
-  for (const CountRow& c : batch.counts) samples += c.count;
+  for (const CountRow& c : batch.counts) samples = SaturatingAdd(samples, c.count);
   batch.counts.clear();
   batch.counts.shrink_to_fit();
   batch.processes.clear();
@@ -39,7 +39,7 @@ uint64_t DropCounts(MergeBatch& batch) {
   stack_samples = std::min<uint64_t>(stack_samples, INT64_MAX);  // a statistic is an int64
   batch.stacks.clear();
   batch.stacks.shrink_to_fit();
-  Add(batch, kPendingDroppedStacksStat, static_cast<int64_t>(stack_samples));
+  Add(batch, as.stacks, static_cast<int64_t>(stack_samples));
   // The Aggregator counts each sample it files as attributed or unknown:
   // those statistics are exactly the batch's counted samples.
   int64_t moved = 0;
@@ -48,8 +48,13 @@ uint64_t DropCounts(MergeBatch& batch) {
     moved += s.second;
     return true;
   });
-  Add(batch, kPendingDroppedStat, moved);
+  Add(batch, as.samples, moved);
   return samples;
+}
+
+bool HoldsRows(const MergeBatch& batch) {
+  return !batch.counts.empty() || !batch.processes.empty() || !batch.symbols.empty() ||
+         !batch.images.empty() || !batch.stacks.empty();
 }
 
 void FoldInto(MergeBatch& held, const MergeBatch& newer) {

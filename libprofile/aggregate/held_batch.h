@@ -12,6 +12,11 @@
 // that retries are quick, the stacks' samples counted as
 // "pending_dropped_stacks"; the caller must then not mark those names
 // stored when it commits (they are sent again).
+//
+// A batch the store refuses for its content (an lcpid bug: a row naming an
+// image the batch lacks) is dropped the same way, as "refused" and
+// "refused_stacks", and its statistics written alone: the window still
+// adds up, with those samples said to be lost.
 #ifndef LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H
 #define LCPI_LIBPROFILE_AGGREGATE_HELD_BATCH_H
 
@@ -21,17 +26,27 @@
 
 namespace lcpi {
 
-// The statistics that count samples dropped while held: the flat
-// profile's, and the call stacks'.
-inline constexpr const char* kPendingDroppedStat = "pending_dropped";
-inline constexpr const char* kPendingDroppedStacksStat = "pending_dropped_stacks";
+// The statistics that count a dropped batch's samples: the flat profile's,
+// and the call stacks'.
+struct DroppedAs {
+  const char* samples;
+  const char* stacks;
+};
+// Held while the database refused merges, beyond --max-pending-entries.
+inline constexpr DroppedAs kDroppedWhileHeld{"pending_dropped", "pending_dropped_stacks"};
+// Refused by the store for what the batch held.
+inline constexpr DroppedAs kDroppedAsRefused{"refused", "refused_stacks"};
 
 // Drops `batch`'s counts, process rows, images, symbols and call stacks
 // (which name its images), moving its samples from its "attributed" and
-// "unknown" statistics to "pending_dropped" and counting its stacks'
-// samples in "pending_dropped_stacks"; returns how many flat samples that
-// was (0 if none).
-uint64_t DropCounts(MergeBatch& batch);
+// "unknown" statistics to `as.samples` and counting its stacks' samples in
+// `as.stacks`; returns how many flat samples that was (0 if none; 2^64-1
+// at most).
+uint64_t DropCounts(MergeBatch& batch, const DroppedAs& as = kDroppedWhileHeld);
+
+// Whether `batch` holds anything but statistics, event times and cost: a
+// batch DropCounts left holds none.
+bool HoldsRows(const MergeBatch& batch);
 
 // Adds a newer batch's statistics (by name), event times (by position:
 // the same source, the same events) and cost sums to `held`, after

@@ -1,8 +1,8 @@
 // held_batch_test.cpp - dropping a held batch's counts keeps its accounting:
 // the samples it counted move from attributed/unknown to pending_dropped
-// (its call stacks' to pending_dropped_stacks),
-// its other statistics and event times stay, and a newer batch folded into
-// it adds its statistics and event times.
+// (its call stacks' to pending_dropped_stacks; a refused batch's to refused
+// and refused_stacks), its other statistics and event times stay, and a
+// newer batch folded into it adds its statistics and event times.
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -54,6 +54,22 @@ TEST_CASE("a dropped batch keeps its accounting, not its counts", "[aggregate]")
                                             {"pending_dropped_stacks", 7}});
   CHECK(DropCounts(held) == 0);  // nothing more to drop
   CHECK(Stats(held) == s);
+}
+
+TEST_CASE("a batch refused for its content is dropped as refused, its statistics kept",
+          "[aggregate]") {
+  MergeBatch refused = Batch(600, 400, 900, 100);
+  CHECK(HoldsRows(refused));
+  CHECK(DropCounts(refused, kDroppedAsRefused) == 1000);
+  CHECK_FALSE(HoldsRows(refused));  // written again alone, not refused again
+  CHECK(Stats(refused) ==
+        std::map<std::string, int64_t>{
+            {"samples", 1005}, {"lost", 5}, {"refused", 1000}, {"refused_stacks", 7}});
+}
+
+TEST_CASE("the samples of a batch's counts are summed without wrapping", "[aggregate]") {
+  MergeBatch held = Batch(UINT64_MAX - 1, 2, 0, 0);
+  CHECK(DropCounts(held) == UINT64_MAX);
 }
 
 TEST_CASE("a newer batch dropped into the held one adds its statistics and times", "[aggregate]") {
