@@ -8,6 +8,8 @@
 #include <set>
 #include <string>
 
+#include "libprofile/base/saturating.h"
+
 namespace lcpi::report {
 
 namespace {
@@ -74,8 +76,8 @@ Expected<std::vector<uint64_t>> SamplingPathCounts(ProfileDb& db, const Header& 
       auto counts = db.OffsetCounts(QueryEpoch(h), image_id, h.events[e].id, s.offset, hi);
       if (!counts) return counts.error();
       uint64_t n = 0;
-      for (const OffsetCount& c : *counts) n += c.count;
-      out[e] += ScaleCount(h, e, n);
+      for (const OffsetCount& c : *counts) n = SaturatingAdd(n, c.count);
+      out[e] = SaturatingAdd(out[e], ScaleCount(h, e, n));
     }
   }
   return out;
@@ -93,7 +95,7 @@ Expected<std::map<int64_t, std::vector<uint64_t>>> ObserverProcessCounts(Profile
       if (h.events[e].id != t.event_id) continue;
       auto& c = out[t.image_id];
       c.resize(h.events.size(), 0);
-      c[e] += ScaleCount(h, e, t.count);
+      c[e] = SaturatingAdd(c[e], ScaleCount(h, e, t.count));
     }
   }
   return out;

@@ -2,6 +2,8 @@
 // offset_counts.h).
 #include "libprofile/report/offset_counts.h"
 
+#include "libprofile/base/saturating.h"
+
 namespace lcpi::report {
 
 Expected<CountsByOffset> CountOffsets(ProfileDb& db, const Header& header, int64_t image_id,
@@ -22,7 +24,7 @@ Expected<CountsByOffset> CountOffsets(ProfileDb& db, const Header& header, int64
 std::vector<uint64_t> SumCounts(const CountsByOffset& counts, size_t events) {
   std::vector<uint64_t> sum(events, 0);
   for (const auto& [offset, c] : counts) {
-    for (size_t e = 0; e < events && e < c.size(); ++e) sum[e] += c[e];
+    for (size_t e = 0; e < events && e < c.size(); ++e) sum[e] = SaturatingAdd(sum[e], c[e]);
   }
   return sum;
 }

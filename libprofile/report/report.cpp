@@ -54,7 +54,7 @@ Expected<std::map<int64_t, std::vector<uint64_t>>> CountsByImage(ProfileDb& db, 
       if (h.events[e].id != t.event_id || t.count == 0) continue;
       auto& counts = out[t.image_id];
       counts.resize(h.events.size(), 0);
-      counts[e] += ScaleCount(h, e, t.count);
+      counts[e] = SaturatingAdd(counts[e], ScaleCount(h, e, t.count));
     }
   }
   return out;
@@ -177,7 +177,7 @@ std::vector<Row> SumProcessTotals(const Header& h, const std::vector<ProcessTota
       Row& r = sums[key_of(t)];
       name(r, t);
       r.counts.resize(h.events.size(), 0);
-      r.counts[e] += ScaleCount(h, e, t.count);
+      r.counts[e] = SaturatingAdd(r.counts[e], ScaleCount(h, e, t.count));
     }
   }
   std::vector<Row> rows;
@@ -512,7 +512,10 @@ void SetSampleShares(Header& h) {
     return std::max(0.0, static_cast<double>(Stat(h.stats, name)));
   };
   const double attributed = figure("attributed"), unknown = figure("unknown");
-  const double lost = figure("lost") + figure("dropped");
+  // Lost: taken but in no count, whatever the reason (held_batch.h: a held
+  // batch dropped while the database refused merges, a batch it refused).
+  const double lost =
+      figure("lost") + figure("dropped") + figure("pending_dropped") + figure("refused");
   const double throttled = figure("throttled_lost_estimate");
   h.unknown_percent = h.lost_percent = h.throttled_percent = 0;
   if (attributed + unknown > 0) h.unknown_percent = 100.0 * unknown / (attributed + unknown);
@@ -529,7 +532,11 @@ double MultiplexScale(uint64_t time_enabled, uint64_t time_running) {
 
 uint64_t ScaleCount(const Header& header, size_t e, uint64_t count) {
   if (e >= header.scale.size() || header.scale[e] == 1.0) return count;
-  return static_cast<uint64_t>(std::llround(static_cast<double>(count) * header.scale[e]));
+  // llround is undefined beyond 2^63: a scaled count there is clamped.
+  const double scaled = std::round(static_cast<double>(count) * header.scale[e]);
+  if (!(scaled > 0)) return 0;
+  if (scaled >= 0x1p64) return UINT64_MAX;
+  return static_cast<uint64_t>(scaled);
 }
 
 namespace {
@@ -702,8 +709,12 @@ Expected<Diff> DiffProfiles(const Profile& a, const Profile& b, const DiffOption
   d.view = options.view;
   d.a = a.header;
   d.b = b.header;
+  // What both sides warn of (the same database's conflicts, the same
+  // fleet's hosts) is said once.
   d.warnings = a.warnings;
-  d.warnings.insert(d.warnings.end(), b.warnings.begin(), b.warnings.end());
+  for (const std::string& w : b.warnings)
+    if (std::find(d.warnings.begin(), d.warnings.end(), w) == d.warnings.end())
+      d.warnings.push_back(w);
   // The event: asked for, or the first of A's columns that B has too.
   auto column = [](const Header& h, const std::string& name) -> std::optional<size_t> {
     for (size_t e = 0; e < h.events.size(); ++e) {

@@ -120,8 +120,14 @@ EpochSet QueryEpoch(const Header& header);
 void SetSampleShares(Header& h);
 // The statistics those shares and the throttling warning read: all a
 // fleet header asks of its windows (fleet_window_facts.h).
-inline constexpr const char* kShareStats[] = {
-    "attributed", "unknown", "lost", "dropped", "throttled_lost_estimate", "throttle_events"};
+inline constexpr const char* kShareStats[] = {"attributed",
+                                              "unknown",
+                                              "lost",
+                                              "dropped",
+                                              "pending_dropped",
+                                              "refused",
+                                              "throttled_lost_estimate",
+                                              "throttle_events"};
 
 // enabled/running when running < enabled (the PMU multiplexed the event),
 // else 1: also when not known (0, 0) or never running (running 0: no

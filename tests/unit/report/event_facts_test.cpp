@@ -194,6 +194,15 @@ TEST_CASE("unknown or full-time times leave counts as stored", "[report]") {
   CHECK(RenderProfile(p, ro).find("scale") == std::string::npos);
 }
 
+TEST_CASE("a scaled count beyond 2^64 is clamped, not undefined", "[report]") {
+  Header h;
+  h.scale = {3.0};
+  CHECK(ScaleCount(h, 0, 1000) == 3000);
+  CHECK(ScaleCount(h, 0, uint64_t{1} << 62) == UINT64_MAX - (uint64_t{1} << 62) + 1);
+  CHECK(ScaleCount(h, 0, uint64_t{1} << 63) == UINT64_MAX);
+  CHECK(ScaleCount(h, 0, UINT64_MAX) == UINT64_MAX);
+}
+
 TEST_CASE("an event sampled with precise_ip says so in the header", "[report]") {
   Db d;
   d.Merge(Ok(d.db->CurrentEpoch()), 1000, 1000, 2);

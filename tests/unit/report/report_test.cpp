@@ -110,6 +110,17 @@ TEST_CASE("images view: counts, percentages, order and the header", "[report]") 
   CHECK(Normalize(RenderProfile(p, ro), env.dir.path()) == ReadGolden("lcpiprof_images.csv"));
 }
 
+TEST_CASE("the lost share counts the samples dropped while held and in refused batches",
+          "[report]") {
+  Header h;
+  // 1,000 samples taken: 800 in counts, 200 taken but in none.
+  h.stats = {{"attributed", 750}, {"unknown", 50},          {"lost", 40},
+             {"dropped", 10},     {"pending_dropped", 100}, {"refused", 50}};
+  SetSampleShares(h);
+  CHECK(h.unknown_percent == Approx(100.0 * 50 / 800));
+  CHECK(h.lost_percent == Approx(20.0));
+}
+
 TEST_CASE("the newest epoch is the default, and 'all' sums every epoch", "[report]") {
   Env env;
   Profile newest = Build(*env.db, {});
