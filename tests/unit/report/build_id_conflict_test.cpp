@@ -85,3 +85,14 @@ TEST_CASE("an identity recorded before layouts is no build-id conflict", "[repor
            {"build-id:c0ffee:1111111111111111", "/usr/lib/libc.so.6", ImageKind::kUser}});
   CHECK(Mentioning(d.Warnings(View::kImages), "libc") == 0);
 }
+
+TEST_CASE("lcpidiff says a warning both sides share once", "[report]") {
+  Db d;
+  d.Merge({{"build-id:c0ffee:1111111111111111", "/usr/lib/libc.so.6", ImageKind::kUser},
+           {"build-id:c0ffee:2222222222222222", "/home/mallory/spin", ImageKind::kUser}});
+  DiffOptions o;  // the newest epoch against itself: the same conflict on both sides
+  auto diff = BuildDiff(*d.db, *d.db, o);
+  INFO((diff ? "" : diff.error().ToString()));
+  REQUIRE(diff.has_value());
+  CHECK(Mentioning(diff->warnings, "/home/mallory/spin") == 1);
+}
