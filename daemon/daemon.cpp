@@ -554,7 +554,9 @@ Expected<void> Daemon::CompleteMerge() {
     lookups_->RunCompletions();
     unwinds_->RunCompletions();
   }
-  if (writer_->busy()) return FinishMerge(writer_->Wait());
+  // (a refused batch's statistics follow it at once: FinishMerge)
+  while (writer_->busy())
+    if (Expected<void> e = FinishMerge(writer_->Wait()); !e) return e;
   return {};
 }
 
@@ -596,22 +598,23 @@ Expected<void> Daemon::FinishMerge(MergeWriter::Done done) {
     // every later count and be lost at exit. The rows of one bad image
     // never get here (ProfileDb::Merge sets them aside), so this is a bug
     // of lcpid's, said as such. Its rows are dropped, counted as "refused",
-    // and its statistics written again alone, at once: the window still
-    // adds up. Statistics refused alone are lost.
-    refused_batches_++;
+    // and its statistics written alone at once, before anything newer (the
+    // loop and CompleteMerge collect that write too): the window still
+    // adds up, and closes with them. Statistics refused alone are lost.
     last_flush_error_ = done.result.error().ToString();
     in_flight_->marks = {};  // nothing of it was stored
     if (HoldsRows(done.batch)) {
+      refused_batches_++;
       refused_samples_ = SaturatingAdd(refused_samples_, DropCounts(done.batch, kDroppedAsRefused));
+      in_flight_->entries = 0;
       spdlog::error(
           "the database refused a batch for its content: its rows dropped, its statistics "
           "written alone ({} samples so far, counted as refused): {}",
           refused_samples_, last_flush_error_);
-      failed_batch_ = std::move(done.batch);
-      in_flight_->close_window = false;  // the window closes with a batch taken later
+      writer_->Submit(std::move(done.batch));
       return {};
     }
-    spdlog::error("the database refused a batch of statistics alone, dropped: {}",
+    spdlog::error("the database refused a batch's statistics alone, dropped: {}",
                   last_flush_error_);
     done.result = Expected<void>();
   }
@@ -796,7 +799,8 @@ std::string Daemon::Status() {
   o << "max_processes " << options_.max_processes << "\n";
   o << "processes_rolled_up " << aggregator_->processes_rolled_up() << "\n";
   // Rows the database could not hold, set aside by image (ProfileDb::Merge),
-  // and whole batches it refused (dropped, never retried).
+  // and whole batches it refused (their rows dropped, their statistics
+  // written alone).
   o << "quarantined_images " << quarantined_images_ << "\n";
   o << "quarantined_rows " << quarantined_rows_ << "\n";
   o << "quarantined_samples " << quarantined_samples_ << "\n";
@@ -1081,6 +1085,7 @@ int Daemon::Run() {
         spdlog::error("merge: {}", e.error().message());
         retry_after_ = Clock::now() + kRetryAfterFailure;
       }
+      if (writer_->busy()) continue;  // a refused batch's statistics, written alone
     }
     if (draining_) continue;  // a merge is starting: its mark comes from the drain thread
     TakeCalibration();

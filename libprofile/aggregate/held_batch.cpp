@@ -17,7 +17,7 @@ void Add(MergeBatch& b, const std::string& name, int64_t delta) {
   if (it == b.stats.end()) {
     b.stats.emplace_back(name, delta);
   } else {
-    it->second += delta;
+    it->second = SaturatingAdd(it->second, delta);
   }
 }
 
@@ -45,7 +45,7 @@ uint64_t DropCounts(MergeBatch& batch, const DroppedAs& as) {
   int64_t moved = 0;
   std::erase_if(batch.stats, [&](const auto& s) {
     if (s.first != "attributed" && s.first != "unknown") return false;
-    moved += s.second;
+    moved = SaturatingAdd(moved, s.second);
     return true;
   });
   Add(batch, as.samples, moved);

@@ -13,6 +13,13 @@ inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return b > UINT64_MAX - a ? UINT64_MAX : a + b;
 }
 
+// a + b, or INT64_MAX (INT64_MIN) beyond it: a statistic is an int64.
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
+}
+
 }  // namespace lcpi
 
 #endif  // LCPI_LIBPROFILE_BASE_SATURATING_H
