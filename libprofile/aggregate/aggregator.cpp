@@ -652,6 +652,16 @@ void Aggregator::NewWindow() {
   snapshot_bytes_ = 0;
   admitted_.clear();
   rolled_pids_.assign(rolled_pids_.size(), false);
+  // The process rows the last TakeBatch held back (their image still being
+  // identified) go out with this window: their pids are its first, admitted
+  // as any other, or the window held them on top of max_processes_ (soak,
+  // its lookups slowed by a busy host: 41 of 40).
+  decltype(processes_) held;
+  held.swap(processes_);
+  for (const auto& [key, p] : held) {
+    const auto& [pid, image, event, cgroup] = key;
+    AddProcess(pid, p.comm, &cgroup, image, event, p.count);
+  }
 }
 
 size_t Aggregator::entries() const { return counts_.size(); }

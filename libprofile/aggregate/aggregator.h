@@ -172,7 +172,8 @@ class Aggregator {
     size_t in_flight_bytes = 0;
   };
   const UnwindCounts& unwind_counts() const { return unwind_; }
-  // A new window (epoch) starts: its first pids are admitted again.
+  // A new window (epoch) starts: its first pids are admitted again, the
+  // pids of the process rows held back by the last TakeBatch first.
   void NewWindow();
   // Pids rolled up since start (each counted once per window).
   uint64_t processes_rolled_up() const { return processes_rolled_up_; }

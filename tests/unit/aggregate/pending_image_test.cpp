@@ -101,6 +101,32 @@ TEST_CASE("a pending image's counts wait for its identity, with their statistics
   CHECK(agg.held_entries() == 0);
 }
 
+TEST_CASE("a pending image's process rows are the next window's first pids, within the cap") {
+  TempDir dir;
+  ImageTable images;
+  LookupWorker lookups;
+  images.SetLookups(&lookups);
+  ProcessTracker tracker;
+  tracker.OnComm(kGonePid, "prog", true, 0);
+  tracker.OnComm(kGonePid - 1, "other", true, 0);
+  FileMapping m = NoBuildId(dir / "prog", kGonePid, 0x400000);
+  const int32_t image = images.ForFile(m);
+  REQUIRE(images.pending(image));
+  tracker.OnMmap(kGonePid, {m.start, m.end, 0, image}, 0);
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_max_processes(1);
+  agg.Add(UserRecords(kGonePid, 0x400010, 5));
+  // The window closes while the image is being identified: its row is held.
+  CHECK(agg.TakeBatch(1, Cycles()).batch.processes.empty());
+  agg.NewWindow();
+  agg.Add(UserRecords(kGonePid - 1, 0x500000, 3));  // another pid, in the next window
+  REQUIRE(lookups.WaitIdle(std::chrono::seconds(10)));
+  Aggregator::TakenBatch next = agg.TakeBatch(2, Cycles());
+  std::map<uint32_t, uint64_t> by_pid;
+  for (const lcpi::ProcessRow& p : next.batch.processes) by_pid[p.pid] += p.count;
+  CHECK(by_pid == std::map<uint32_t, uint64_t>{{kGonePid, 5}, {lcpi::kRolledUpPid, 3}});
+}
+
 TEST_CASE("two paths to one content are one image in a batch") {
   TempDir dir;
   ImageTable images;
