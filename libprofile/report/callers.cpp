@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/stack_names.h"
 
@@ -25,7 +26,7 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
   using Proc = NamedFrame;
   std::map<Proc, uint64_t> counts;
   for (const NamedStack& s : *stacks) {
-    c.stack_samples += s.count;
+    c.stack_samples = SaturatingAdd(c.stack_samples, s.count);
     const std::vector<Proc>& names = s.frames;
     std::set<Proc> seen;  // each neighbour once per stack
     for (size_t i = 0; i < names.size(); i++) {
@@ -38,25 +39,11 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
       seen.insert(next);
     }
     if (seen.empty()) continue;
-    c.through += s.count;
-    for (const Proc& p : seen) counts[p] += s.count;
+    c.through = SaturatingAdd(c.through, s.count);
+    for (const Proc& p : seen) counts[p] = SaturatingAdd(counts[p], s.count);
   }
-  // Stacks a window did not keep (lcpid --max-stacks, or dropped with the
-  // counts while the database refused merges) are in no share.
-  auto stat = [&](const char* name) -> int64_t {
-    auto it = c.header.stats.find(name);
-    return it == c.header.stats.end() ? 0 : it->second;
-  };
-  if (const int64_t over = stat("stacks_over_limit"); over > 0)
-    c.warnings.push_back(std::to_string(over) +
-                         " stack samples were beyond lcpid --max-stacks in their window and are "
-                         "in none of these shares");
-  if (const int64_t held = stat("pending_dropped_stacks"); held > 0)
-    c.warnings.push_back(std::to_string(held) +
-                         " stack samples were dropped while the database refused merges "
-                         "(pending_dropped_stacks) and are in none of these shares");
   if (c.through == 0) {
-    // (what was not kept may be why none is here)
+    // (what was not kept, which NamedStacks warns of, may be why none is here)
     std::string why;
     for (const std::string& w : c.warnings) why += "; " + w;
     return Error(Errc::kNotFound,
@@ -138,8 +125,8 @@ Expected<Diff> BuildCallersDiff(ProfileDb& db_a, ProfileDb& db_b, const DiffOpti
   d.callees = options.callees;
   d.through_a = a->through;
   d.through_b = b->through;
-  d.warnings = a->warnings;
-  d.warnings.insert(d.warnings.end(), b->warnings.begin(), b->warnings.end());
+  AddWarnings(a->warnings, &d.warnings);
+  AddWarnings(b->warnings, &d.warnings);
   std::map<std::pair<std::string, std::string>, DiffRow> rows;
   for (const CallerRow& r : a->rows) {
     DiffRow& dr = rows[{r.image, r.name}];

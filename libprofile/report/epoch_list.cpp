@@ -3,6 +3,7 @@
 // a Document (text, CSV, JSON, HTML like every report).
 #include <sys/stat.h>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/time_spec.h"
 #include "libprofile/report/table.h"
 #include "libprofile/store/retention.h"
@@ -20,7 +21,7 @@ Expected<EpochList> BuildEpochList(ProfileDb& db) {
   struct stat st;
   if (::stat(db.path().c_str(), &st) == 0) list.file_bytes = static_cast<uint64_t>(st.st_size);
   uint64_t total_rows = 0;
-  for (const EpochSize& s : *sizes) total_rows += s.rows;
+  for (const EpochSize& s : *sizes) total_rows = SaturatingAdd(total_rows, s.rows);
   const auto spans = SpanTags(list.header.epochs);
   auto size = sizes->begin();
   for (size_t i = 0; i < list.header.epochs.size(); ++i) {

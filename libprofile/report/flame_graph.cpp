@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/stack_end.h"
 #include "libprofile/base/text.h"
 #include "libprofile/report/cell_format.h"
@@ -29,10 +30,10 @@ struct Building {
 };
 
 void Add(Building* node, const std::vector<NamedFrame>& path, uint64_t count) {
-  node->count += count;
+  node->count = SaturatingAdd(node->count, count);
   for (const NamedFrame& f : path) {
     node = &node->children[f];
-    node->count += count;
+    node->count = SaturatingAdd(node->count, count);
   }
 }
 
@@ -96,7 +97,8 @@ std::string IcicleSymbol(const std::vector<NamedStack>& stacks, const std::strin
     for (const NamedFrame& f : s.frames) {
       if (f.first == preferred) return preferred;
     }
-    if (!s.frames.empty()) innermost[s.frames.front().first] += s.count;
+    if (!s.frames.empty())
+      innermost[s.frames.front().first] = SaturatingAdd(innermost[s.frames.front().first], s.count);
   }
   std::string best;
   uint64_t most = 0;

@@ -15,12 +15,6 @@ namespace lcpi::report {
 
 namespace {
 
-void AddWarnings(const std::vector<std::string>& from, std::vector<std::string>* to) {
-  for (const std::string& w : from) {
-    if (std::find(to->begin(), to->end(), w) == to->end()) to->push_back(w);
-  }
-}
-
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);

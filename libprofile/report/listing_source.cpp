@@ -4,6 +4,7 @@
 // what is withheld, is SourceFiles' rule (source_files.h).
 #include <map>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/report/listing_steps.h"
 
 namespace lcpi::report {
@@ -31,7 +32,8 @@ std::vector<SourceLineRow> SourceLineRows(const std::vector<Instruction>& instru
       r.text = i.source_file ? files->Line(*i.source_file, i.source_line) : "";
       r.counts.assign(events, 0);
     }
-    for (size_t e = 0; e < i.counts.size(); ++e) r.counts[e] += i.counts[e];
+    for (size_t e = 0; e < i.counts.size(); ++e)
+      r.counts[e] = SaturatingAdd(r.counts[e], i.counts[e]);
   }
   std::vector<SourceLineRow> out;
   for (auto& [key, r] : rows) out.push_back(std::move(r));

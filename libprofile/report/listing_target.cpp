@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/report/image_filter.h"
 #include "libprofile/report/listing_steps.h"
 
@@ -29,7 +30,8 @@ Expected<Candidates> FindCandidates(ProfileDb& db, const Header& header,
   auto totals = db.ImageTotals(QueryEpoch(header));
   if (!totals) return totals.error();
   Candidates c;
-  for (const ImageTotal& t : *totals) c.samples[t.image_id] += t.count;
+  for (const ImageTotal& t : *totals)
+    c.samples[t.image_id] = SaturatingAdd(c.samples[t.image_id], t.count);
   for (const ImageInfo& i : *images) {
     if (ImageMatches(i, filter)) c.images.push_back(i);
   }
@@ -74,7 +76,7 @@ constexpr size_t kMaxImagesSearched = 64;
 uint64_t Samples(const CountsByOffset& counts) {
   uint64_t n = 0;
   for (const auto& [offset, c] : counts) {
-    for (uint64_t x : c) n += x;
+    for (uint64_t x : c) n = SaturatingAdd(n, x);
   }
   return n;
 }

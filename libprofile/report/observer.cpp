@@ -45,7 +45,7 @@ class Observer {
     for (size_t e = 0; e < r.counts.size() && e < row_.counts.size(); ++e) {
       const uint64_t n = std::min(r.counts[e], counts ? (*counts)[e] : r.counts[e]);
       r.counts[e] -= n;
-      row_.counts[e] += n;
+      row_.counts[e] = SaturatingAdd(row_.counts[e], n);
     }
   }
   // Appends the line if it has samples, after dropping rows left empty.

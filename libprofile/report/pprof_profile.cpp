@@ -14,6 +14,7 @@
 #include <set>
 #include <tuple>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/stack_end.h"
 #include "libprofile/image/image_id.h"
 #include "libprofile/report/image_filter.h"
@@ -375,7 +376,8 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
     for (const EventInfo& e : h.events) {
       if (e.id == t.event_id && t.count > 0) sampled.insert(t.image_id);
     }
-    if (!h.events.empty() && t.event_id == h.events.front().id) first_event[t.image_id] += t.count;
+    if (!h.events.empty() && t.event_id == h.events.front().id)
+      first_event[t.image_id] = SaturatingAdd(first_event[t.image_id], t.count);
   }
   SortHottestFirst(&*images, first_event);
   auto stacks = db.Stacks(QueryEpoch(h));
@@ -400,6 +402,7 @@ Expected<PprofResult> BuildPprof(ProfileDb& db, const PprofOptions& options) {
     if (!added) return added.error();
   }
   b.MoveInto(&result);
+  for (std::string& w : StacksNotKept(h)) result.warnings.push_back(std::move(w));
   // Last, as in lcpiprof -p's warnings (report.cpp, BuildProfile).
   for (std::string& w : EventWarnings(h)) result.warnings.push_back(std::move(w));
   return result;

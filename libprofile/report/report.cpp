@@ -437,7 +437,8 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
   auto totals = db.ImageTotals(QueryEpoch(h));
   if (!totals) return totals.error();
   std::map<int64_t, uint64_t> by_event;
-  for (const ImageTotal& t : *totals) by_event[t.event_id] += t.count;
+  for (const ImageTotal& t : *totals)
+    by_event[t.event_id] = SaturatingAdd(by_event[t.event_id], t.count);
   if (events.empty()) {
     for (const EventInfo& e : *all_events) {
       if (by_event[e.id] > 0) h.events.push_back(e);
@@ -483,8 +484,8 @@ Expected<Header> ReadHeader(ProfileDb& db, const std::string& epoch, const TimeR
     uint64_t enabled = 0, running = 0;
     for (const EpochEvent& f : *facts) {
       if (f.event_id != e.id) continue;
-      enabled += f.time_enabled;
-      running += f.time_running;
+      enabled = SaturatingAdd(enabled, f.time_enabled);
+      running = SaturatingAdd(running, f.time_running);
     }
     h.time_enabled.push_back(enabled);
     h.time_running.push_back(running);
@@ -511,11 +512,15 @@ void SetSampleShares(Header& h) {
   auto figure = [&](const char* name) {
     return std::max(0.0, static_cast<double>(Stat(h.stats, name)));
   };
-  const double attributed = figure("attributed"), unknown = figure("unknown");
-  // Lost: taken but in no count, whatever the reason (held_batch.h: a held
-  // batch dropped while the database refused merges, a batch it refused).
-  const double lost =
-      figure("lost") + figure("dropped") + figure("pending_dropped") + figure("refused");
+  // Lost: taken but in no count, whatever the reason: the kernel's and
+  // lcpid's drops, a held batch dropped while the database refused merges
+  // or a batch it refused (held_batch.h: moved out of attributed and
+  // unknown), and the rows of an image it set aside (still in attributed).
+  const double quarantined = figure("quarantined.samples");
+  const double attributed = std::max(0.0, figure("attributed") - quarantined);
+  const double unknown = figure("unknown");
+  const double lost = figure("lost") + figure("dropped") + figure("pending_dropped") +
+                      figure("refused") + quarantined;
   const double throttled = figure("throttled_lost_estimate");
   h.unknown_percent = h.lost_percent = h.throttled_percent = 0;
   if (attributed + unknown > 0) h.unknown_percent = 100.0 * unknown / (attributed + unknown);
@@ -553,6 +558,11 @@ std::string MultiplexNote(const Header& header, size_t e) {
   std::snprintf(note, sizeof note, "multiplexed: scaled by %.2f, running %.1f%% of enabled",
                 header.scale[e], RunningPercent(header, e));
   return note;
+}
+
+void AddWarnings(const std::vector<std::string>& from, std::vector<std::string>* to) {
+  for (const std::string& w : from)
+    if (std::find(to->begin(), to->end(), w) == to->end()) to->push_back(w);
 }
 
 std::vector<std::string> EventWarnings(const Header& header) {
@@ -711,10 +721,8 @@ Expected<Diff> DiffProfiles(const Profile& a, const Profile& b, const DiffOption
   d.b = b.header;
   // What both sides warn of (the same database's conflicts, the same
   // fleet's hosts) is said once.
-  d.warnings = a.warnings;
-  for (const std::string& w : b.warnings)
-    if (std::find(d.warnings.begin(), d.warnings.end(), w) == d.warnings.end())
-      d.warnings.push_back(w);
+  AddWarnings(a.warnings, &d.warnings);
+  AddWarnings(b.warnings, &d.warnings);
   // The event: asked for, or the first of A's columns that B has too.
   auto column = [](const Header& h, const std::string& name) -> std::optional<size_t> {
     for (size_t e = 0; e < h.events.size(); ++e) {

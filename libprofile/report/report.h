@@ -126,6 +126,7 @@ inline constexpr const char* kShareStats[] = {"attributed",
                                               "dropped",
                                               "pending_dropped",
                                               "refused",
+                                              "quarantined.samples",
                                               "throttled_lost_estimate",
                                               "throttle_events"};
 
@@ -146,6 +147,9 @@ std::string MultiplexNote(const Header& header, size_t e);
 // were sampled at different precise_ip, "event cycles: the epochs read were
 // sampled at precise_ip 0 and 3; their skid differs". None when neither.
 std::vector<std::string> EventWarnings(const Header& header);
+// Appends the warnings of `from` that `to` does not hold yet: a report of
+// parts (lcpidiff's two sides, the HTML page's views) says each once.
+void AddWarnings(const std::vector<std::string>& from, std::vector<std::string>* to);
 
 // ----- lcpiprof
 

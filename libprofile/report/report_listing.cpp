@@ -5,6 +5,7 @@
 // the image and range, count, disassemble, spread the counts, attach the
 // source. When the image on disk is missing or not the profiled build, it
 // says so and still lists what it can: the counts per offset.
+#include "libprofile/base/saturating.h"
 #include "libprofile/base/text.h"
 #include "libprofile/report/listing_steps.h"
 #include "libprofile/report/report.h"
@@ -46,7 +47,8 @@ void SpreadCounts(const CountsByOffset& counts, size_t events,
     i.counts.assign(events, 0);
     for (auto it = counts.lower_bound(i.offset);
          it != counts.end() && it->first < i.offset + i.size; ++it) {
-      for (size_t e = 0; e < it->second.size(); ++e) i.counts[e] += it->second[e];
+      for (size_t e = 0; e < it->second.size(); ++e)
+        i.counts[e] = SaturatingAdd(i.counts[e], it->second[e]);
     }
   }
 }

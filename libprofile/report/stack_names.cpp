@@ -35,6 +35,25 @@ class FrameNamer {
 
 }  // namespace
 
+std::vector<std::string> StacksNotKept(const Header& header) {
+  static constexpr std::pair<const char*, const char*> kWhy[] = {
+      {"stacks_over_limit", "were beyond lcpid --max-stacks in their window"},
+      {"pending_dropped_stacks",
+       "were dropped while the database refused merges (pending_dropped_stacks)"},
+      {"refused_stacks", "were in a batch the database refused (refused_stacks; logged by lcpid)"},
+      {"stacks_quarantined",
+       "passed through an image whose rows the database set aside (stacks_quarantined)"},
+  };
+  std::vector<std::string> out;
+  for (const auto& [stat, why] : kWhy) {
+    auto it = header.stats.find(stat);
+    if (it != header.stats.end() && it->second > 0)
+      out.push_back(std::to_string(it->second) + " stack samples " + why +
+                    " and are in none of these shares");
+  }
+  return out;
+}
+
 std::string StackEndFrame(uint8_t end) { return "[stack end: " + StackEndName(end) + "]"; }
 
 Expected<std::vector<NamedStack>> NamedStacks(ProfileDb& db, const Header& header,
@@ -56,6 +75,7 @@ Expected<std::vector<NamedStack>> NamedStacks(ProfileDb& db, const Header& heade
     for (const auto& [image, offset] : s.frames) n.frames.push_back(namer.Name(image, offset));
     out.push_back(std::move(n));
   }
+  for (std::string& w : StacksNotKept(header)) warnings->push_back(std::move(w));
   return out;
 }
 

@@ -25,9 +25,15 @@ struct NamedStack {
 
 // The stacks of the header's epochs (QueryEpoch), named; each image's
 // symbols loaded once. Warnings of images that cannot be read are added to
-// *warnings.
+// *warnings, then those of StacksNotKept.
 Expected<std::vector<NamedStack>> NamedStacks(ProfileDb& db, const Header& header,
                                               std::vector<std::string>* warnings);
+
+// The stack samples the header's epochs took but did not keep, a warning
+// per cause (over lcpid --max-stacks, dropped while the database refused
+// merges, in a batch it refused, through an image it set aside): every
+// view of stacks says them, since they are in none of its shares.
+std::vector<std::string> StacksNotKept(const Header& header);
 
 // "[stack end: depth cap]": the frame that says why a stack stopped.
 std::string StackEndFrame(uint8_t end);

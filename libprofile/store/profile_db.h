@@ -122,7 +122,8 @@ struct StoredStack {
   uint64_t count = 0;
 };
 
-// Stacks of a batch that name a quarantined image: not stored, counted.
+// Stacks of a batch that name a quarantined image: not stored, their
+// samples counted.
 inline constexpr const char* kStacksQuarantinedStat = "stacks_quarantined";
 
 // The pid of a process row that sums the processes lcpid did not keep apart
@@ -481,7 +482,7 @@ class ProfileDb {
   Expected<void> MergeLocked(const MergeBatch& batch, const std::vector<bool>& quarantine,
                              const MergeReport& quarantined, std::optional<uint32_t>* failed_image);
   // The batch's stacks into stacks and stack_counts (profile_db_stacks.cpp);
-  // *skipped counts those naming a quarantined image.
+  // *skipped counts the samples of those naming a quarantined image.
   Expected<void> MergeStacks(const MergeBatch& batch, const std::vector<int64_t>& image_ids,
                              const std::vector<bool>& quarantine, int64_t* skipped);
   // The batch's cost and lcpid's pid into window_costs and observer_pids

@@ -3,6 +3,7 @@
 // next ids, and the window's samples of it added in `stack_counts`.
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "libprofile/store/profile_db.h"
@@ -42,7 +43,9 @@ Expected<void> ProfileDb::MergeStacks(const MergeBatch& b, const std::vector<int
       frames.emplace_back(image_ids[image], offset);
     }
     if (held) {
-      ++*skipped;
+      // Its samples (each count at most INT64_MAX: ValidateBatch), summed up to it.
+      const int64_t n = static_cast<int64_t>(st.count);
+      *skipped = n > INT64_MAX - *skipped ? INT64_MAX : *skipped + n;
       continue;
     }
     const std::string blob = EncodeStack(st.end, frames);

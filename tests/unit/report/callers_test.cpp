@@ -1,7 +1,8 @@
 // callers_test.cpp - lcpiprof --callers/--callees from stored stacks: the
 // share through each immediate caller or callee, a recursive procedure's
 // stack counted once per neighbour, [self] and [stack end: ...] rows, the
-// error when no stack passes through, and the three formats of the view.
+// error when no stack passes through, the three formats of the view, and
+// the stack samples not kept, warned of in every view of stacks.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -9,6 +10,8 @@
 #include <string>
 
 #include "libprofile/report/callers.h"
+#include "libprofile/report/html_page.h"
+#include "libprofile/report/pprof_profile.h"
 #include "libprofile/store/profile_db.h"
 #include "store/store_test_util.h"
 
@@ -124,7 +127,7 @@ TEST_CASE("callers of a database without stacks say none were stored") {
   CHECK(none.error().message().find("--stack-frequency") != std::string::npos);
 }
 
-TEST_CASE("stack samples a window did not keep are warned of, each by its cause") {
+TEST_CASE("stack samples a window did not keep are warned of, each by its cause, in every view") {
   Db d;
   MergeBatch b;
   b.epoch = *d.db->CurrentEpoch();
@@ -133,18 +136,51 @@ TEST_CASE("stack samples a window did not keep are warned of, each by its cause"
   b.symbols.push_back({0, kLeaf, 0x100, "leaf"});
   b.symbols.push_back({0, kTop, 0x100, "top"});
   b.stacks = {Stack({kLeaf, kTop}, 4)};
-  b.stats = {{"stack_samples", 16}, {"stacks_over_limit", 3}, {"pending_dropped_stacks", 9}};
+  b.stats = {{"stack_samples", 23},
+             {"stacks_over_limit", 3},
+             {"pending_dropped_stacks", 9},
+             {"refused_stacks", 5},
+             {"stacks_quarantined", 2}};
   REQUIRE(d.db->Merge(b));
+  auto check = [](const std::vector<std::string>& warnings) {
+    std::string warned;
+    for (const std::string& w : warnings) warned += w + "\n";
+    INFO(warned);
+    CHECK(warned.find("3 stack samples were beyond lcpid --max-stacks") != std::string::npos);
+    CHECK(warned.find("9 stack samples were dropped while the database refused merges") !=
+          std::string::npos);
+    CHECK(warned.find("5 stack samples were in a batch the database refused") != std::string::npos);
+    CHECK(warned.find("2 stack samples passed through an image whose rows the database set "
+                      "aside") != std::string::npos);
+  };
   CallersOptions o;
   o.epoch = "all";
   o.symbol = "leaf";
-  Callers c = *BuildCallers(*d.db, o);
-  std::string warned;
-  for (const std::string& w : c.warnings) warned += w + "\n";
-  INFO(warned);
-  CHECK(warned.find("3 stack samples were beyond lcpid --max-stacks") != std::string::npos);
-  CHECK(warned.find("9 stack samples were dropped while the database refused merges") !=
-        std::string::npos);
+  SECTION("--callers") { check(BuildCallers(*d.db, o)->warnings); }
+  SECTION("the HTML page's flame graph") {
+    HtmlOptions html;
+    html.prof.epoch = "all";
+    auto page = BuildHtmlReport(*d.db, html);
+    REQUIRE(page);
+    REQUIRE(page->stack_samples == 4);
+    check(page->warnings);
+  }
+  SECTION("lcpidiff --callers, once though both sides warn") {
+    DiffOptions diff;
+    diff.epoch_a = diff.epoch_b = "all";
+    diff.symbol = "leaf";
+    auto d2 = BuildCallersDiff(*d.db, *d.db, diff);
+    REQUIRE(d2);
+    check(d2->warnings);
+    CHECK(d2->warnings.size() == 4);
+  }
+  SECTION("pprof's stacks") {
+    PprofOptions pprof;
+    pprof.epoch = "all";
+    auto profile = BuildPprof(*d.db, pprof);
+    REQUIRE(profile);
+    check(profile->warnings);
+  }
 }
 
 TEST_CASE("when every stack was dropped, the error says so, not only that none were stored") {

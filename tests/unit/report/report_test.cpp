@@ -110,7 +110,7 @@ TEST_CASE("images view: counts, percentages, order and the header", "[report]") 
   CHECK(Normalize(RenderProfile(p, ro), env.dir.path()) == ReadGolden("lcpiprof_images.csv"));
 }
 
-TEST_CASE("the lost share counts the samples dropped while held and in refused batches",
+TEST_CASE("the lost share counts the samples dropped while held, refused or set aside",
           "[report]") {
   Header h;
   // 1,000 samples taken: 800 in counts, 200 taken but in none.
@@ -119,6 +119,11 @@ TEST_CASE("the lost share counts the samples dropped while held and in refused b
   SetSampleShares(h);
   CHECK(h.unknown_percent == Approx(100.0 * 50 / 800));
   CHECK(h.lost_percent == Approx(20.0));
+  // An image's rows the database set aside: counted as attributed, stored nowhere.
+  h.stats["quarantined.samples"] = 100;
+  SetSampleShares(h);
+  CHECK(h.unknown_percent == Approx(100.0 * 50 / 700));
+  CHECK(h.lost_percent == Approx(30.0));
 }
 
 TEST_CASE("the newest epoch is the default, and 'all' sums every epoch", "[report]") {
