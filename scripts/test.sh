@@ -13,11 +13,11 @@
 # CI runs both. CTEST-ARGS go to both ctest runs.
 #
 # Without CTEST-ARGS (CI), build-san/ is built while build/'s tests run:
-# most of them run one at a time (RUN_SERIAL) and leave a core idle, so
-# that build runs in the idle scheduling class (chrt --idle), on whatever
-# core no test wants. The QEMU guests (label kmod), which keep both cores
-# busy, and the test that asserts what a calibration measured (label
-# calibration: a loop's pace) run after that build, on a quiet machine.
+# most of them run one at a time (RUN_SERIAL), the QEMU guests (label kmod,
+# last) mostly on one core, and they leave the other idle, so that build
+# runs in the idle scheduling class (chrt --idle), on whatever core no
+# test wants. The test that asserts what a calibration measured (label
+# calibration: a loop's pace) runs after that build, on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SANITIZE=1
@@ -42,14 +42,19 @@ run_ctest() {
 }
 
 if [ "$SANITIZE" = 1 ] && [ $# = 0 ]; then
-  quiet='^(kmod|calibration)$'
-  chrt --idle 0 scripts/test-sanitize.sh --build-only >build/sanitize-build.log 2>&1 &
+  # In a session of its own, so that an interrupted run stops it too.
+  setsid chrt --idle 0 scripts/test-sanitize.sh --build-only >build/sanitize-build.log 2>&1 &
   san_build=$!
-  run_ctest build -LE "$quiet" || main=1
-  # A failed build is built again, and its errors shown, by the run below.
-  wait "$san_build" || true
+  trap 'kill -- -"$san_build" 2>/dev/null; rm -f "$why"' EXIT
+  run_ctest build -LE '^(kmod|calibration)$' || main=1
+  run_ctest build -L '^kmod$' || main=1
+  # A failed build is built again, its errors shown, by the run below.
+  if ! wait "$san_build"; then
+    echo "test.sh: building build-san/ beside the tests failed; its log's end:" >&2
+    tail -n 40 build/sanitize-build.log >&2
+  fi
   tail -n 1 build/sanitize-build.log >&2
-  run_ctest build -L "$quiet" || main=1
+  run_ctest build -L '^calibration$' || main=1
 else
   run_ctest build "$@" || main=1
 fi
