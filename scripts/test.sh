@@ -45,7 +45,7 @@ if [ "$SANITIZE" = 1 ] && [ $# = 0 ]; then
   # In a session of its own, so that an interrupted run stops it too.
   setsid chrt --idle 0 scripts/test-sanitize.sh --build-only >build/sanitize-build.log 2>&1 &
   san_build=$!
-  trap 'kill -- -"$san_build" 2>/dev/null; rm -f "$why"' EXIT
+  trap 'kill -- -"$san_build" 2>/dev/null || true; rm -f "$why"' EXIT
   run_ctest build -LE '^(kmod|calibration)$' || main=1
   run_ctest build -L '^kmod$' || main=1
   # A failed build is built again, its errors shown, by the run below.
@@ -53,6 +53,7 @@ if [ "$SANITIZE" = 1 ] && [ $# = 0 ]; then
     echo "test.sh: building build-san/ beside the tests failed; its log's end:" >&2
     tail -n 40 build/sanitize-build.log >&2
   fi
+  trap 'rm -f "$why"' EXIT  # its pid may be another's from now on
   tail -n 1 build/sanitize-build.log >&2
   run_ctest build -L '^calibration$' || main=1
 else

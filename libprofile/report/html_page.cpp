@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/report/cell_format.h"
 #include "libprofile/report/percent.h"
 #include "libprofile/report/render_html.h"
@@ -233,7 +234,7 @@ Expected<HtmlReport> BuildHtmlReport(ProfileDb& db, const HtmlOptions& options) 
   // The call stacks, where lcpid took them (--stack-frequency).
   auto stacks = NamedStacks(db, r.images.header, &r.warnings);
   if (!stacks) return stacks.error();
-  for (const NamedStack& s : *stacks) r.stack_samples += s.count;
+  for (const NamedStack& s : *stacks) r.stack_samples = SaturatingAdd(r.stack_samples, s.count);
   if (r.stack_samples > 0) {
     r.flame = BuildFlame(*stacks);
     const std::string hottest = r.procedures.rows.empty() ? "" : r.procedures.rows.front().name;
