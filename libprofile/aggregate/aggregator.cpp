@@ -646,7 +646,9 @@ bool Aggregator::FirstRolledUp(uint32_t pid) {
 }
 
 void Aggregator::NewWindow() {
-  stacks_.NewWindow();
+  // The stacks held back with their image, as the process rows below.
+  if (const uint64_t over = stacks_.NewWindow(); over > 0)
+    stats_[kStacksOverLimitStat] += static_cast<int64_t>(over);
   // Snapshots of processes gone since go too (those in flight live on).
   snapshots_.clear();
   snapshot_bytes_ = 0;

@@ -42,8 +42,10 @@ class StackTable {
   // to it (nothing kept: the caller counts it).
   bool Add(StackKey key, uint64_t count);
   void set_max(size_t n) { max_ = n; }
-  // A new window: its stacks are admitted afresh.
-  void NewWindow() { admitted_.clear(); }
+  // A new window: its stacks are admitted afresh, those put back (held for
+  // a later batch) first; returns the samples of the ones beyond the cap,
+  // which are not kept (the caller counts them).
+  uint64_t NewWindow();
   // The stacks pending since the last Take, handed over.
   absl::flat_hash_map<StackKey, uint64_t> Take();
   // Puts back stacks a batch could not take yet (an image being identified).
