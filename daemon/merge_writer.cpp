@@ -1,9 +1,23 @@
 // merge_writer.cpp - one thread, one batch at a time.
 #include "daemon/merge_writer.h"
 
+#include <cstdlib>
+
+#include "libprofile/aggregate/held_batch.h"
+#include "libprofile/base/text.h"
+
 namespace lcpi {
 
 MergeWriter::MergeWriter(ProfileDb& db) : db_(db), thread_([this] { Loop(); }) {}
+
+namespace {
+
+uint64_t MergesToRefuse() {
+  const char* n = std::getenv("LCPI_TEST_REFUSE_MERGES");
+  return n ? ParseDecimal(n).value_or(0) : 0;
+}
+
+}  // namespace
 
 MergeWriter::~MergeWriter() {
   {
@@ -24,6 +38,7 @@ void MergeWriter::Submit(MergeBatch batch) {
 }
 
 void MergeWriter::Loop() {
+  refuse_left_ = MergesToRefuse();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [this] { return quit_ || todo_; });
@@ -33,7 +48,13 @@ void MergeWriter::Loop() {
     lock.unlock();
     auto start = std::chrono::steady_clock::now();
     MergeReport report;
-    Expected<void> merged = db_.Merge(batch, &report);
+    Expected<void> merged;
+    if (refuse_left_ > 0 && HoldsRows(batch)) {
+      refuse_left_--;
+      merged = Error(Errc::kInvalidArgument, "merge: refused for LCPI_TEST_REFUSE_MERGES");
+    } else {
+      merged = db_.Merge(batch, &report);
+    }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
     Done done{merged, {}, report, static_cast<uint64_t>(ms.count())};

@@ -62,6 +62,11 @@ class MergeWriter {
   std::optional<Done> done_;        // handed back
   bool quit_ = false;
   bool busy_ = false;  // the loop's view: touched by the loop's thread only
+  // LCPI_TEST_REFUSE_MERGES=N, for tests only (lcpid's environment is
+  // root's): the first N batches holding rows are refused as the store
+  // refuses a batch for its content, which otherwise only an lcpid bug
+  // does, so that reliability_test reaches what lcpid does then.
+  uint64_t refuse_left_ = 0;  // the writer thread's
   uint64_t last_ms_ = 0, max_ms_ = 0;
   std::thread thread_;  // last: starts after the members it uses
 };
