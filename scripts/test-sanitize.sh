@@ -19,18 +19,12 @@
 # scripts/test.sh runs this after the main suite, and so does CI.
 #
 #   scripts/test-sanitize.sh [CTEST-ARGS...]     e.g. -R profile_db
-#   scripts/test-sanitize.sh --build-only        the tree, no test (test.sh
-#                                                builds it beside build/'s tests)
 #
 # LCPI_SAN_TARGETS, if set, builds only those targets (space-separated; pair
 # it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD_ONLY=0
-case "${1:-}" in
-  -h | --help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
-  --build-only) BUILD_ONLY=1; shift ;;
-esac
+case "${1:-}" in -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
 . scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
@@ -40,10 +34,6 @@ configure_sanitize_tree
 # shellcheck disable=SC2086
 cmake --build "$LCPI_SAN_BUILD" -j"$JOBS" ${LCPI_SAN_TARGETS:+--target $LCPI_SAN_TARGETS}
 built=$(date +%s)
-if [ "$BUILD_ONLY" = 1 ]; then
-  echo "test-sanitize: build $((built - start)) s" >&2
-  exit 0
-fi
 status=0
 left_out=(style)
 [ "${LCPI_SAN_GUESTS:-0}" = 1 ] || left_out+=(kmod)
