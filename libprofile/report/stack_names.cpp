@@ -41,7 +41,7 @@ std::vector<std::string> StacksNotKept(const Header& header) {
       {"pending_dropped_stacks",
        "were dropped while the database refused merges (pending_dropped_stacks)"},
       {"refused_stacks", "were in a batch the database refused (refused_stacks; logged by lcpid)"},
-      {"stacks_quarantined",
+      {kStacksQuarantinedStat,
        "passed through an image whose rows the database set aside (stacks_quarantined)"},
   };
   std::vector<std::string> out;

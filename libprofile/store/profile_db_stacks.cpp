@@ -3,9 +3,9 @@
 // next ids, and the window's samples of it added in `stack_counts`.
 #include <sqlite3.h>
 
-#include <cstdint>
 #include <cstring>
 
+#include "libprofile/base/saturating.h"
 #include "libprofile/store/profile_db.h"
 #include "libprofile/store/profile_db_sql.h"
 #include "libprofile/store/stack_codec.h"
@@ -44,8 +44,7 @@ Expected<void> ProfileDb::MergeStacks(const MergeBatch& b, const std::vector<int
     }
     if (held) {
       // Its samples (each count at most INT64_MAX: ValidateBatch), summed up to it.
-      const int64_t n = static_cast<int64_t>(st.count);
-      *skipped = n > INT64_MAX - *skipped ? INT64_MAX : *skipped + n;
+      *skipped = SaturatingAdd(*skipped, static_cast<int64_t>(st.count));
       continue;
     }
     const std::string blob = EncodeStack(st.end, frames);
