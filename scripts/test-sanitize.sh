@@ -10,12 +10,15 @@
 # ClickHouse servers (label fleet: a minute of servers and real lcpid
 # runs; fleet-ship, whose escaping meets hostile names, runs here) and
 # the budget cases that assert what a calibration measured (label
-# calibration: ASan's slowdown makes the slope noise, each refused), and
-# the style checks (label style: clang-format and the layering probes read
-# the sources and the include paths, the same in both trees).
+# calibration: ASan's slowdown makes the slope noise, each refused), the
+# tests whose time is a peer's (label peer: Chromium, go tool pprof and perf
+# reading what lcpiprof wrote or sampled; the tools tests run those formats
+# sanitized here), and the style checks (label style: clang-format and the
+# layering probes read the sources and the include paths, the same in both
+# trees).
 # LCPI_SAN_GUESTS=1 runs the guests here too (lcpid, KmodSource and the
 # checkers then run sanitized against the real module), LCPI_SAN_SCALE=1
-# the scale, fleet and calibration tests.
+# the scale, fleet, calibration and peer tests.
 # scripts/test.sh runs this after the main suite, and so does CI.
 #
 #   scripts/test-sanitize.sh [CTEST-ARGS...]     e.g. -R profile_db
@@ -24,7 +27,7 @@
 # it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
 . scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
@@ -37,7 +40,7 @@ built=$(date +%s)
 status=0
 left_out=(style)
 [ "${LCPI_SAN_GUESTS:-0}" = 1 ] || left_out+=(kmod)
-[ "${LCPI_SAN_SCALE:-0}" = 1 ] || left_out+=(scale fleet calibration)
+[ "${LCPI_SAN_SCALE:-0}" = 1 ] || left_out+=(scale fleet calibration peer)
 exclude=()
 if [ ${#left_out[@]} -gt 0 ]; then exclude=(-LE "^($(IFS='|'; echo "${left_out[*]}"))\$"); fi
 ctest --test-dir "$LCPI_SAN_BUILD" --output-on-failure -j"$JOBS" "${exclude[@]}" "$@" || status=$?

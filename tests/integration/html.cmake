@@ -10,9 +10,9 @@ add_test(NAME "html: lcpiprof page in chromium"
   COMMAND ${_html_script} check ${_html_dir} $<TARGET_FILE:lcpiprof>
           ${CMAKE_BINARY_DIR}/tools-fixture/profiles.db)
 set_tests_properties("html: lcpiprof page in chromium" PROPERTIES
-  FIXTURES_REQUIRED lcpi_tools LABELS interop TIMEOUT 240)
+  FIXTURES_REQUIRED lcpi_tools LABELS "interop;peer" TIMEOUT 240)
 add_test(NAME "html: console check control" COMMAND ${_html_script} control ${_html_dir}/control)
-set_tests_properties("html: console check control" PROPERTIES LABELS interop TIMEOUT 120)
+set_tests_properties("html: console check control" PROPERTIES LABELS "interop;peer" TIMEOUT 120)
 # The flame graph and icicle of the tools fixture's stacks.db in chromium
 # (tests/integration/flame_check.py): the DOM holds the frames at widths of
 # their shares, long names whole in titles and cut in labels, a screenshot.
@@ -20,4 +20,4 @@ add_test(NAME "html: flame graph in chromium"
   COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/flame_check.py $<TARGET_FILE:lcpiprof>
           ${CMAKE_BINARY_DIR}/tools-fixture/stacks.db ${CMAKE_BINARY_DIR}/flame-check)
 set_tests_properties("html: flame graph in chromium" PROPERTIES
-  FIXTURES_REQUIRED lcpi_tools LABELS interop TIMEOUT 300)
+  FIXTURES_REQUIRED lcpi_tools LABELS "interop;peer" TIMEOUT 300)

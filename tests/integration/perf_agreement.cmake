@@ -5,4 +5,4 @@ add_test(NAME perf-agreement
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/perf_agreement.sh $<TARGET_FILE:lcpid>
           $<TARGET_FILE:lcpictl> $<TARGET_FILE:lcpiprof> ${CMAKE_CURRENT_BINARY_DIR}/workloads)
 set_tests_properties(perf-agreement PROPERTIES
-  LABELS "integration;root;tools" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 120)
+  LABELS "integration;root;tools;peer" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 120)

@@ -6,7 +6,7 @@ add_test(NAME "pprof: go tool pprof"
   COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/pprof_check.py $<TARGET_FILE:lcpiprof>
           ${CMAKE_BINARY_DIR}/pprof-check --db ${CMAKE_BINARY_DIR}/tools-fixture/profiles.db)
 set_tests_properties("pprof: go tool pprof" PROPERTIES
-  FIXTURES_REQUIRED lcpi_tools LABELS interop TIMEOUT 300)
+  FIXTURES_REQUIRED lcpi_tools LABELS "interop;peer" TIMEOUT 300)
 # Call stacks in the pprof file (tests/integration/pprof_stacks.py): go tool
 # pprof -top -cum and -traces show the callers of the tools fixture's
 # stacks.db, whose leaf is called 60/40 through two callers.
@@ -14,4 +14,4 @@ add_test(NAME "pprof: stacks in go tool pprof"
   COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/pprof_stacks.py $<TARGET_FILE:lcpiprof>
           ${CMAKE_BINARY_DIR}/tools-fixture/stacks.db ${CMAKE_BINARY_DIR}/pprof-stacks)
 set_tests_properties("pprof: stacks in go tool pprof" PROPERTIES
-  FIXTURES_REQUIRED lcpi_tools LABELS interop TIMEOUT 300)
+  FIXTURES_REQUIRED lcpi_tools LABELS "interop;peer" TIMEOUT 300)
