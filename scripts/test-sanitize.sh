@@ -4,7 +4,7 @@
 # build-san/ and runs every test there, the bounded fuzzing runs
 # (fuzz.<target>.run, 30 s each) included, but two kinds that run once, in
 # build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
-# tests (label scale: the million-entry merge, the 120 s load, the
+# tests (label scale: the million-entry merge, the 60 s load, the
 # 10,000-process churn and the soak, whose point is behaviour at size and
 # over time, and which take minutes each), the fleet report over two
 # ClickHouse servers (label fleet: a minute of servers and real lcpid
