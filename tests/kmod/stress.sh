@@ -1,11 +1,13 @@
 #!/bin/bash
-# stress.sh CHECK [N] - guest script (run with --no-load): N times (50) load
-# lcpi.ko, sample while cpu1 goes offline and back, flush, reconcile, stop
-# and unload; every 5th round the reader exits while sampling instead and
-# the module is unloaded behind it. The kernel log must stay clean.
+# stress.sh CHECK [N] - guest script: N times (50) load lcpi.ko, sample
+# while cpu1 goes offline and back, flush, reconcile, stop and unload; every
+# 5th round the reader exits while sampling instead and the module is
+# unloaded behind it. The kernel log must stay clean. A module loaded
+# before (run-guest.sh's, one_boot.sh's) is unloaded first.
 set -e
 CHECK=$1
 N=${2:-50}
+if [ -d /sys/module/lcpi ]; then rmmod lcpi; fi
 for i in $(seq 1 "$N"); do
 	insmod "$LCPI_KO"
 	if [ $((i % 5)) = 0 ]; then
