@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "libprofile/store/profile_db.h"
+#include "libprofile/store/stat_names.h"
 
 namespace lcpi {
 
@@ -33,9 +34,9 @@ struct DroppedAs {
   const char* stacks;
 };
 // Held while the database refused merges, beyond --max-pending-entries.
-inline constexpr DroppedAs kDroppedWhileHeld{"pending_dropped", "pending_dropped_stacks"};
+inline constexpr DroppedAs kDroppedWhileHeld{kPendingDroppedStat, kPendingDroppedStacksStat};
 // Refused by the store for what the batch held.
-inline constexpr DroppedAs kDroppedAsRefused{"refused", "refused_stacks"};
+inline constexpr DroppedAs kDroppedAsRefused{kRefusedStat, kRefusedStacksStat};
 
 // Drops `batch`'s counts, process rows, images, symbols and call stacks
 // (which name its images), moving its samples from its "attributed" and

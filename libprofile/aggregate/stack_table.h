@@ -14,15 +14,17 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include "libprofile/store/stat_names.h"
+
 namespace lcpi {
 
 // Distinct stacks a window keeps (lcpid's default; about 16 MiB of frames
 // at the worst, 8,192 stacks of 127 frames of 16 bytes).
 inline constexpr size_t kMaxStacksPerWindow = 8192;
 
-// Statistics the stack table adds to its window (docs/operators.md).
+// Statistics the stack table adds to its window (docs/operators.md), with
+// kStacksOverLimitStat (store/stat_names.h: the reports read it too).
 inline constexpr const char* kStackSamplesStat = "stack_samples";
-inline constexpr const char* kStacksOverLimitStat = "stacks_over_limit";
 inline constexpr const char* kStacksTruncatedStat = "stacks_truncated";
 
 struct StackKey {

@@ -519,8 +519,8 @@ void SetSampleShares(Header& h) {
   const double quarantined = figure("quarantined.samples");
   const double attributed = std::max(0.0, figure("attributed") - quarantined);
   const double unknown = figure("unknown");
-  const double lost = figure("lost") + figure("dropped") + figure("pending_dropped") +
-                      figure("refused") + quarantined;
+  const double lost = figure("lost") + figure("dropped") + figure(kPendingDroppedStat) +
+                      figure(kRefusedStat) + quarantined;
   const double throttled = figure("throttled_lost_estimate");
   h.unknown_percent = h.lost_percent = h.throttled_percent = 0;
   if (attributed + unknown > 0) h.unknown_percent = 100.0 * unknown / (attributed + unknown);

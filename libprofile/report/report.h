@@ -26,6 +26,7 @@
 
 #include "libprofile/base/error.h"
 #include "libprofile/store/profile_db.h"
+#include "libprofile/store/stat_names.h"
 
 namespace lcpi::report {
 
@@ -124,8 +125,8 @@ inline constexpr const char* kShareStats[] = {"attributed",
                                               "unknown",
                                               "lost",
                                               "dropped",
-                                              "pending_dropped",
-                                              "refused",
+                                              kPendingDroppedStat,
+                                              kRefusedStat,
                                               "quarantined.samples",
                                               "throttled_lost_estimate",
                                               "throttle_events"};

@@ -7,6 +7,7 @@
 
 #include "libprofile/base/stack_end.h"
 #include "libprofile/report/report_symbols.h"
+#include "libprofile/store/stat_names.h"
 
 namespace lcpi::report {
 namespace {
@@ -37,10 +38,11 @@ class FrameNamer {
 
 std::vector<std::string> StacksNotKept(const Header& header) {
   static constexpr std::pair<const char*, const char*> kWhy[] = {
-      {"stacks_over_limit", "were beyond lcpid --max-stacks in their window"},
-      {"pending_dropped_stacks",
+      {kStacksOverLimitStat, "were beyond lcpid --max-stacks in their window"},
+      {kPendingDroppedStacksStat,
        "were dropped while the database refused merges (pending_dropped_stacks)"},
-      {"refused_stacks", "were in a batch the database refused (refused_stacks; logged by lcpid)"},
+      {kRefusedStacksStat,
+       "were in a batch the database refused (refused_stacks; logged by lcpid)"},
       {kStacksQuarantinedStat,
        "passed through an image whose rows the database set aside (stacks_quarantined)"},
   };

@@ -20,9 +20,11 @@
 #include <tuple>
 
 #include "libprofile/base/cgroup_label.h"
+#include "libprofile/base/saturating.h"
 #include "libprofile/store/profile_db_schema.h"
 #include "libprofile/store/profile_db_sql.h"
 #include "libprofile/store/stack_codec.h"
+#include "libprofile/store/stat_names.h"
 
 namespace lcpi {
 
@@ -162,10 +164,10 @@ MergeReport CountQuarantined(const MergeBatch& b, const std::vector<bool>& quara
   for (const CountRow& c : b.counts) {
     if (!quarantine[c.image]) continue;
     r.quarantined_rows++;
-    // Saturating: the count that made it bad may be the largest value.
-    r.quarantined_samples = c.count > kMaxValue - r.quarantined_samples
-                                ? static_cast<uint64_t>(kMaxValue)
-                                : r.quarantined_samples + c.count;
+    // Saturating at what a statistic holds: the count that made it bad may
+    // be the largest value.
+    r.quarantined_samples =
+        std::min(SaturatingAdd(r.quarantined_samples, c.count), static_cast<uint64_t>(kMaxValue));
   }
   for (const ProcessRow& p : b.processes) r.quarantined_rows += quarantine[p.image];
   for (const SymbolRow& s : b.symbols) r.quarantined_rows += quarantine[s.image];

@@ -122,10 +122,6 @@ struct StoredStack {
   uint64_t count = 0;
 };
 
-// Stacks of a batch that name a quarantined image: not stored, their
-// samples counted.
-inline constexpr const char* kStacksQuarantinedStat = "stacks_quarantined";
-
 // The pid of a process row that sums the processes lcpid did not keep apart
 // (lcpid --max-processes): one row per command, image and event. Stored as
 // pid -1 (no real pid is), read back as this value.

@@ -9,6 +9,7 @@
 
 #include "libprofile/store/profile_db.h"
 #include "libprofile/store/stack_codec.h"
+#include "libprofile/store/stat_names.h"
 #include "store/store_test_util.h"
 
 using namespace lcpi;
