@@ -2,8 +2,8 @@
 # test-sanitize.sh - the test suite in the sanitizer configuration
 # (scripts/sanitize-env.sh: clang, ASan + UBSan, libFuzzer): builds
 # build-san/ and runs every test there, the bounded fuzzing runs
-# (fuzz.<target>.run, 30 s each) included, but two kinds that run once, in
-# build/, to keep CI's clock: the QEMU guests (label kmod) and the scale
+# (fuzz.<target>.run, 30 s each) included, but those that run once, in
+# build/, to keep CI's clock: the QEMU guests (label kmod), the scale
 # tests (label scale: the million-entry merge, the 60 s load, the
 # 10,000-process churn and the soak, whose point is behaviour at size and
 # over time, and which take minutes each), the fleet report over two
@@ -13,9 +13,10 @@
 # calibration: ASan's slowdown makes the slope noise, each refused), the
 # tests whose time is a peer's (label peer: Chromium, go tool pprof and perf
 # reading what lcpiprof wrote or sampled; the tools tests run those formats
-# sanitized here), and the style checks (label style: clang-format and the
-# layering probes read the sources and the include paths, the same in both
-# trees).
+# sanitized here), the hostile attacks one at a time (the tree runs them
+# all at once, which checks each; tests/integration/hostile.cmake), and the
+# style checks (label style: clang-format and the layering probes read the
+# sources and the include paths, the same in both trees).
 # LCPI_SAN_GUESTS=1 runs the guests here too (lcpid, KmodSource and the
 # checkers then run sanitized against the real module), LCPI_SAN_SCALE=1
 # the scale, fleet, calibration and peer tests.
@@ -27,7 +28,7 @@
 # it with -R or -L). LCPI_JOBS sets the parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,27s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,28s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 scripts/setup.sh
 . scripts/sanitize-env.sh
 JOBS=${LCPI_JOBS:-$(nproc)}

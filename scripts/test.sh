@@ -4,8 +4,9 @@
 #   1. build/ (gcc, warnings as errors): every test, the kernel module under
 #      QEMU included;
 #   2. build-san/ (scripts/test-sanitize.sh: clang, ASan + UBSan, libFuzzer):
-#      every test again but the guests and the scale tests, plus the bounded
-#      fuzzing runs.
+#      every test again but the guests, the scale, fleet, calibration, peer
+#      and style tests and the hostile attacks one at a time
+#      (test-sanitize.sh --help says why), plus the bounded fuzzing runs.
 #
 #   scripts/test.sh [--no-sanitize] [CTEST-ARGS...]    e.g. -L unit, -LE slow
 #
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SANITIZE=1
 case "${1:-}" in
-  -h | --help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
   --no-sanitize) SANITIZE=0; shift ;;
 esac
 

@@ -78,8 +78,11 @@ void Load(int seconds, int flush_interval) {
   peak_rss = std::max(peak_rss, Num(st, "rss_bytes"));
   const uint64_t samples = Num(st, "samples"), lost = Num(st, "lost");
   CHECK(samples == Num(st, "attributed") + Num(st, "unknown") + lost + Num(st, "in_tables"));
-  // steady state, start-up left out: CPU per sample between the first
-  // reading and the last (cpu ns = per-sample figure x samples, rounded)
+  // steady state, start-up and the first flush left out: CPU per sample
+  // between the reading after that flush and the last (cpu ns = per-sample
+  // figure x samples, rounded), over at least a quarter of the samples
+  REQUIRE(first_samples > 0);  // a flush ended while the load ran
+  REQUIRE(samples - first_samples >= samples / 4);
   const double ns_per_sample =
       samples > first_samples
           ? static_cast<double>(cpu_ns(st) - first_cpu) / (samples - first_samples)

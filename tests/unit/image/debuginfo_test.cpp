@@ -179,6 +179,7 @@ TEST_CASE("debuginfod: the tools' total time and size bounds are set unless the 
   const char* maxtime = std::getenv("DEBUGINFOD_MAXTIME");
   REQUIRE(maxtime != nullptr);
   CHECK(std::string(maxtime) == lcpi::kDefaultDebuginfodMaxTime);
+  CHECK(std::string(maxtime) == "30");  // what --help and docs/tools.md say
   CHECK(std::string(std::getenv("DEBUGINFOD_MAXSIZE")) == "12345");  // the user's
   unsetenv("DEBUGINFOD_MAXSIZE");
   lcpi::SetDebuginfodTimeoutDefault();
