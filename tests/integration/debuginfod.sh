@@ -239,7 +239,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_foreve
     # huge: the user's bound (the default, 1 GiB, is too much to write here).
     [ "$mode" = huge ] && export DEBUGINFOD_MAXSIZE=4000000
     # slow: the user's bound too (the default, 30 s, took half a minute of
-    # each tree's tests; that the tools set it is a unit test's)
+    # each tree's tests; unreachable and silent check the tools set it)
     [ "$mode" = slow ] && export DEBUGINFOD_MAXTIME=5
     start=$(date +%s)
     run prof timeout 50 "$prof" "${db[@]}" -p --width 200

@@ -67,10 +67,9 @@ void Load(int seconds, int flush_interval, bool after_first_flush) {
     auto st = d.Status();
     REQUIRE(!st.empty());  // still answering
     peak_rss = std::max(peak_rss, Num(st, "rss_bytes"));
-    // Steady state from the first reading, or from the first flush on: it
-    // stores the kernel's symbols
-    // (~120,000 rows, once per boot), which was most of lcpid's CPU in the
-    // first 40 s of a 60 s run.
+    // Steady state from the first reading, or from the first flush on: that
+    // flush stores the kernel's symbols (~120,000 rows, once per boot),
+    // which was most of lcpid's CPU in the first 40 s of a 60 s run.
     if (!first_samples && (!after_first_flush || Num(st, "flushes") >= 1)) {
       first_samples = Num(st, "samples");
       first_cpu = cpu_ns(st);
