@@ -2,7 +2,9 @@
 # failure-summary.sh - the end of each failed test's output, from a tree's
 # last ctest run (Testing/Temporary/LastTest.log), so that a long run's log
 # ends with why each test failed, not only which (CI keeps only part of a
-# long log). scripts/test.sh calls it for each tree that failed.
+# long log). A sanitizer's report is shown from its first line (the error
+# and the stack where it happened), which a fuzzer's long tail would push
+# out of the last lines. scripts/test.sh calls it for each tree that failed.
 #
 #   scripts/failure-summary.sh BUILD-DIR [LINES]     (default 30 lines a test)
 set -euo pipefail
@@ -15,9 +17,16 @@ cut -d: -f2- "$dir/LastTestsFailed.log" | while IFS= read -r name; do
   echo "--- $name"
   # The output between this test's "Output:" and its "<end of output>",
   # without the warning every lcpid on a host without a PMU prints.
-  awk -v t="$name" '
+  output=$(awk -v t="$name" '
     $0 ~ /^[0-9]+\/[0-9]+ Test: / { sub(/^[0-9]+\/[0-9]+ Test: /, ""); cur = ($0 == t); next }
     cur == 1 && /^Output:$/ { cur = 2; getline; next }
     cur == 2 && /^<end of output>$/ { cur = 0 }
-    cur == 2 && !/sampling cpu-clock instead$/ { print }' "$dir/LastTest.log" | tail -n "$lines"
+    cur == 2 && !/sampling cpu-clock instead$/ { print }' "$dir/LastTest.log")
+  report=$(grep -n -m1 -E '^==[0-9]+==ERROR: |runtime error: ' <<<"$output" | cut -d: -f1 || true)
+  if [ -n "$report" ]; then
+    echo "(the sanitizer's report, from its first line)"
+    tail -n "+$report" <<<"$output" | head -n 40
+    echo "(the end of the output)"
+  fi
+  tail -n "$lines" <<<"$output"
 done
