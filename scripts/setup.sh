@@ -31,6 +31,8 @@ PACKAGES=(
   "${MINIMAL[@]}"
   # tests
   elfutils binutils linux-perf
+  # DWARF with a supplementary file, as Debian's -dbgsym packages have (debuginfo_test)
+  dwz
   # the debuginfod server and curl for the interop tests (interop.debuginfod)
   debuginfod curl
   # lcpi-ship's test ships into a clickhouse-server of its own (fleet-ship;

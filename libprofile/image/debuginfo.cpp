@@ -63,21 +63,26 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 void Warn(const std::string& warning);
 
+// Who chose a candidate's path: root (a path under the debug root), or the
+// author of the file that names it (a debuglink, a dwz supplementary file).
+enum class NamedBy { kRoot, kAuthor };
+
 // Opens `path` as the debug file of an image with `build_id` (or, without
 // one, of the debuglink CRC `crc`); nullptr if it is missing or another build's.
-// A debuglink candidate (crc given, `owner` set) lies in a directory the
-// image's author chose, who chose its build-id too: it is opened by the
-// recorded-path rules (no symbolic link anywhere, nothing on procfs), must
-// belong to root or to the image file's owner, and its CRC32 is always
-// checked, so no file root alone may read is taken for a debug file.
+// A path the author chose lies where the author wished, who chose the
+// build-id too: it is opened by the recorded-path rules (no symbolic link
+// anywhere, nothing on procfs), must belong to root or to `owner` (the
+// naming file's owner; unknown: root only), and a debuglink's CRC32 is
+// always checked, so no file root alone may read is taken for a debug file.
 std::unique_ptr<DebugFile> OpenCandidate(const std::string& path, const std::string& build_id,
-                                         const uint32_t* crc, DebugOrigin origin,
-                                         const uid_t* owner = nullptr) {
+                                         DebugOrigin origin, NamedBy named_by,
+                                         const uid_t* owner = nullptr,
+                                         const uint32_t* crc = nullptr) {
   uint64_t size = 0;
-  Expected<int> fd =
-      crc != nullptr ? OpenRecordedFile(path, &size, UINT64_MAX) : OpenRegularFile(path, &size);
+  Expected<int> fd = named_by == NamedBy::kAuthor ? OpenRecordedFile(path, &size, UINT64_MAX)
+                                                  : OpenRegularFile(path, &size);
   if (!fd) return nullptr;
-  if (crc != nullptr) {
+  if (named_by == NamedBy::kAuthor) {
     struct stat st;
     if (fstat(*fd, &st) != 0 || (st.st_uid != 0 && (owner == nullptr || st.st_uid != *owner))) {
       close(*fd);
@@ -102,6 +107,15 @@ std::unique_ptr<DebugFile> OpenCandidate(const std::string& path, const std::str
   std::unique_ptr<DebugFile> file = DebugFile::Adopt(*fd, path, origin);
   if (file && !build_id.empty() && BuildIdOf(file->elf()) != build_id) return nullptr;
   return file;
+}
+
+// The debug file of `build_id` at <root>/.build-id/ab/cdef....debug.
+std::unique_ptr<DebugFile> OpenUnderDebugRoot(const std::string& debug_root,
+                                              const std::string& build_id) {
+  if (debug_root.empty() || build_id.size() <= 2) return nullptr;
+  const std::string path =
+      debug_root + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+  return OpenCandidate(path, build_id, DebugOrigin::kBuildIdPath, NamedBy::kRoot);
 }
 
 bool HasDwarf(Elf* elf) {
@@ -230,11 +244,7 @@ std::unique_ptr<DebugFile> DebugFile::Adopt(int fd, std::string path, DebugOrigi
 std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image_path,
                                               const std::string& build_id,
                                               const std::string& debug_root) {
-  if (build_id.size() > 2 && !debug_root.empty()) {
-    std::string path =
-        debug_root + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
-    if (auto file = OpenCandidate(path, build_id, nullptr, DebugOrigin::kBuildIdPath)) return file;
-  }
+  if (auto file = OpenUnderDebugRoot(debug_root, build_id)) return file;
   GElf_Word crc = 0;
   const char* link = dwelf_elf_gnu_debuglink(elf, &crc);
   if (link == nullptr || link[0] == '\0' || std::strchr(link, '/') != nullptr) return nullptr;
@@ -253,10 +263,29 @@ std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image
   const uid_t* owner = owner_known ? &image_st.st_uid : nullptr;
   for (const std::string& path : candidates) {
     if (SameFile(path, image_path)) continue;  // a link naming the image itself
-    if (auto file = OpenCandidate(path, build_id, &want, DebugOrigin::kDebuglink, owner))
+    if (auto file =
+            OpenCandidate(path, build_id, DebugOrigin::kDebuglink, NamedBy::kAuthor, owner, &want))
       return file;
   }
   return nullptr;
+}
+
+std::unique_ptr<DebugFile> FindSupplementaryFile(const std::string& name,
+                                                 const std::string& build_id,
+                                                 const std::string& naming_file,
+                                                 const std::string& debug_root) {
+  if (build_id.empty()) return nullptr;
+  if (auto file = OpenUnderDebugRoot(debug_root, build_id)) return file;
+  if (name.empty()) return nullptr;
+  std::string path = name;
+  if (name[0] != '/') {
+    const size_t slash = naming_file.rfind('/');
+    path = (slash == std::string::npos ? "." : naming_file.substr(0, slash)) + "/" + name;
+  }
+  struct stat st;
+  const bool owner_known = stat(naming_file.c_str(), &st) == 0;
+  return OpenCandidate(path, build_id, DebugOrigin::kDebuglink, NamedBy::kAuthor,
+                       owner_known ? &st.st_uid : nullptr);
 }
 
 std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,

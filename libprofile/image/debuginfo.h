@@ -73,6 +73,16 @@ std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image
                                               const std::string& build_id,
                                               const std::string& debug_root);
 
+// The supplementary file (dwz's multifile) that the DWARF of `naming_file`
+// names in its .gnu_debugaltlink: `name` (absolute, or relative to
+// naming_file's directory) and `build_id` (hex). By build-id under the debug
+// root first; the named path by the debuglink rules (no symbolic link, root's
+// or naming_file's owner's). Either must carry `build_id`. nullptr if none.
+std::unique_ptr<DebugFile> FindSupplementaryFile(const std::string& name,
+                                                 const std::string& build_id,
+                                                 const std::string& naming_file,
+                                                 const std::string& debug_root);
+
 // Step 3: the debug file of `build_id` from debuginfod, or nullptr (disabled,
 // no DEBUGINFOD_URLS, no build-id, not on the server, or the server failed;
 // the last gives a warning). `image_path` only names the image in warnings.

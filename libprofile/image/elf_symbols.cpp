@@ -5,6 +5,7 @@
 #include "libprofile/image/elf_symbols.h"
 
 #include "libprofile/base/regular_file.h"
+#include "libprofile/image/alt_dwarf.h"
 #include "libprofile/image/debuginfo.h"
 #include "libprofile/image/mini_debuginfo.h"
 #include "libprofile/image/symbol_end.h"
@@ -151,7 +152,8 @@ std::string BudgetWarning(const SymbolBudget& budget) {
 
 ElfImage::~ElfImage() {
   if (dwarf_ != nullptr) dwarf_end(dwarf_);
-  debug_.reset();  // after the Dwarf that may read it
+  alt_dwarf_.reset();  // after the Dwarf that reads it
+  debug_.reset();      // after the Dwarf that may read it
   if (elf_ != nullptr) elf_end(elf_);
   if (fd_ >= 0) close(fd_);
 }
@@ -376,13 +378,20 @@ Dwarf* ElfImage::GetDwarf() const {
     dwarf_tried_ = true;
     // nullptr without debug info (stripped, or built without -g).
     dwarf_ = dwarf_begin_elf(elf_, DWARF_C_READ, nullptr);
+    std::string dwarf_path = path_;
     // Else the separate debug file's: on disk, then from debuginfod.
     for (auto find : {&ElfImage::LocalDebugFile, &ElfImage::FetchedDebugFile}) {
       if (dwarf_ != nullptr) break;
       DebugFile* debug = (this->*find)();
       if (debug != nullptr && debug->has_dwarf()) {
         dwarf_ = dwarf_begin_elf(debug->elf(), DWARF_C_READ, nullptr);
+        dwarf_path = debug->path();
       }
+    }
+    // Its dwz file by lcpi's rules (alt_dwarf.h); without that, no DWARF.
+    if (dwarf_ != nullptr && !AttachAltDwarf(dwarf_, dwarf_path, debug_root_, &alt_dwarf_)) {
+      dwarf_end(dwarf_);
+      dwarf_ = nullptr;
     }
   }
   return dwarf_;

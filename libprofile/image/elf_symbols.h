@@ -37,6 +37,7 @@ struct Dwarf;
 
 namespace lcpi {
 
+class AltDwarf;
 class DebugFile;
 
 // What one image keeps of its symbol tables (a hostile .symtab could name a
@@ -168,6 +169,7 @@ class ElfImage {
   // libdw is opened on the first SourceLine call: most uses never need it.
   mutable Dwarf* dwarf_ = nullptr;
   mutable bool dwarf_tried_ = false;
+  mutable std::unique_ptr<AltDwarf> alt_dwarf_;  // dwarf_'s supplementary file (dwz)
   mutable std::unique_ptr<DebugFile> debug_;
   mutable bool local_debug_tried_ = false;
   mutable bool fetch_tried_ = false;

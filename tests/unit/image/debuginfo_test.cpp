@@ -3,15 +3,20 @@
 // gets its functions and its source lines back, and a debug file of another
 // build is refused (build-id, or the link's CRC32 without one). The network
 // is never used here: debuginfod is off unless a tool turns it on.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "libprofile/image/debuginfo.h"
 #include "libprofile/image/elf_symbols.h"
+#include "libprofile/image/image_id.h"
 #include "test_files.h"
 
 namespace {
@@ -242,5 +247,85 @@ TEST_CASE("a planted debuglink never reads a file only root may read") {
   SECTION("the right file owned by a third user is not used") {
     REQUIRE(chown(link.c_str(), user - 1, user - 1) == 0);
     CHECK(OpenOk(prog)->symbol_table() == "none");
+  }
+}
+
+namespace {
+
+// Whether anyone opens the FIFO at `path` for reading while the watcher
+// runs: a writer's non-blocking open succeeds only while a reader waits in
+// open(2), and then releases it (the reader reads an empty file).
+class FifoWatcher {
+ public:
+  explicit FifoWatcher(std::string path) : path_(std::move(path)) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        int fd = open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+          opened_ = true;
+          close(fd);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+  }
+  ~FifoWatcher() {
+    stop_ = true;
+    thread_.join();
+  }
+  bool opened() const { return opened_; }
+
+ private:
+  std::string path_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> opened_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a dwz supplementary file is found by lcpi's rules, never where the image says") {
+  // dwz moves strings two programs share (here the compilation directory)
+  // into a supplementary file that .gnu_debugaltlink names by path and
+  // build-id; libdw alone would open that path, whatever it is.
+  TempDir dir;
+  // Compiled in dir from a relative name: the source path's directory is
+  // the compilation directory, a string dwz moves (both programs share it).
+  WriteFile(dir / "prog.c", kProgram);
+  const std::string prog = dir / "prog", common = dir / "common.debug";
+  Run("cd " + dir.path().string() + " && cc -O1 -g -gdwarf-4 -o prog prog.c && " +
+      "cc -O2 -g -gdwarf-4 -o other prog.c && dwz -m " + common + " -M " + common + " prog other");
+  const std::string src = dir / "prog.c";
+  auto scale_line = [&](const ElfImage& image) {
+    auto line = image.SourceLine(image.Symbol("scale")->addr);
+    REQUIRE(line);
+    CHECK(line->line == kScaleBodyLine);
+    return line->file;
+  };
+  SECTION("root's supplementary file at the path named: the directory comes from it") {
+    CHECK(scale_line(*OpenOk(prog)) == src);
+  }
+  SECTION("elsewhere, by its build-id under the debug root (Debian's -dbgsym packages)") {
+    auto id = lcpi::IdentifyElfFile(common);
+    REQUIRE(id);
+    REQUIRE(id->build_id.size() > 2);
+    const std::string root = dir / "debug";
+    const std::string by_id = root + "/.build-id/" + id->build_id.substr(0, 2);
+    Run("mkdir -p " + by_id + " && mv " + common + " " + by_id + "/" + id->build_id.substr(2) +
+        ".debug");
+    auto image = ElfImage::Open(prog, root);
+    REQUIRE(image);
+    CHECK(scale_line(**image) == src);
+    CHECK(scale_line(*OpenOk(prog)) == "prog.c");  // no debug root: not found
+  }
+  SECTION("a FIFO at that path is never opened") {
+    Run("rm " + common + " && mkfifo " + common);
+    FifoWatcher watcher(common);
+    CHECK(scale_line(*OpenOk(prog)) == "prog.c");  // the line, without the directory
+    CHECK_FALSE(watcher.opened());
+  }
+  SECTION("a supplementary file owned by a third user is not read") {
+    REQUIRE(chown(common.c_str(), 65533, 65533) == 0);
+    CHECK(scale_line(*OpenOk(prog)) == "prog.c");
   }
 }
