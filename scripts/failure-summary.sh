@@ -4,11 +4,12 @@
 # ends with why each test failed, not only which (CI keeps only part of a
 # long log). A sanitizer's report is shown from its first line (the error
 # and the stack where it happened), which a fuzzer's long tail would push
-# out of the last lines. scripts/test.sh calls it for each tree that failed.
+# out of the last lines, and a fuzzer's crashing input in base64. scripts/test.sh
+# calls it for each tree that failed.
 #
 #   scripts/failure-summary.sh BUILD-DIR [LINES]     (default 30 lines a test)
 set -euo pipefail
-case "${1:-}" in -h | --help | "") sed -n '2,7s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help | "") sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 dir=$1/Testing/Temporary
 lines=${2:-30}
 [ -s "$dir/LastTestsFailed.log" ] || exit 0
@@ -29,4 +30,13 @@ cut -d: -f2- "$dir/LastTestsFailed.log" | while IFS= read -r name; do
     echo "(the end of the output)"
   fi
   tail -n "$lines" <<<"$output"
+  # A fuzzer's crashing input, so that it can be replayed from the log alone
+  # (CI keeps no files): base64 -d into fuzz/corpus/<target>/.
+  sed -n 's/.*Test unit written to \(.*\)$/\1/p' <<<"$output" | while IFS= read -r input; do
+    if [ -f "$input" ] && [ "$(stat -c %s "$input")" -le 16384 ]; then
+      echo "(the input, base64: $(basename "$input"))"
+      base64 -w 0 "$input"
+      echo
+    fi
+  done
 done
