@@ -1,77 +1,87 @@
 // alt_dwarf.cpp - AttachAltDwarf: the supplementary file by lcpi's rules,
-// or an empty stand-in built once with libelf.
+// or an empty stand-in, an ELF file written once with libelf and read from
+// memory (elf_memory) by each image that needs it.
 #include "libprofile/image/alt_dwarf.h"
 
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <mutex>
+#include <vector>
 
 #include "libprofile/image/image_id.h"
 
 namespace lcpi {
 namespace {
 
-// A memfd holding an ELF file whose only DWARF is a one-byte .debug_line:
+// Writes to `fd` an ELF file whose only DWARF is a one-byte .debug_line:
 // enough for dwarf_begin_elf, with no units and no strings, so every
-// reference into it fails cleanly. Written once with libelf; -1 on failure.
-int EmptyDwarfFile() {
-  static int fd = -1;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (!InitLibelf()) return;
-    int memfd = memfd_create("lcpi-empty-dwarf", MFD_CLOEXEC);
-    if (memfd < 0) return;
-    static char names[] = "\0.shstrtab\0.debug_line";
-    static char line[1] = {0};
-    bool ok = false;
-    if (Elf* elf = elf_begin(memfd, ELF_C_WRITE, nullptr)) {
-      GElf_Ehdr ehdr;
-      Elf_Scn* strings = nullptr;
-      Elf_Scn* debug_line = nullptr;
-      ok = gelf_newehdr(elf, ELFCLASS64) != 0 && gelf_getehdr(elf, &ehdr) != nullptr &&
-           (strings = elf_newscn(elf)) != nullptr && (debug_line = elf_newscn(elf)) != nullptr;
-      if (ok) {
-        ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
-        ehdr.e_type = ET_REL;
-        ehdr.e_version = EV_CURRENT;
-        ehdr.e_shstrndx = static_cast<uint16_t>(elf_ndxscn(strings));
-        ok = gelf_update_ehdr(elf, &ehdr) != 0;
+// reference into it fails cleanly.
+bool WriteEmptyDwarf(int fd) {
+  static char names[] = "\0.shstrtab\0.debug_line";
+  static char line[1] = {0};
+  Elf* elf = elf_begin(fd, ELF_C_WRITE, nullptr);
+  if (elf == nullptr) return false;
+  GElf_Ehdr ehdr;
+  Elf_Scn* strings = nullptr;
+  Elf_Scn* debug_line = nullptr;
+  bool ok = gelf_newehdr(elf, ELFCLASS64) != 0 && gelf_getehdr(elf, &ehdr) != nullptr &&
+            (strings = elf_newscn(elf)) != nullptr && (debug_line = elf_newscn(elf)) != nullptr;
+  if (ok) {
+    ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+    ehdr.e_type = ET_REL;
+    ehdr.e_version = EV_CURRENT;
+    ehdr.e_shstrndx = static_cast<uint16_t>(elf_ndxscn(strings));
+    ok = gelf_update_ehdr(elf, &ehdr) != 0;
+  }
+  // Section names: .shstrtab at offset 1, .debug_line at 11.
+  const struct {
+    Elf_Scn* scn;
+    char* bytes;
+    size_t size;
+    Elf64_Word name, type;
+  } sections[] = {{strings, names, sizeof names, 1, SHT_STRTAB},
+                  {debug_line, line, sizeof line, 11, SHT_PROGBITS}};
+  for (const auto& s : sections) {
+    if (!ok) break;
+    Elf_Data* data = elf_newdata(s.scn);
+    GElf_Shdr shdr;
+    ok = data != nullptr && gelf_getshdr(s.scn, &shdr) != nullptr;
+    if (!ok) break;
+    data->d_buf = s.bytes;
+    data->d_size = s.size;
+    data->d_type = ELF_T_BYTE;
+    data->d_align = 1;
+    shdr.sh_name = s.name;
+    shdr.sh_type = s.type;
+    ok = gelf_update_shdr(s.scn, &shdr) != 0;
+  }
+  ok = ok && elf_update(elf, ELF_C_WRITE) >= 0;
+  elf_end(elf);
+  return ok;
+}
+
+// The stand-in's bytes, written once through libelf (into a memfd, read
+// back); empty if that failed, which the next call tries again.
+std::vector<char> EmptyDwarfBytes() {
+  static std::mutex mu;
+  static std::vector<char> bytes;
+  std::lock_guard<std::mutex> lock(mu);
+  if (bytes.empty() && InitLibelf()) {
+    const int fd = memfd_create("lcpi-empty-dwarf", MFD_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && WriteEmptyDwarf(fd) && fstat(fd, &st) == 0 && st.st_size > 0) {
+      std::vector<char> written(static_cast<size_t>(st.st_size));
+      if (pread(fd, written.data(), written.size(), 0) == static_cast<ssize_t>(written.size())) {
+        bytes = std::move(written);
       }
-      // Section names: .shstrtab at offset 1, .debug_line at 11.
-      const struct {
-        Elf_Scn* scn;
-        char* bytes;
-        size_t size;
-        Elf64_Word name, type;
-      } sections[] = {{strings, names, sizeof names, 1, SHT_STRTAB},
-                      {debug_line, line, sizeof line, 11, SHT_PROGBITS}};
-      for (const auto& s : sections) {
-        if (!ok) break;
-        Elf_Data* data = elf_newdata(s.scn);
-        GElf_Shdr shdr;
-        ok = data != nullptr && gelf_getshdr(s.scn, &shdr) != nullptr;
-        if (!ok) break;
-        data->d_buf = s.bytes;
-        data->d_size = s.size;
-        data->d_type = ELF_T_BYTE;
-        data->d_align = 1;
-        shdr.sh_name = s.name;
-        shdr.sh_type = s.type;
-        ok = gelf_update_shdr(s.scn, &shdr) != 0;
-      }
-      ok = ok && elf_update(elf, ELF_C_WRITE) >= 0;
-      elf_end(elf);
     }
-    if (ok) {
-      fd = memfd;  // kept for the process's life: each stand-in reads it
-    } else {
-      close(memfd);
-    }
-  });
-  return fd;
+    if (fd >= 0) close(fd);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -92,8 +102,10 @@ bool AttachAltDwarf(Dwarf* main, const std::string& naming_file, const std::stri
   std::unique_ptr<AltDwarf> alt(new AltDwarf());
   // The stand-in comes first: the file found below gets it as its own
   // supplementary file, so nothing reached through it is looked up by libdw.
-  const int empty_fd = EmptyDwarfFile();
-  if (empty_fd >= 0 && (alt->empty_elf_ = elf_begin(empty_fd, ELF_C_READ, nullptr)) != nullptr) {
+  alt->empty_bytes_ = EmptyDwarfBytes();
+  if (!alt->empty_bytes_.empty() &&
+      (alt->empty_elf_ = elf_memory(alt->empty_bytes_.data(), alt->empty_bytes_.size())) !=
+          nullptr) {
     alt->empty_dwarf_ = dwarf_begin_elf(alt->empty_elf_, DWARF_C_READ, nullptr);
   }
   if (alt->empty_dwarf_ == nullptr) return false;

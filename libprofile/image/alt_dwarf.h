@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "libprofile/image/debuginfo.h"
 
@@ -40,8 +41,9 @@ class AltDwarf {
                              std::unique_ptr<AltDwarf>*);
   AltDwarf() = default;
   std::unique_ptr<DebugFile> file_;
-  Dwarf* dwarf_ = nullptr;    // the file's, or nullptr
-  Elf* empty_elf_ = nullptr;  // the stand-in's
+  Dwarf* dwarf_ = nullptr;         // the file's, or nullptr
+  std::vector<char> empty_bytes_;  // the stand-in: an ELF file in memory
+  Elf* empty_elf_ = nullptr;
   Dwarf* empty_dwarf_ = nullptr;
 };
 

@@ -2,6 +2,7 @@
 // paths (libdwelf reads the notes), debuginfod (libdebuginfod).
 #include "libprofile/image/debuginfo.h"
 
+#include "libprofile/base/public_file.h"
 #include "libprofile/base/regular_file.h"
 
 #include <elfutils/debuginfod.h>
@@ -63,32 +64,49 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 void Warn(const std::string& warning);
 
-// Who chose a candidate's path: root (a path under the debug root), or the
-// author of the file that names it (a debuglink, a dwz supplementary file).
-enum class NamedBy { kRoot, kAuthor };
+// Who chose a candidate's path, and so how it is opened:
+//   kRoot: the debug root's tree; any regular file there.
+//   kAuthor: the author of the file naming it (a debuglink), who chose its
+//     build-id too: by the recorded-path rules (no symbolic link anywhere,
+//     nothing on procfs), owned by root or by `owner` (the image file's
+//     owner; unknown: root only), and always with the link's CRC32, so no
+//     file root alone may read is taken for a debug file;
+//   kAuthorNoCrc: the same author with no CRC to check (dwz's supplementary
+//     file): only a file everyone may read (OpenPublicFile), which prints
+//     nothing its author could not read, at most kMaxRecordedFileSize bytes.
+enum class NamedBy { kRoot, kAuthor, kAuthorNoCrc };
 
 // Opens `path` as the debug file of an image with `build_id` (or, without
-// one, of the debuglink CRC `crc`); nullptr if it is missing or another build's.
-// A path the author chose lies where the author wished, who chose the
-// build-id too: it is opened by the recorded-path rules (no symbolic link
-// anywhere, nothing on procfs), must belong to root or to `owner` (the
-// naming file's owner; unknown: root only), and a debuglink's CRC32 is
-// always checked, so no file root alone may read is taken for a debug file.
+// one, of the debuglink CRC `crc`) by the rules of `named_by`; nullptr if it
+// is missing, refused or another build's.
 std::unique_ptr<DebugFile> OpenCandidate(const std::string& path, const std::string& build_id,
                                          DebugOrigin origin, NamedBy named_by,
                                          const uid_t* owner = nullptr,
                                          const uint32_t* crc = nullptr) {
   uint64_t size = 0;
-  Expected<int> fd = named_by == NamedBy::kAuthor ? OpenRecordedFile(path, &size, UINT64_MAX)
-                                                  : OpenRegularFile(path, &size);
-  if (!fd) return nullptr;
-  if (named_by == NamedBy::kAuthor) {
-    struct stat st;
-    if (fstat(*fd, &st) != 0 || (st.st_uid != 0 && (owner == nullptr || st.st_uid != *owner))) {
-      close(*fd);
-      return nullptr;
-    }
+  struct stat st;
+  Expected<int> fd = Error(Errc::kInvalidArgument, path);
+  switch (named_by) {
+    case NamedBy::kRoot:
+      fd = OpenRegularFile(path, &size);
+      break;
+    case NamedBy::kAuthor:
+      fd = OpenRecordedFile(path, &size, UINT64_MAX);
+      if (fd &&
+          (fstat(*fd, &st) != 0 || (st.st_uid != 0 && (owner == nullptr || st.st_uid != *owner)))) {
+        close(*fd);
+        return nullptr;
+      }
+      break;
+    case NamedBy::kAuthorNoCrc:
+      fd = OpenPublicFile(path, &st);
+      if (fd && static_cast<uint64_t>(st.st_size) > kMaxRecordedFileSize) {
+        close(*fd);
+        return nullptr;
+      }
+      break;
   }
+  if (!fd) return nullptr;
   if (crc != nullptr) {
     // The CRC reads the whole file, which the image's author may have made
     // a sparse petabyte: beyond the bound the file is not used.
@@ -278,14 +296,12 @@ std::unique_ptr<DebugFile> FindSupplementaryFile(const std::string& name,
   if (auto file = OpenUnderDebugRoot(debug_root, build_id)) return file;
   if (name.empty()) return nullptr;
   std::string path = name;
-  if (name[0] != '/') {
+  if (name[0] != '/') {  // beside the naming file, when that has an absolute path
     const size_t slash = naming_file.rfind('/');
-    path = (slash == std::string::npos ? "." : naming_file.substr(0, slash)) + "/" + name;
+    if (naming_file.empty() || naming_file[0] != '/') return nullptr;
+    path = naming_file.substr(0, slash) + "/" + name;
   }
-  struct stat st;
-  const bool owner_known = stat(naming_file.c_str(), &st) == 0;
-  return OpenCandidate(path, build_id, DebugOrigin::kDebuglink, NamedBy::kAuthor,
-                       owner_known ? &st.st_uid : nullptr);
+  return OpenCandidate(path, build_id, DebugOrigin::kDebuglink, NamedBy::kAuthorNoCrc);
 }
 
 std::unique_ptr<DebugFile> FetchDebugFile(const std::string& build_id,

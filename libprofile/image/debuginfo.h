@@ -74,10 +74,13 @@ std::unique_ptr<DebugFile> FindLocalDebugFile(Elf* elf, const std::string& image
                                               const std::string& debug_root);
 
 // The supplementary file (dwz's multifile) that the DWARF of `naming_file`
-// names in its .gnu_debugaltlink: `name` (absolute, or relative to
-// naming_file's directory) and `build_id` (hex). By build-id under the debug
-// root first; the named path by the debuglink rules (no symbolic link, root's
-// or naming_file's owner's). Either must carry `build_id`. nullptr if none.
+// names in its .gnu_debugaltlink: `name` (absolute, or relative to the
+// directory of an absolute naming_file) and `build_id` (hex). By build-id
+// under the debug root first; else the named path, only if everyone may
+// read it (there is no CRC to check, and the author chose the path and the
+// build-id: root-only files would lend their strings to the report) and it
+// is at most kMaxRecordedFileSize bytes. Either must carry `build_id`.
+// nullptr if none.
 std::unique_ptr<DebugFile> FindSupplementaryFile(const std::string& name,
                                                  const std::string& build_id,
                                                  const std::string& naming_file,

@@ -140,6 +140,9 @@ void OpenDebugFrame(Elf* elf, ImageCfi* cfi, uint64_t max_bytes) {
     return;
   }
   if (!screen.present) return;
+  // Only CFI is read from this Dwarf, which never reaches a dwz
+  // supplementary file (libdw would open it where the image says; see
+  // image/alt_dwarf.h): no AttachAltDwarf here.
   if (Dwarf* dw = dwarf_begin_elf(elf, DWARF_C_READ, nullptr)) {
     cfi->dwarf = dw;
     cfi->debug_frame = dwarf_getcfi(dw);

@@ -289,12 +289,16 @@ TEST_CASE("a dwz supplementary file is found by lcpi's rules, never where the im
   // into a supplementary file that .gnu_debugaltlink names by path and
   // build-id; libdw alone would open that path, whatever it is.
   TempDir dir;
+  Run("chmod 0755 " + dir.path().string());  // others may reach what is in it
   // Compiled in dir from a relative name: the source path's directory is
   // the compilation directory, a string dwz moves (both programs share it).
   WriteFile(dir / "prog.c", kProgram);
   const std::string prog = dir / "prog", common = dir / "common.debug";
-  Run("cd " + dir.path().string() + " && cc -O1 -g -gdwarf-4 -o prog prog.c && " +
-      "cc -O2 -g -gdwarf-4 -o other prog.c && dwz -m " + common + " -M " + common + " prog other");
+  auto build = [&](const std::string& named) {
+    Run("cd " + dir.path().string() + " && cc -O1 -g -gdwarf-4 -o prog prog.c && " +
+        "cc -O2 -g -gdwarf-4 -o other prog.c && dwz -m " + common + " -M " + named + " prog other");
+  };
+  build(common);
   const std::string src = dir / "prog.c";
   auto scale_line = [&](const ElfImage& image) {
     auto line = image.SourceLine(image.Symbol("scale")->addr);
@@ -302,7 +306,11 @@ TEST_CASE("a dwz supplementary file is found by lcpi's rules, never where the im
     CHECK(line->line == kScaleBodyLine);
     return line->file;
   };
-  SECTION("root's supplementary file at the path named: the directory comes from it") {
+  SECTION("a file everyone may read, at the path named: the directory comes from it") {
+    CHECK(scale_line(*OpenOk(prog)) == src);
+  }
+  SECTION("a relative name: beside the image") {
+    build("common.debug");
     CHECK(scale_line(*OpenOk(prog)) == src);
   }
   SECTION("elsewhere, by its build-id under the debug root (Debian's -dbgsym packages)") {
@@ -319,13 +327,14 @@ TEST_CASE("a dwz supplementary file is found by lcpi's rules, never where the im
     CHECK(scale_line(*OpenOk(prog)) == "prog.c");  // no debug root: not found
   }
   SECTION("a FIFO at that path is never opened") {
-    Run("rm " + common + " && mkfifo " + common);
+    Run("rm " + common + " && mkfifo -m 0644 " + common);
     FifoWatcher watcher(common);
     CHECK(scale_line(*OpenOk(prog)) == "prog.c");  // the line, without the directory
     CHECK_FALSE(watcher.opened());
   }
-  SECTION("a supplementary file owned by a third user is not read") {
-    REQUIRE(chown(common.c_str(), 65533, 65533) == 0);
+  SECTION("a user's image naming a file only root may read, with its build-id: not read") {
+    REQUIRE(chown(prog.c_str(), 65534, 65534) == 0);
+    Run("chmod 0600 " + common);
     CHECK(scale_line(*OpenOk(prog)) == "prog.c");
   }
 }
