@@ -7,6 +7,7 @@
 #include "libprofile/base/regular_file.h"
 #include "libprofile/image/alt_dwarf.h"
 #include "libprofile/image/debuginfo.h"
+#include "libprofile/image/dwarf_strings.h"
 #include "libprofile/image/mini_debuginfo.h"
 #include "libprofile/image/symbol_end.h"
 
@@ -20,7 +21,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <iterator>
 #include <limits>
 
 namespace lcpi {
@@ -147,51 +147,6 @@ std::string BudgetWarning(const SymbolBudget& budget) {
   }
   if (budget.section_outside) add("a symbol table section lies outside the file, not read");
   return out;
-}
-
-// Whether the string libdw handed out at `s` ends inside the DWARF section
-// it lies in. libdw 0.188 returns a line table's names from .debug_line_str
-// and .debug_str (DW_FORM_line_strp, strp) without checking that a NUL comes
-// before the section's end, so strlen on a hostile file's last name read past
-// the section (the fuzzer found it: a 17-byte .debug_line_str). The sections
-// are those libdw read, the first of each name outside section groups, so
-// none is read anew here. A string in none of them is one libdw built itself
-// (a directory joined to a name), which ends.
-bool EndsInItsSection(Dwarf* dw, const char* s) {
-  static constexpr const char* kStringSections[][2] = {{".debug_line", ".zdebug_line"},
-                                                       {".debug_line_str", ".zdebug_line_str"},
-                                                       {".debug_str", ".zdebug_str"}};
-  for (Dwarf* d : {dw, dwarf_getalt(dw)}) {
-    Elf* elf = d != nullptr ? dwarf_getelf(d) : nullptr;
-    size_t shstrndx = 0;
-    if (elf == nullptr || elf_getshdrstrndx(elf, &shstrndx) != 0) continue;
-    bool seen[std::size(kStringSections)] = {};
-    Elf_Scn* scn = nullptr;
-    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
-      GElf_Shdr shdr;
-      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS ||
-          (shdr.sh_flags & SHF_GROUP) != 0) {
-        continue;
-      }
-      const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
-      if (name == nullptr) continue;
-      for (size_t k = 0; k < std::size(kStringSections); ++k) {
-        if (seen[k] || (std::strcmp(name, kStringSections[k][0]) != 0 &&
-                        std::strcmp(name, kStringSections[k][1]) != 0)) {
-          continue;
-        }
-        seen[k] = true;
-        Elf_Data* data = elf_getdata(scn, nullptr);
-        if (data == nullptr || data->d_buf == nullptr) break;
-        const char* begin = static_cast<const char*>(data->d_buf);
-        if (s >= begin && s < begin + data->d_size) {
-          return std::memchr(s, '\0', static_cast<size_t>(begin + data->d_size - s)) != nullptr;
-        }
-        break;
-      }
-    }
-  }
-  return true;
 }
 
 }  // namespace
@@ -434,8 +389,12 @@ Dwarf* ElfImage::GetDwarf() const {
         dwarf_path = debug->path();
       }
     }
-    // Its dwz file by lcpi's rules (alt_dwarf.h); without that, no DWARF.
-    if (dwarf_ != nullptr && !AttachAltDwarf(dwarf_, dwarf_path, debug_root_, &alt_dwarf_)) {
+    // Its dwz file by lcpi's rules (alt_dwarf.h), and where the strings it
+    // hands out may lie (dwarf_strings.h); without either, no DWARF.
+    if (dwarf_ != nullptr &&
+        (!AttachAltDwarf(dwarf_, dwarf_path, debug_root_, &alt_dwarf_) ||
+         !dwarf_strings_.Add(dwarf_getelf(dwarf_)) ||
+         (alt_dwarf_ && alt_dwarf_->file() && !dwarf_strings_.Add(alt_dwarf_->file()->elf())))) {
       dwarf_end(dwarf_);
       dwarf_ = nullptr;
     }
@@ -453,7 +412,7 @@ std::optional<SourceLocation> ElfImage::SourceLine(uint64_t vaddr) const {
   int lineno = 0;
   if (dwarf_lineno(line, &lineno) != 0) return std::nullopt;
   const char* file = dwarf_linesrc(line, nullptr, nullptr);
-  if (file == nullptr || !EndsInItsSection(dw, file)) return std::nullopt;
+  if (file == nullptr || !dwarf_strings_.Ends(file)) return std::nullopt;
   return SourceLocation{file, lineno};
 }
 

@@ -31,6 +31,7 @@
 
 #include "libprofile/base/error.h"
 #include "libprofile/image/demangle.h"
+#include "libprofile/image/dwarf_strings.h"
 #include "libprofile/image/image_id.h"
 
 struct Dwarf;
@@ -170,6 +171,7 @@ class ElfImage {
   mutable Dwarf* dwarf_ = nullptr;
   mutable bool dwarf_tried_ = false;
   mutable std::unique_ptr<AltDwarf> alt_dwarf_;  // dwarf_'s supplementary file (dwz)
+  mutable DwarfStrings dwarf_strings_;           // where its strings may lie
   mutable std::unique_ptr<DebugFile> debug_;
   mutable bool local_debug_tried_ = false;
   mutable bool fetch_tried_ = false;
