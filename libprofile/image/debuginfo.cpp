@@ -4,6 +4,7 @@
 
 #include "libprofile/base/public_file.h"
 #include "libprofile/base/regular_file.h"
+#include "libprofile/image/image_id.h"
 
 #include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
@@ -21,22 +22,11 @@
 namespace lcpi {
 namespace {
 
-std::string Hex(const void* bytes, size_t len) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  const auto* p = static_cast<const unsigned char*>(bytes);
-  for (size_t i = 0; i < len; ++i) {
-    out += kDigits[p[i] >> 4];
-    out += kDigits[p[i] & 15];
-  }
-  return out;
-}
-
 std::string BuildIdOf(Elf* elf) {
   const void* bits = nullptr;
   ssize_t len = dwelf_elf_gnu_build_id(elf, &bits);
   if (len <= 0 || bits == nullptr) return "";
-  return Hex(bits, static_cast<size_t>(len));
+  return HexBytes(bits, static_cast<size_t>(len));
 }
 
 // The CRC32 of the whole file, as .gnu_debuglink records it (zlib's crc32).
@@ -297,9 +287,8 @@ std::unique_ptr<DebugFile> FindSupplementaryFile(const std::string& name,
   if (name.empty()) return nullptr;
   std::string path = name;
   if (name[0] != '/') {  // beside the naming file, when that has an absolute path
-    const size_t slash = naming_file.rfind('/');
     if (naming_file.empty() || naming_file[0] != '/') return nullptr;
-    path = naming_file.substr(0, slash) + "/" + name;
+    path = naming_file.substr(0, naming_file.rfind('/')) + "/" + name;
   }
   return OpenCandidate(path, build_id, DebugOrigin::kDebuglink, NamedBy::kAuthorNoCrc);
 }
