@@ -51,12 +51,16 @@ bool DwarfStrings::Add(Elf* elf) {
 
 bool DwarfStrings::Ends(const char* s) const {
   const auto at = reinterpret_cast<uintptr_t>(s);
+  bool in_a_section = false;
   for (const auto& [begin, end] : sections_) {
+    // Sections may lie back to back in memory (a file read through mmap):
+    // the first byte of one is one past the end of another, so a string
+    // that ends inside any section it lies in is taken.
+    if (at >= begin && at < end && std::memchr(s, '\0', end - at) != nullptr) return true;
     // One past the end too: libdw's strx check lets an offset equal the size.
-    if (at < begin || at > end) continue;
-    return at < end && std::memchr(s, '\0', end - at) != nullptr;
+    if (at >= begin && at <= end) in_a_section = true;
   }
-  return true;
+  return !in_a_section;
 }
 
 }  // namespace lcpi

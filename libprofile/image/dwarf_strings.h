@@ -33,9 +33,9 @@ class DwarfStrings {
   // kMaxDwarfStringSections in all.
   bool Add(Elf* elf);
 
-  // Whether the string at `s` ends inside the section it lies in. A string
-  // in none of them is one libdw built (a directory joined to a name), and
-  // ends.
+  // Whether the string at `s` ends inside a section it lies in (one: they
+  // may overlap). A string in none of them is one libdw built (a directory
+  // joined to a name), and ends.
   bool Ends(const char* s) const;
 
  private:

@@ -20,6 +20,23 @@ void Put(std::string* out, size_t at, const T& value) {
   std::memcpy(out->data() + at, &value, sizeof(T));
 }
 
+// An x86-64 ELF64 little-endian header of `type` with the sizes of its
+// header and entries set; the caller sets the tables' places and counts.
+inline Elf64_Ehdr Header(Elf64_Half type) {
+  Elf64_Ehdr eh{};
+  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = type;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_ehsize = sizeof(Elf64_Ehdr);
+  eh.e_phentsize = sizeof(Elf64_Phdr);
+  eh.e_shentsize = sizeof(Elf64_Shdr);
+  return eh;
+}
+
 // An ET_DYN image with one PT_LOAD over the whole file and a .symtab of
 // `count` function symbols at distinct addresses, every one named by the same
 // `name_bytes`-byte string.
@@ -56,20 +73,10 @@ inline std::string SymbolBombElf(size_t count, size_t name_bytes) {
   sh[4] = {23, SHT_STRTAB, 0, 0, shstr_off, shstr.size(), 0, 0, 1, 0};
   for (int i = 0; i < 5; ++i) Put(&out, shdr_off + i * sizeof(Elf64_Shdr), sh[i]);
 
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_DYN;
-  eh.e_machine = EM_X86_64;
-  eh.e_version = EV_CURRENT;
+  Elf64_Ehdr eh = Header(ET_DYN);
   eh.e_phoff = sizeof(Elf64_Ehdr);
   eh.e_shoff = shdr_off;
-  eh.e_ehsize = sizeof(Elf64_Ehdr);
-  eh.e_phentsize = sizeof(Elf64_Phdr);
   eh.e_phnum = 1;
-  eh.e_shentsize = sizeof(Elf64_Shdr);
   eh.e_shnum = 5;
   eh.e_shstrndx = 4;
   Put(&out, 0, eh);
@@ -90,19 +97,9 @@ inline std::string SymbolBombElf(size_t count, size_t name_bytes) {
 // makes the file that long, sparse: truncate after writing these bytes).
 inline std::string NoteBombElf(size_t notes, uint64_t file_size) {
   std::string out;
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_DYN;
-  eh.e_machine = EM_X86_64;
-  eh.e_version = EV_CURRENT;
+  Elf64_Ehdr eh = Header(ET_DYN);
   eh.e_phoff = sizeof(Elf64_Ehdr);
-  eh.e_ehsize = sizeof(Elf64_Ehdr);
-  eh.e_phentsize = sizeof(Elf64_Phdr);
   eh.e_phnum = static_cast<Elf64_Half>(notes + 1);
-  eh.e_shentsize = sizeof(Elf64_Shdr);
   Put(&out, 0, eh);
   Elf64_Phdr load{};
   load.p_type = PT_LOAD;
@@ -159,20 +156,10 @@ inline std::string HugeFunctionElf(const std::string& name, uint64_t code_size) 
   sh[4] = {23, SHT_STRTAB, 0, 0, shstr_off, shstr.size(), 0, 0, 1, 0};
   for (int i = 0; i < 5; ++i) Put(&out, shdr_off + i * sizeof(Elf64_Shdr), sh[i]);
 
-  Elf64_Ehdr eh{};
-  std::memcpy(eh.e_ident, ELFMAG, SELFMAG);
-  eh.e_ident[EI_CLASS] = ELFCLASS64;
-  eh.e_ident[EI_DATA] = ELFDATA2LSB;
-  eh.e_ident[EI_VERSION] = EV_CURRENT;
-  eh.e_type = ET_DYN;
-  eh.e_machine = EM_X86_64;
-  eh.e_version = EV_CURRENT;
+  Elf64_Ehdr eh = Header(ET_DYN);
   eh.e_phoff = sizeof(Elf64_Ehdr);
   eh.e_shoff = shdr_off;
-  eh.e_ehsize = sizeof(Elf64_Ehdr);
-  eh.e_phentsize = sizeof(Elf64_Phdr);
   eh.e_phnum = 1;
-  eh.e_shentsize = sizeof(Elf64_Shdr);
   eh.e_shnum = 5;
   eh.e_shstrndx = 4;
   Put(&out, 0, eh);
@@ -219,6 +206,52 @@ inline std::string WithWholeFileLoads(std::string elf, uint32_t extra, uint64_t 
   eh.e_phnum = static_cast<Elf64_Half>(eh.e_phnum + extra);
   Put(&elf, 0, eh);
   return elf;
+}
+
+// One section of SectionsElf: its name, type and bytes.
+struct CraftedSection {
+  std::string name;
+  std::string bytes;
+  uint32_t type = SHT_PROGBITS;
+};
+
+// An ET_REL file of `sections` (in that order, after the null section) and
+// its .shstrtab, last: no program headers, no symbols.
+inline std::string SectionsElf(const std::vector<CraftedSection>& sections) {
+  std::string shstr(1, '\0');
+  std::vector<uint32_t> names;
+  for (const CraftedSection& s : sections) {
+    names.push_back(static_cast<uint32_t>(shstr.size()));
+    shstr += s.name;
+    shstr += '\0';
+  }
+  const uint32_t shstr_name = static_cast<uint32_t>(shstr.size());
+  shstr += std::string(".shstrtab\0", 10);
+  std::string out(sizeof(Elf64_Ehdr), '\0');
+  std::vector<size_t> offsets;
+  for (const CraftedSection& s : sections) {
+    offsets.push_back(out.size());
+    out += s.bytes;
+  }
+  const size_t shstr_off = out.size();
+  out += shstr;
+  out.resize((out.size() + 7) & ~size_t{7});
+  const size_t shdr_off = out.size();
+  const size_t count = sections.size() + 2;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const uint64_t size = sections[i].bytes.size();
+    Elf64_Shdr sh{names[i], sections[i].type, 0, 0, offsets[i], size, 0, 0, 1, 0};
+    Put(&out, shdr_off + (i + 1) * sizeof(Elf64_Shdr), sh);
+  }
+  Elf64_Shdr strtab{shstr_name, SHT_STRTAB, 0, 0, shstr_off, shstr.size(), 0, 0, 1, 0};
+  Put(&out, shdr_off + (count - 1) * sizeof(Elf64_Shdr), strtab);
+
+  Elf64_Ehdr eh = Header(ET_REL);
+  eh.e_shoff = shdr_off;
+  eh.e_shnum = static_cast<Elf64_Half>(count);
+  eh.e_shstrndx = static_cast<Elf64_Half>(count - 1);
+  Put(&out, 0, eh);
+  return out;
 }
 
 }  // namespace lcpi::testing
