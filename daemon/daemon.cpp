@@ -125,11 +125,7 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
   so.stack_frequency = options_.stack_frequency;
   std::string kind = options_.source;
   if (kind == "auto") kind = access(LCPI_DEVICE_PATH, F_OK) == 0 ? "kmod" : "perf";
-  if (kind == "kmod") {
-    if (so.stack_frequency)
-      spdlog::warn("call stacks are taken by the perf source only: with lcpi.ko, none yet");
-    return std::unique_ptr<Source>(new KmodSource(so));
-  }
+  if (kind == "kmod") return std::unique_ptr<Source>(new KmodSource(so));
   return std::unique_ptr<Source>(new PerfSource(so, DefaultTableConfig()));
 }
 
@@ -828,7 +824,7 @@ std::string Daemon::Status() {
   o << "queue_dropped_events " << drain.queue_dropped_events << "\n";
   // Call stacks (--stack-frequency): taken by the source, dropped on a full
   // queue; those beyond --max-stacks are in the windows' stacks_over_limit.
-  o << "stack_frequency " << (source_->Name() == "perf" ? options_.stack_frequency : 0) << "\n";
+  o << "stack_frequency " << options_.stack_frequency << "\n";
   o << "stacks " << s.stacks << "\n";
   o << "queue_dropped_stacks " << drain.queue_dropped_stacks << "\n";
   o << "stacks_lost " << s.stacks_lost << "\n";

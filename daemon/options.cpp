@@ -49,9 +49,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   period->check(CLI::PositiveNumber);
   freq->check(CLI::Range(1, 100000));
   app.add_option("--stack-frequency", o.stack_frequency,
-                 "call stacks per second per CPU, a cpu-clock event of their own beside the "
-                 "flat profile (frame pointers in user space), e.g. 100; 0 (the default for "
-                 "now): none. The perf source only: with lcpi.ko no stacks are taken yet")
+                 "call stacks per second per CPU, a cpu-clock perf event of their own beside the "
+                 "flat profile, with either source (user stacks unwound through .eh_frame on "
+                 "x86-64, by frame pointers elsewhere), e.g. 100; 0 (the default for now): none")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
   app.add_option("--max-stacks", o.max_stacks,

@@ -235,6 +235,13 @@ Expected<void> KmodSource::Start() {
     ev.not_running = (real.flags & LCPI_EVENT_INFO_NOT_RUNNING) != 0;
     events_.push_back(ev);
   }
+  if (options_.stack_frequency && !stacks_opened_) {
+    stack_rings_.Open(OnlineCpus(), options_.stack_frequency);
+    stacks_opened_ = true;
+  }
+  // The flat profile does not depend on stacks: say so and go on.
+  if (Expected<void> e = stack_rings_.Enable(); !e)
+    spdlog::warn("call stacks: cannot start them: {}", e.error().message());
   running_ = true;
   return {};
 }
@@ -265,6 +272,7 @@ Expected<std::vector<uint64_t>> KmodSource::SetMeanPeriods(const std::vector<uin
 
 void KmodSource::Stop() {
   if (fd_ >= 0 && running_) ioctl(fd_, LCPI_IOC_STOP, 0);
+  stack_rings_.Disable();
   running_ = false;
 }
 
@@ -288,11 +296,19 @@ Expected<void> KmodSource::Drain(const BufferSink& sink, size_t* n) {
   }
 }
 
+std::vector<int> KmodSource::PollFds() const {
+  std::vector<int> fds = stack_rings_.PollFds();
+  fds.insert(fds.begin(), fd_);
+  return fds;
+}
+
 Expected<void> KmodSource::Poll(int timeout_ms, const BufferSink& sink) {
   if (fd_ < 0) return Error(Errc::kInvalidArgument, "kmod source: not started");
-  pollfd pfd{fd_, POLLIN, 0};
-  int rc = poll(&pfd, 1, timeout_ms);
+  std::vector<pollfd> pfds;
+  for (int fd : PollFds()) pfds.push_back({fd, POLLIN, 0});
+  int rc = poll(pfds.data(), pfds.size(), timeout_ms);
   if (rc < 0 && errno != EINTR) return ErrnoError(device_ + ": poll", errno);
+  stack_rings_.Read(sink);
   size_t n = 0;
   return Drain(sink, &n);
 }
@@ -306,7 +322,10 @@ Expected<void> KmodSource::Flush(const BufferSink& sink) {
     int err = errno;
     size_t n = 0;
     if (Expected<void> r = Drain(sink, &n); !r) return r;
-    if (rc == 0) return {};
+    if (rc == 0) {
+      stack_rings_.Read(sink);
+      return {};
+    }
     if (err != EAGAIN) return ErrnoError(device_ + ": FLUSH", err);
     if (n == 0 && round > 1000) return Error(Errc::kBusy, device_ + ": flush makes no progress");
   }
@@ -318,6 +337,7 @@ SourceStats KmodSource::Stats() const {
   out.buffers = buffers_;  // counted here, not by the module
   // The module counts each sample as it is taken: its counts are as of now.
   out.as_of_ns = ClockNs(CLOCK_MONOTONIC);
+  stack_rings_.FillStats(&out);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "lcpi_abi.h"
 #include "libprofile/base/error.h"
 #include "libprofile/collect/source.h"
+#include "libprofile/collect/stack_rings.h"
 
 namespace lcpi {
 
@@ -49,7 +50,7 @@ class KmodSource : public Source {
   Expected<void> Start() override;
   void Stop() override;
   Expected<void> Poll(int timeout_ms, const BufferSink& sink) override;
-  std::vector<int> PollFds() const override { return {fd_}; }
+  std::vector<int> PollFds() const override;
   Expected<void> Flush(const BufferSink& sink) override;
   // Since the first Start(): a stop and restart keeps counting, as the
   // buffers delivered in between are counted too.
@@ -87,6 +88,10 @@ class KmodSource : public Source {
   std::vector<uint8_t> buffer_;
   uint64_t buffers_ = 0;
   bool running_ = false;
+  // --stack-frequency: call stacks through perf rings beside the module
+  // (stack_rings.h), opened at the first Start on the CPUs online then.
+  StackRings stack_rings_;
+  bool stacks_opened_ = false;
   // The module's cumulative statistics (since it was loaded).
   SourceStats ModuleStats() const;
   SourceStats baseline_;  // ModuleStats() at the first Start()

@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include <spdlog/spdlog.h>
 
@@ -16,63 +15,6 @@ namespace lcpi {
 namespace {
 
 constexpr int kRingPageOrder = 7;  // 512 KB of ring per CPU per event
-// The stack ring: a sample is up to 127 frames (~1 KiB) and, on x86-64,
-// the user registers and up to kUserStackCopy bytes of the user stack
-// (~9 KiB in all): 1 MiB per CPU holds ~110 of them, a second's at 100
-// stacks/s/CPU; the reader wakes at a quarter.
-#if defined(__x86_64__)
-constexpr int kStackRingPageOrder = 8;
-#else
-constexpr int kStackRingPageOrder = 5;
-#endif
-
-#if defined(__x86_64__)
-// The user registers asked of perf (PERF_SAMPLE_REGS_USER, by perf_regs.h
-// index: bx 1, bp 6, sp 7, ip 8, r12-r15 20-23) and the DWARF number of
-// each, in the mask's bit order: the pc, sp and bp to start the walk, and
-// the callee-saved registers a caller's CFA may be computed from.
-constexpr int kPerfRegs[] = {1, 6, 7, 8, 20, 21, 22, 23};
-constexpr int kDwarfRegs[] = {3, 6, 7, 16, 12, 13, 14, 15};
-uint64_t UserRegsMask() {
-  uint64_t mask = 0;
-  for (int r : kPerfRegs) mask |= 1ull << r;
-  return mask;
-}
-#endif
-
-// Reads the REGS_USER and STACK_USER parts of a stack sample at p (within
-// [p, end)) into s. False when they do not fit the record.
-bool ParseUserStack(const uint8_t* p, const uint8_t* end, StackSample* s) {
-#if defined(__x86_64__)
-  auto take = [&](uint64_t* v) {
-    if (end - p < 8) return false;
-    std::memcpy(v, p, 8);
-    p += 8;
-    return true;
-  };
-  uint64_t abi = 0;
-  if (!take(&abi)) return false;
-  if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-    for (int dwarf : kDwarfRegs) {
-      uint64_t v;
-      if (!take(&v)) return false;
-      s->user_regs.Set(dwarf, v);
-    }
-  }
-  uint64_t size = 0;
-  if (!take(&size)) return false;
-  if (size == 0) return true;
-  if (static_cast<uint64_t>(end - p) < size + 8) return false;
-  uint64_t dyn_size;
-  std::memcpy(&dyn_size, p + size, 8);
-  // dyn_size: the bytes the kernel could copy (less near the stack's top).
-  if (abi != PERF_SAMPLE_REGS_ABI_NONE) s->user_stack.assign(p, p + std::min(size, dyn_size));
-  return true;
-#else
-  (void)p, (void)end, (void)s;
-  return true;
-#endif
-}
 
 bool IsSoftwareClock(uint32_t type) { return type == PERF_TYPE_SOFTWARE; }
 
@@ -227,115 +169,25 @@ Expected<void> PerfSource::Start() {
   }
   mean_periods_.clear();
   for (const RealEvent& ev : events_) mean_periods_.push_back(ev.period);
-  if (options_.stack_frequency)
-    if (Expected<void> e = OpenStackRings(); !e) return e;
+  if (options_.stack_frequency) stack_rings_.Open(online, options_.stack_frequency);
   pollfds_.clear();
-  for (Cpu& c : cpus_) {
+  for (Cpu& c : cpus_)
     for (auto& r : c.rings) pollfds_.push_back({r->fd(), POLLIN, 0});
-    if (c.stack_ring) pollfds_.push_back({c.stack_ring->fd(), POLLIN, 0});
-  }
-  for (Cpu& c : cpus_) {
+  for (int fd : stack_rings_.PollFds()) pollfds_.push_back({fd, POLLIN, 0});
+  for (Cpu& c : cpus_)
     for (auto& r : c.rings)
       if (Expected<void> e = r->Enable(); !e) return e;
-    if (c.stack_ring)
-      if (Expected<void> e = c.stack_ring->Enable(); !e) return e;
-  }
+  if (Expected<void> e = stack_rings_.Enable(); !e) return e;
   running_ = true;
   return {};
 }
 
 void PerfSource::Stop() {
   if (!running_) return;
-  for (Cpu& c : cpus_) {
+  for (Cpu& c : cpus_)
     for (auto& r : c.rings) r->Disable();
-    if (c.stack_ring) c.stack_ring->Disable();
-  }
+  stack_rings_.Disable();
   running_ = false;
-}
-
-uint32_t MaxStackDepth(const std::string& sysctl) {
-  std::ifstream in(sysctl);
-  uint64_t limit = 0;
-  if (!(in >> limit) || limit == 0) return kMaxStackDepth;
-  return static_cast<uint32_t>(std::min<uint64_t>(limit, kMaxStackDepth));
-}
-
-Expected<void> PerfSource::OpenStackRings() {
-  // Its own event, not a second sample type on the flat ones: the flat
-  // profile keeps its rate and its cost, and stacks (a walk of up to 127
-  // frames in the handler, ~1 KiB a sample) come at a rate of their own.
-  // cpu-clock: time, which every host has, the same share of each CPU's
-  // time as a cycles profile where the clock does not stop.
-  perf_event_attr attr{};
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.freq = 1;
-  attr.sample_freq = options_.stack_frequency;
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-#if defined(__x86_64__)
-  // And a copy of the top of the user stack with the registers to unwind
-  // it from (unwind/), for code built without frame pointers (Debian's).
-  attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-  attr.sample_regs_user = UserRegsMask();
-  attr.sample_stack_user = kUserStackCopy;
-#endif
-  // The kernel refuses more than kernel.perf_event_max_stack (EOVERFLOW).
-  stack_depth_ = MaxStackDepth();
-  attr.sample_max_stack = static_cast<uint16_t>(stack_depth_);
-  attr.disabled = 1;
-  attr.exclude_guest = 1;
-  attr.watermark = 1;
-  attr.wakeup_watermark = (4096u << kStackRingPageOrder) / 4;
-  for (Cpu& c : cpus_) {
-    Expected<std::unique_ptr<PerfRing>> ring = PerfRing::Open(attr, c.cpu, kStackRingPageOrder);
-    if (!ring) {
-      // The flat profile does not depend on stacks: say so and go on.
-      spdlog::warn("call stacks: cannot sample them on cpu {}: {}", c.cpu, ring.error().message());
-      continue;
-    }
-    c.stack_ring = std::move(*ring);
-  }
-  return {};
-}
-
-void PerfSource::ReadStacks(Cpu& c, const BufferSink& sink) {
-  if (!c.stack_ring) return;
-  RecordBuffer out;
-  c.stack_ring->Read([&](const perf_event_header& hdr, const uint8_t* body) {
-    size_t len = hdr.size - sizeof(hdr);
-    if (hdr.type == PERF_RECORD_LOST && len >= 16) {
-      uint64_t lost;
-      std::memcpy(&lost, body + 8, 8);
-      stacks_lost_ += lost;
-      return;
-    }
-    // ip, pid+tid, time, nr, ips[nr]: every length checked against the record.
-    if (hdr.type != PERF_RECORD_SAMPLE || len < 32) return;
-    uint64_t nr;
-    std::memcpy(&nr, body + 24, 8);
-    if (nr > (len - 32) / 8) return;
-    StackSample& s = out.stacks.emplace_back();
-    std::memcpy(&s.pid, body + 8, 4);
-    std::memcpy(&s.time, body + 16, 8);
-    std::vector<uint64_t> ips(nr);
-    if (nr) std::memcpy(ips.data(), body + 32, nr * 8);
-    ParseCallchain(ips.data(), nr, stack_depth_, &s);
-    if (!ParseUserStack(body + 32 + nr * 8, body + len, &s)) {
-      s.user_regs = {};
-      s.user_stack.clear();
-    }
-    stack_copy_bytes_ += s.user_stack.size();
-    if (s.pcs.empty()) out.stacks.pop_back();
-  });
-  if (out.stacks.empty()) return;
-  out.header.magic = LCPI_BUFFER_MAGIC;
-  out.header.version = LCPI_ABI_VERSION;
-  out.header.header_size = sizeof(lcpi_buffer_header);
-  out.header.cpu = static_cast<uint32_t>(c.cpu);
-  out.header.t_first = out.stacks.front().time;
-  out.header.t_last = out.stacks.back().time;
-  stacks_ += out.stacks.size();
-  sink(std::move(out));
 }
 
 void PerfSource::DeliverReady(Cpu& c, const BufferSink& sink) {
@@ -379,7 +231,6 @@ void PerfSource::ReadRings(Cpu& c, const BufferSink& sink) {
     });
     AddBatch(c, event, sink);
   }
-  ReadStacks(c, sink);
 }
 
 void PerfSource::AddBatch(Cpu& c, uint32_t event, const BufferSink& sink) {
@@ -434,6 +285,7 @@ Expected<void> PerfSource::Poll(int timeout_ms, const BufferSink& sink) {
   // a ring's reader wakes only at a quarter full (a second's samples) -
   // looking into an empty one costs two loads.
   for (Cpu& c : cpus_) ReadRings(c, sink);
+  stack_rings_.Read(sink);
   // A new random period once a second: each change is an IPI to every CPU.
   auto now = std::chrono::steady_clock::now();
   if (running_ && now >= next_jitter_) {
@@ -458,6 +310,7 @@ Expected<void> PerfSource::Flush(const BufferSink& sink) {
     while (lcpi_ht_flush(&c.table, c.last_time, &wake) != 0) DeliverReady(c, sink);
     DeliverReady(c, sink);
   }
+  stack_rings_.Read(sink);
   return {};
 }
 
@@ -477,9 +330,7 @@ SourceStats PerfSource::Stats() const {
   s.lost = lost_;
   s.throttled = throttled_;
   s.buffers = buffers_;
-  s.stacks = stacks_;
-  s.stacks_lost = stacks_lost_;
-  s.stack_copy_bytes = stack_copy_bytes_;
+  stack_rings_.FillStats(&s);
   for (const Cpu& c : cpus_) s.as_of_ns = std::max(s.as_of_ns, c.last_time);  // the newest read
   return s;
 }

@@ -16,6 +16,7 @@
 #include "lcpi_hashtable.h"
 #include "libprofile/collect/perf_ring.h"
 #include "libprofile/collect/source.h"
+#include "libprofile/collect/stack_rings.h"
 
 namespace lcpi {
 
@@ -32,18 +33,6 @@ uint64_t MeanPeriod(const SourceOptions& options, uint32_t type);
 // mean period: the inverse of MeanPeriod (a hardware event as if it counted
 // kAssumedCyclesPerNs a ns, as the default period assumes).
 double NominalSampleRate(uint32_t type, uint64_t period);
-
-// The deepest call stack asked of perf: kMaxStackDepth, or less where the
-// sysctl kernel.perf_event_max_stack is lower.
-// The bytes of user stack copied with each stack sample (x86-64): 8 KiB,
-// perf --call-graph dwarf's default, holds the frames of the innermost ten
-// to twenty procedures of most C and C++ code (a frame is tens to hundreds
-// of bytes); a stack larger than that ends "stack copy too short". Each
-// sample's copy passes through the ring and the loop's queue (the bytes in
-// use only: dyn_size), and is dropped once unwound, never stored.
-inline constexpr uint32_t kUserStackCopy = 8192;
-
-uint32_t MaxStackDepth(const std::string& sysctl = "/proc/sys/kernel/perf_event_max_stack");
 
 class PerfSource : public Source {
  public:
@@ -75,7 +64,6 @@ class PerfSource : public Source {
     lcpi_ht table{};
     std::vector<std::unique_ptr<PerfRing>> rings;  // one per event
     uint64_t last_time = 0;                        // newest sample, perf clock
-    std::unique_ptr<PerfRing> stack_ring;          // --stack-frequency; null: none
   };
 
   using Rings = std::vector<std::unique_ptr<PerfRing>>;
@@ -91,11 +79,6 @@ class PerfSource : public Source {
   void AddBatch(Cpu& c, uint32_t event, const BufferSink& sink);
   void DeliverReady(Cpu& c, const BufferSink& sink);
   void RandomisePeriods();
-  // The stack event on every CPU (cpu-clock at options_.stack_frequency,
-  // with the kernel's call chain); a CPU that refuses it has none.
-  Expected<void> OpenStackRings();
-  // Reads c's stack ring and hands its stacks to sink as one buffer.
-  void ReadStacks(Cpu& c, const BufferSink& sink);
 
   SourceOptions options_;
   lcpi_ht_config table_config_;
@@ -120,11 +103,7 @@ class PerfSource : public Source {
   uint64_t lost_ = 0;
   uint64_t throttled_ = 0;
   uint64_t buffers_ = 0;
-  uint64_t stacks_ = 0;
-  uint64_t stacks_lost_ = 0;
-  uint64_t stack_copy_bytes_ = 0;  // of user stack copied into StackSamples
-  uint32_t stack_depth_ =
-      kMaxStackDepth;  // asked of perf (MaxStackDepth)  // not in lost_: that counts flat samples
+  StackRings stack_rings_;  // --stack-frequency; none opened without
   bool running_ = false;
   std::chrono::steady_clock::time_point next_jitter_{};
 };

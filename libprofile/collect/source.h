@@ -36,7 +36,7 @@ struct SourceOptions {
   uint64_t frequency = 0;         // samples per second per CPU (exactly one is set)
   uint32_t jitter_pct = 10;       // period randomised by +- this %
   // Call stacks per second per CPU, sampled by a cpu-clock event of their
-  // own beside the flat events (perf source only); 0: none.
+  // own beside the flat events (both sources: stack_rings.h); 0: none.
   uint64_t stack_frequency = 0;
 };
 

@@ -48,8 +48,7 @@ Expected<Callers> BuildCallers(ProfileDb& db, const CallersOptions& options) {
     for (const std::string& w : c.warnings) why += "; " + w;
     return Error(Errc::kNotFound,
                  (c.stack_samples == 0
-                      ? "no call stacks are stored for the epochs read (lcpid --stack-frequency, "
-                        "perf source)"
+                      ? "no call stacks are stored for the epochs read (lcpid --stack-frequency)"
                       : "no call stack of the epochs read passes through '" + options.symbol +
                             "' (" + std::to_string(c.stack_samples) + " stack samples)") +
                      why);

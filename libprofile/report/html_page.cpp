@@ -138,7 +138,7 @@ std::string PerEpoch(const HtmlReport& r) {
 std::string StacksSection(const HtmlReport& r) {
   if (r.stack_samples == 0) {
     return "<p class=\"note\">No call stacks are stored for this selection: lcpid takes them "
-           "with <code>--stack-frequency</code> (perf source).</p>\n";
+           "with <code>--stack-frequency</code>.</p>\n";
   }
   size_t left_out = 0;
   std::string out = "<p class=\"note\">" + std::to_string(r.stack_samples) +

@@ -94,13 +94,19 @@ lcpi_kmod_test(memory 150 --smp 2,maxcpus=4
 # lcpid --source kmod in the guest: the daemon's known-shares, storm,
 # accounting and throttle tests give the same answers as the perf source on
 # the host (the module counts the events perf throttles), and the cost
-# budget's governor lowers the module's period (budget_test). On 6.1 only, the
+# budget's governor lowers the module's period (budget_test); call stacks
+# through the perf event beside the module give stacks.sh's known answers
+# with frame pointers and in the kernel (its parts 1 and 2; stacks.cmake
+# builds their workloads). On 6.1 only, the
 # longest guest test (about 90 s): what it adds is lcpid's, above the
 # module, and lcpid meets 6.12's module in kmod.6.12.basics (events.sh,
 # source.sh).
-lcpi_kmod_guest_test(kmod.daemon 460
+lcpi_kmod_guest_test(kmod.daemon 560
   -- ${CMAKE_SOURCE_DIR}/tests/kmod/daemon.sh $<TARGET_FILE:daemon_test>
-     $<TARGET_FILE:budget_test>)
+     $<TARGET_FILE:budget_test>
+     ${CMAKE_CURRENT_SOURCE_DIR}/stacks.sh $<TARGET_FILE:lcpid> $<TARGET_FILE:lcpictl>
+     $<TARGET_FILE:lcpiprof> $<TARGET_FILE:workload_callers_6040>
+     $<TARGET_FILE:workload_pipe_reads>)
 
 # Kernel code loaded after lcpid started: Debian's sha3_generic, loaded and
 # kept busy through AF_ALG, is named (crypto_sha3_update on [sha3_generic]) after lcpid

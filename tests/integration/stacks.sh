@@ -15,15 +15,24 @@
 #  4. qsort_calls sorts with libc's qsort (Debian's libc keeps no frame
 #     pointers) and a comparison that does the work: of the stacks through
 #     compare, at least 90 % reach sort_rounds, whose caller is main.
-# Prints the bytes the stack tables hold for the window.
+# Prints the bytes the stack tables hold for the window. Without
+# CALLERS_6040_NOFP and QSORT_CALLS, parts 3 and 4 are left out: the QEMU
+# guest's run with lcpi.ko (tests/kmod/daemon.sh) checks that stacks come
+# beside the module; the DWARF unwinder, which does not depend on the
+# source, falls behind there (under TCG, 11 % of part 3's stacks "not
+# unwound in time" at 1,000/s/CPU, 2026-11-30).
 set -euo pipefail
-lcpid=$1 lcpictl=$2 lcpiprof=$3 callers=$4 pipe_reads=$5 callers_nofp=$6 qsort_calls=$7
+lcpid=$1 lcpictl=$2 lcpiprof=$3 callers=$4 pipe_reads=$5 callers_nofp=${6:-} qsort_calls=${7:-}
+tags="callers pipe"
+[ -z "$callers_nofp" ] || tags="$tags nofp qsort"
 [ "$(id -u)" = 0 ] || { echo "needs root (system-wide perf events)"; exit 77; }
-dir=$(mktemp -d /tmp/lcpi-stacks-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/lcpi-stacks-XXXXXX")
 trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 
+# LCPI_TEST_SOURCE=kmod: the flat profile from lcpi.ko, stacks through the
+# perf event beside it (tests/kmod/daemon.sh, in the QEMU guest).
 "$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 1000 \
-  --stack-frequency 1000 --log-level warn 2>"$dir/lcpid.log" &
+  --source "${LCPI_TEST_SOURCE:-perf}" --stack-frequency 1000 --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
 kill -0 $daemon 2>/dev/null || { cat "$dir/lcpid.log"; exit 1; }
@@ -31,10 +40,12 @@ kill -0 $daemon 2>/dev/null || { cat "$dir/lcpid.log"; exit 1; }
 "$callers" 4
 "$lcpictl" --socket "$dir/s" epoch --tag pipe >/dev/null
 "$pipe_reads" 2
-"$lcpictl" --socket "$dir/s" epoch --tag nofp >/dev/null
-"$callers_nofp" 4
-"$lcpictl" --socket "$dir/s" epoch --tag qsort >/dev/null
-"$qsort_calls" 3
+if [ -n "$callers_nofp" ]; then
+  "$lcpictl" --socket "$dir/s" epoch --tag nofp >/dev/null
+  "$callers_nofp" 4
+  "$lcpictl" --socket "$dir/s" epoch --tag qsort >/dev/null
+  "$qsort_calls" 3
+fi
 "$lcpictl" --socket "$dir/s" status >"$dir/status"
 "$lcpictl" --socket "$dir/s" stop >/dev/null
 wait $daemon
@@ -49,10 +60,11 @@ daemon=
   >"$dir/ksys_callers.csv" 2>>"$dir/ksys_read.err" || true
 "$lcpiprof" --db "$dir/p.db" --epoch pipe --callers do_syscall_64 --format csv \
   >"$dir/syscall_callers.csv" 2>>"$dir/ksys_read.err" || true
-python3 - "$dir/p.db" <<'PY'
+# shellcheck disable=SC2086 # one argument per tag
+python3 - "$dir/p.db" $tags <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-for tag in ('callers', 'pipe', 'nofp', 'qsort'):
+for tag in sys.argv[2:]:
     (epoch,) = db.execute("SELECT id FROM epochs WHERE tag = ?", (tag,)).fetchone()
     n, blob = db.execute("SELECT count(*), coalesce(sum(length(s.frames)), 0) FROM stack_counts c "
                          "JOIN stacks s ON s.id = c.stack_id WHERE c.epoch_id = ?",
@@ -103,6 +115,7 @@ PY
 
 # Without frame pointers: the DWARF unwinder's stacks.
 grep -E '^(stacks|unwind_)' "$dir/status" || true
+[ -n "$callers_nofp" ] || exit 0
 "$lcpiprof" --db "$dir/p.db" --epoch nofp --callers leaf
 "$lcpiprof" --db "$dir/p.db" --epoch nofp --callers leaf --format csv >"$dir/nofp.csv"
 "$lcpiprof" --db "$dir/p.db" --epoch qsort --callers compare

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "libprofile/collect/perf_source.h"
+#include "libprofile/collect/stack_rings.h"
 #include "libprofile/collect/stack_sample.h"
 
 using namespace lcpi;
