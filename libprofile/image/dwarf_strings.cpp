@@ -42,6 +42,11 @@ bool DwarfStrings::Add(Elf* elf) {
     if (sections_.size() + found.size() >= kMaxDwarfStringSections) return false;
     Elf_Data* data = elf_getdata(scn, nullptr);
     if (data == nullptr || data->d_buf == nullptr) continue;
+    // libdw itself runs strlen on the names it reads (read_srclines), before
+    // lcpi sees any: a section whose last byte is not a NUL lets that read
+    // run past its block, so its DWARF is not used at all.
+    const auto* bytes = static_cast<const char*>(data->d_buf);
+    if (data->d_size > 0 && bytes[data->d_size - 1] != '\0') return false;
     const auto begin = reinterpret_cast<uintptr_t>(data->d_buf);
     found.emplace_back(begin, begin + data->d_size);
   }

@@ -9,7 +9,9 @@
 // strlen on it reads past (the fuzzer found it: a 17-byte .debug_line_str).
 // Which section of a name libdw uses depends on its rules (plain, .zdebug_,
 // .dwo and .gnu.debuglto_ variants, the first usable of duplicates), so
-// DwarfStrings keeps every section of every such name: a superset.
+// DwarfStrings keeps every section of every such name: a superset. A file
+// with one that does not end in a NUL is refused whole (libdw's own strlen
+// would run off it too); what is left is a name one past a section's end.
 #ifndef LCPI_LIBPROFILE_IMAGE_DWARF_STRINGS_H
 #define LCPI_LIBPROFILE_IMAGE_DWARF_STRINGS_H
 
@@ -30,7 +32,9 @@ class DwarfStrings {
  public:
   // Adds the string sections of `elf` (whose Dwarf was begun: their data is
   // the data libdw holds). False, with nothing added, past
-  // kMaxDwarfStringSections in all.
+  // kMaxDwarfStringSections in all, or if one does not end in a NUL: libdw
+  // runs strlen on line-table names itself (dwarf_getsrclines.c), so only
+  // such a section bounds its reads as well as lcpi's.
   bool Add(Elf* elf);
 
   // Whether the string at `s` ends inside a section it lies in (one: they
