@@ -57,7 +57,8 @@ bool ParseUserStack(const uint8_t* p, const uint8_t* end, StackSample* s) {
   uint64_t size = 0;
   if (!take(&size)) return false;
   if (size == 0) return true;
-  if (static_cast<uint64_t>(end - p) < size + 8) return false;
+  const auto room = static_cast<uint64_t>(end - p);
+  if (size > room || room - size < 8) return false;  // (size + 8 could wrap)
   uint64_t dyn_size;
   std::memcpy(&dyn_size, p + size, 8);
   // dyn_size: the bytes the kernel could copy (less near the stack's top).
@@ -175,6 +176,7 @@ void StackRings::FillStats(SourceStats* s) const {
   s->stacks = stacks_;
   s->stacks_lost = lost_;
   s->stack_copy_bytes = copy_bytes_;
+  for (const CpuRing& r : rings_) s->bad_records += r.ring->bad_records();
 }
 
 }  // namespace lcpi

@@ -44,7 +44,8 @@ class StackRings {
   // Reads every CPU's ring, handing each CPU's stacks to sink as one
   // buffer of that CPU.
   void Read(const Source::BufferSink& sink);
-  // Fills s's stacks, stacks_lost and stack_copy_bytes.
+  // Sets s's stacks, stacks_lost and stack_copy_bytes, and adds the stack
+  // rings' records of impossible size to its bad_records.
   void FillStats(SourceStats* s) const;
 
  private:

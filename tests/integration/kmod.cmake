@@ -98,7 +98,7 @@ lcpi_kmod_test(memory 150 --smp 2,maxcpus=4
 # through the perf event beside the module give stacks.sh's known answers
 # with frame pointers and in the kernel (its parts 1 and 2; stacks.cmake
 # builds their workloads). On 6.1 only, the
-# longest guest test (about 90 s): what it adds is lcpid's, above the
+# longest guest test (about 160 s): what it adds is lcpid's, above the
 # module, and lcpid meets 6.12's module in kmod.6.12.basics (events.sh,
 # source.sh).
 lcpi_kmod_guest_test(kmod.daemon 560

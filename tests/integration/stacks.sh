@@ -34,8 +34,9 @@ trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXI
 "$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 1000 \
   --source "${LCPI_TEST_SOURCE:-perf}" --stack-frequency 1000 --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
-for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
-kill -0 $daemon 2>/dev/null || { cat "$dir/lcpid.log"; exit 1; }
+# up to 60 s: lcpid starts in seconds under QEMU's TCG too, but a slow host may take longer
+for _ in $(seq 600); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done
+"$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 || { cat "$dir/lcpid.log"; exit 1; }
 "$lcpictl" --socket "$dir/s" epoch --tag callers >/dev/null
 "$callers" 4
 "$lcpictl" --socket "$dir/s" epoch --tag pipe >/dev/null

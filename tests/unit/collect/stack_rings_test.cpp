@@ -2,7 +2,8 @@
 // use it: opened on one CPU, it hands this thread's stacks, spun on that
 // CPU, to the sink as buffers of that CPU, with the user registers and
 // stack copy the unwinder needs (x86-64), and counts what it handed out.
-// Needs system-wide perf events (root); skipped otherwise.
+// Needs system-wide perf events (root); skipped, with a warning, where
+// they are refused.
 #include <sched.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -39,7 +40,10 @@ TEST_CASE("the stack event hands this thread's stacks on its CPU to the sink") {
   lcpi::StackRings rings;
   // 250/s for 0.3 s: ~75 stacks of ~9 KiB, inside the 1 MiB ring unread.
   rings.Open({cpu}, 250);
-  REQUIRE(rings.PollFds().size() == 1);
+  if (rings.PollFds().empty()) {  // root without perf events (a container, seccomp)
+    WARN("perf refused the stack event (its warning says why): not run");
+    return;
+  }
   REQUIRE(rings.Enable());
   SpinOn(cpu, 300);
   rings.Disable();
