@@ -194,6 +194,7 @@ Expected<void> KmodSource::Start() {
     return Error(Errc::kInvalidArgument,
                  "kmod source: 1.." + std::to_string(LCPI_MAX_EVENTS) + " events");
   if (Expected<void> r = Open(); !r) return r;
+  pollfds_.assign(1, {fd_, POLLIN, 0});
 
   std::vector<size_t> which;  // the requested events sampled, in order
   for (size_t i = 0; i < options_.events.size(); i++) which.push_back(i);
@@ -239,6 +240,7 @@ Expected<void> KmodSource::Start() {
     stack_rings_.Open(OnlineCpus(), options_.stack_frequency);
     stacks_opened_ = true;
   }
+  for (int fd : stack_rings_.PollFds()) pollfds_.push_back({fd, POLLIN, 0});
   // The flat profile does not depend on stacks: say so and go on.
   if (Expected<void> e = stack_rings_.Enable(); !e)
     spdlog::warn("call stacks: cannot start them: {}", e.error().message());
@@ -297,16 +299,14 @@ Expected<void> KmodSource::Drain(const BufferSink& sink, size_t* n) {
 }
 
 std::vector<int> KmodSource::PollFds() const {
-  std::vector<int> fds = stack_rings_.PollFds();
-  fds.insert(fds.begin(), fd_);
+  std::vector<int> fds;
+  for (const pollfd& p : pollfds_) fds.push_back(p.fd);
   return fds;
 }
 
 Expected<void> KmodSource::Poll(int timeout_ms, const BufferSink& sink) {
   if (fd_ < 0) return Error(Errc::kInvalidArgument, "kmod source: not started");
-  std::vector<pollfd> pfds;
-  for (int fd : PollFds()) pfds.push_back({fd, POLLIN, 0});
-  int rc = poll(pfds.data(), pfds.size(), timeout_ms);
+  int rc = poll(pollfds_.data(), pollfds_.size(), timeout_ms);
   if (rc < 0 && errno != EINTR) return ErrnoError(device_ + ": poll", errno);
   stack_rings_.Read(sink);
   size_t n = 0;

@@ -6,6 +6,8 @@
 #ifndef LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H
 #define LCPI_LIBPROFILE_COLLECT_KMOD_SOURCE_H
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -92,6 +94,9 @@ class KmodSource : public Source {
   // (stack_rings.h), opened at the first Start on the CPUs online then.
   StackRings stack_rings_;
   bool stacks_opened_ = false;
+  // What Poll waits on: the device, then the stack rings; made at Start,
+  // not at every poll of the drain thread.
+  std::vector<pollfd> pollfds_;
   // The module's cumulative statistics (since it was loaded).
   SourceStats ModuleStats() const;
   SourceStats baseline_;  // ModuleStats() at the first Start()

@@ -58,9 +58,10 @@ bool DwarfStrings::Ends(const char* s) const {
   const auto at = reinterpret_cast<uintptr_t>(s);
   bool in_a_section = false;
   for (const auto& [begin, end] : sections_) {
-    // Sections may lie back to back in memory (a file read through mmap):
-    // the first byte of one is one past the end of another, so a string
-    // that ends inside any section it lies in is taken.
+    // Sections may lie back to back in memory (a file read with elf_memory,
+    // as the fuzz target's and the dwz stand-in are): the first byte of one
+    // is one past the end of another, so a string that ends inside any
+    // section it lies in is taken.
     if (at >= begin && at < end && std::memchr(s, '\0', end - at) != nullptr) return true;
     // One past the end too: libdw's strx check lets an offset equal the size.
     if (at >= begin && at <= end) in_a_section = true;
