@@ -131,10 +131,10 @@ Expected<std::unique_ptr<Source>> Daemon::MakeSource() {
 
 Expected<void> Daemon::Start() {
   started_ = Clock::now();
-  cost_meter_.emplace(sysconf(_SC_NPROCESSORS_ONLN),
-                      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                started_.time_since_epoch())
-                                                .count()));
+  const int64_t started_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(started_.time_since_epoch()).count();
+  cost_meter_.emplace(sysconf(_SC_NPROCESSORS_ONLN), static_cast<uint64_t>(started_ns));
+  stack_reserve_.emplace(static_cast<double>(options_.stack_frequency), started_ns);
   if (Expected<ImageIdentity> self = IdentifySelf()) {
     self_image_ = self->identity;
   } else {
@@ -295,7 +295,7 @@ void Daemon::TakeCalibration() {
   // The calibrations' share of each CPU (those of the last
   // --calibrate-every, tries again included), held back from the budget.
   reserve_.Add(NowNs(), c.cpu_ns - calibration_cpu_seen_, c.runs - calibrations_seen_);
-  HoldBackCalibrations();
+  HoldBack();
   calibrations_seen_ = c.runs;
   calibration_cpu_seen_ = c.cpu_ns;
   const bool failed = c.failures != failures_before;
@@ -374,9 +374,12 @@ int64_t Daemon::NowNs() {
       .count();
 }
 
-void Daemon::HoldBackCalibrations() {
+void Daemon::HoldBack() {
   const long cpus = cpus_online_.online();
-  if (cpus > 0) governor_->set_reserved_pct(reserve_.Pct(NowNs(), cpus));
+  if (cpus <= 0) return;
+  calibration_reserved_pct_ = reserve_.Pct(NowNs(), cpus);
+  stacks_reserved_pct_ = stack_reserve_->Pct(governor_->interrupt_ns(), cpus);
+  governor_->set_reserved_pct(calibration_reserved_pct_ + stacks_reserved_pct_);
 }
 
 void Daemon::WatchCpusOnline() {
@@ -445,11 +448,15 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
     NoteHandover(t0);
     return;
   }
+  // What the stacks cost since the last merge (a window's first merges too:
+  // its end then holds back the latest figure, not the window's start's).
+  stack_reserve_->Update(drainer_->stats().source.stacks, aggregator_->unwind_counts().cpu_ns,
+                         NowNs());
   // A window's end: the governor's rate for the next one, set at its mark.
   std::optional<std::vector<uint64_t>> periods;
   if (close_window) {
     WatchCpusOnline();
-    HoldBackCalibrations();  // calibrations an interval old no longer count
+    HoldBack();  // calibrations an interval old no longer count
     periods = governor_->Decide();
   }
   draining_ = Draining{close_window, wait_lookups, periods.has_value()};
@@ -884,7 +891,8 @@ std::string Daemon::Status() {
     b.governor_cost_ns = governor_->cost_ns();
     b.governor_interrupt_ns = governor_->interrupt_ns();
     b.governor_daemon_ns = governor_->daemon_ns_per_sample();
-    b.calibration_reserved_pct = governor_->reserved_pct();
+    b.calibration_reserved_pct = calibration_reserved_pct_;
+    b.stacks_reserved_pct = stacks_reserved_pct_;
     b.estimate_confirmed = governor_->confirmed();
     b.calibrations_refused = governor_->refused();
     b.calibrations_confirming = confirming_started_;

@@ -39,6 +39,7 @@
 #include "libprofile/budget/calibrator.h"
 #include "libprofile/budget/cpu_online_watch.h"
 #include "libprofile/budget/rate_governor.h"
+#include "libprofile/budget/stack_reserve.h"
 #include "libprofile/collect/source.h"
 #include "libprofile/image/kernel_symbols.h"
 #include "libprofile/store/profile_db.h"
@@ -111,10 +112,11 @@ class Daemon {
   // Starts what retry_ says follows a calibration: one at once (counted as
   // confirming if it confirms), or one after_s seconds later.
   void FollowUp(const CalibrationRetry::Next& next);
-  // Sets the governor's share held back for calibrating (reserve_) as of
-  // now: after each calibration, and at each window's end, where the
-  // calibrations an interval old stop counting.
-  void HoldBackCalibrations();
+  // Sets the governor's share held back from the budget as of now: for
+  // calibrating (reserve_) and for call stacks (stack_reserve_); after each
+  // calibration, and at each window's end, where the calibrations an
+  // interval old stop counting and the window's stacks are measured.
+  void HoldBack();
   // Clock::now() in ns.
   static int64_t NowNs();
   // From the loop: the periodic calibration, or a later try, when due.
@@ -201,6 +203,9 @@ class Daemon {
   // confirmation that disagreed) is tried again while one is wanted.
   CalibrationRetry retry_{options_.calibrate_every};
   CalibrationReserve reserve_{options_.calibrate_every};
+  std::optional<StackReserve> stack_reserve_;  // set in Start
+  // HoldBack's two shares, for the status
+  double calibration_reserved_pct_ = 0, stacks_reserved_pct_ = 0;
   CpuOnlineWatch cpus_online_;  // their count at the last window's end
   uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).

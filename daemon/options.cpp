@@ -51,7 +51,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
   app.add_option("--stack-frequency", o.stack_frequency,
                  "call stacks per second per CPU, a cpu-clock perf event of their own beside the "
                  "flat profile, with either source (user stacks unwound through .eh_frame on "
-                 "x86-64, by frame pointers elsewhere), e.g. 100; 0 (the default for now): none")
+                 "x86-64, by frame pointers elsewhere), e.g. 100, counted in the cost budget (the "
+                 "flat rate gives way: lcpictl status's stacks_reserved_pct); 0 (the default for "
+                 "now): none")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
   app.add_option("--max-stacks", o.max_stacks,

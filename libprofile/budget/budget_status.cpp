@@ -64,6 +64,7 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "governor_interrupt_ns " << static_cast<int64_t>(f.governor_interrupt_ns) << "\n";
   o << "governor_daemon_ns " << static_cast<int64_t>(f.governor_daemon_ns) << "\n";
   o << "calibration_reserved_pct " << f.calibration_reserved_pct << "\n";
+  o << "stacks_reserved_pct " << f.stacks_reserved_pct << "\n";
   o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";
   o << "calibrations_refused " << f.calibrations_refused << "\n";
   o << "calibrations_confirming " << f.calibrations_confirming << "\n";
@@ -71,14 +72,17 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "cpus_online " << f.cpus_online << "\n";
   o << "cpu_online_calibrations " << f.cpu_online_calibrations << "\n";
   if (f.governor_cost_ns > 0 && f.governed_rate > 0) {
-    // by the cost the governor holds to the budget: lcpid's own included
+    // by the cost the governor holds to the budget, the flat rate's, and
+    // with what it holds back (calibrations, stacks): all of it counts
     const double now_pct = f.governor_cost_ns * f.governed_rate / 1e7;
-    const bool over = f.budget_pct > 0 && now_pct > f.budget_pct * (1 + 1e-9);
-    const bool exceeded = over && (now_pct > f.budget_pct * (1 + f.hysteresis) ||
+    const double total_pct = now_pct + f.calibration_reserved_pct + f.stacks_reserved_pct;
+    const bool over = f.budget_pct > 0 && total_pct > f.budget_pct * (1 + 1e-9);
+    const bool exceeded = over && (total_pct > f.budget_pct * (1 + f.hysteresis) ||
                                    f.governed_rate <= kGovernorFloorRate);
     o << "governed_cost_pct " << now_pct << "\n";
+    o << "budget_cost_pct " << total_pct << "\n";
     o << "budget_exceeded " << (exceeded ? 1 : 0) << "\n";
-    o << "budget_exceeded_by_pct " << (exceeded ? now_pct - f.budget_pct : 0) << "\n";
+    o << "budget_exceeded_by_pct " << (exceeded ? total_pct - f.budget_pct : 0) << "\n";
   }
   // lcpid's own threads (drain, loop, lookups, merges) per sample taken;
   // start-up work included.

@@ -38,6 +38,7 @@ struct BudgetFigures {
   // calibrations a change in the online CPUs started.
   double governor_cost_ns = 0, governor_interrupt_ns = 0, governor_daemon_ns = 0;
   double calibration_reserved_pct = 0;  // held back from the budget for calibrations
+  double stacks_reserved_pct = 0;       // and for call stacks (stack_reserve.h)
   bool estimate_confirmed = false;
   uint64_t calibrations_refused = 0, calibrations_confirming = 0;
   int calibration_later_tries = 0;  // since the estimate last settled (calibration_retry.h)

@@ -53,12 +53,13 @@ double Number(std::map<std::string, std::string>& st, const std::string& key) {
 bool AtHeldTarget(std::map<std::string, std::string>& st) {
   if (st["max_overhead_pct"] == "0") return true;
   for (const char* key : {"governed_rate_per_cpu", "asked_rate_per_cpu", "governor_cost_ns",
-                          "max_overhead_pct", "calibration_reserved_pct"})
+                          "max_overhead_pct", "calibration_reserved_pct", "stacks_reserved_pct"})
     if (st[key].empty()) return false;
   const double asked = std::stod(st["asked_rate_per_cpu"]);
   const double cost = std::stod(st["governor_cost_ns"]);
-  const double budget =
-      std::stod(st["max_overhead_pct"]) - std::stod(st["calibration_reserved_pct"]);
+  const double budget = std::stod(st["max_overhead_pct"]) -
+                        std::stod(st["calibration_reserved_pct"]) -
+                        std::stod(st["stacks_reserved_pct"]);
   const double target =
       cost > 0 ? std::clamp(std::max(budget, 1e-9) * 1e7 / cost, std::min(asked, 100.0), asked)
                : asked;
@@ -408,6 +409,41 @@ TEST_CASE("lcpictl budget changes the budget at run time, and the rate follows")
   CHECK(periods[n - 2] == Approx(1e9 / quarter).epsilon(0.01));
   CHECK(periods[n - 2] > periods[n - 3]);
   CHECK(periods[n - 1] < periods[n - 2]);
+}
+
+// Call stacks are counted in the budget (issue #29): what the last window's
+// stacks cost (each at the interrupt's estimate, and lcpid's CPU unwinding
+// them) is held back, and the flat rate is governed to what is left.
+TEST_CASE("call stacks are held back from the budget, and the flat rate gives way") {
+  lcpi::testing::TempDir dir("lcpi-budget-stacks");
+  const double cost = std::stod(KnownSampleCostNs());
+  // merges every 2 s, each measuring the stacks, windows of 4 s; 200
+  // stacks/s/CPU: 0.16 % of each CPU at 8 us a stack where every CPU is busy
+  Lcpid d(dir.path, 2,
+          {"--max-overhead", "1", "--sample-cost", KnownSampleCostNs(), "--stack-frequency", "200",
+           "--window", "4s"});
+  REQUIRE(d.running());
+  // user code on a CPU, whose stacks are unwound, for two windows
+  REQUIRE(Run({kWorkloads + "/shares", "8"}) == 0);
+  auto st = GovernedStatus(d, 1);
+  INFO("governor_error: " << st["governor_error"]);
+  REQUIRE(Number(st, "stacks") > 0);
+  const double stacks = Number(st, "stacks_reserved_pct");
+  const double calibrations = Number(st, "calibration_reserved_pct");
+  INFO("held back: stacks " << stacks << " %, calibrations " << calibrations << " %");
+  CHECK(stacks > 0);
+  CHECK(stacks < 1);  // this host: a few tenths of a percent
+  const double governed = Number(st, "governed_rate_per_cpu");
+  // the flat rate the budget left, within the governor's hysteresis, and
+  // below the rate the budget allows without stacks
+  CHECK(governed == Approx((1 - calibrations - stacks) * 1e7 / cost).epsilon(0.11));
+  CHECK(governed < (1 - calibrations) * 1e7 / cost);
+  // all of it is counted against the budget, and kept
+  CHECK(Number(st, "budget_cost_pct") ==
+        Approx(Number(st, "governed_cost_pct") + calibrations + stacks));
+  CHECK(Number(st, "budget_cost_pct") <= 1.1);
+  CHECK(st["budget_exceeded"] == "0");
+  REQUIRE(d.Stop() == 0);
 }
 
 TEST_CASE("lcpid --max-overhead refuses what is not a percent of a CPU") {
