@@ -209,6 +209,9 @@ setup_arm64_nmi() {
 	MODDIR=$out/root/lib/modules/$KVER
 	IMAGE=$KDIR/arch/arm64/boot/Image
 	[ "$NMI" = 0 ] || APPEND="irqchip.gicv3_pseudo_nmi=1"
+	# UBSAN in lcpi.ko (the kernel itself is built without it:
+	# nmi-kernel.config)
+	MAKEARGS+=(UBSAN_SANITIZE=y)
 }
 
 [ "$DEBUG" = 0 ] || [ "$ARCH" = arm64 ] || [ "$ARCH" = aarch64 ] || die "--nmi and --debug are for arm64 guests only"
