@@ -333,6 +333,7 @@ void Daemon::TakeCalibration() {
     return;
   }
   govern_early_ = true;  // a new estimate: its rate from the next window on
+  HoldBack();            // the stacks' interrupts at the new estimate
   // A step over x2 waits for a second calibration that agrees; one that
   // disagreed must not hold the rate a step short of the budget until the
   // next hourly calibration (5.9 % of a 1 % budget, once, on a loaded host).
@@ -378,7 +379,9 @@ void Daemon::HoldBack() {
   const long cpus = cpus_online_.online();
   if (cpus <= 0) return;
   calibration_reserved_pct_ = reserve_.Pct(NowNs(), cpus);
-  stacks_reserved_pct_ = stack_reserve_->Pct(governor_->interrupt_ns(), cpus);
+  stacks_cost_pct_ = stack_reserve_->CostPct(governor_->interrupt_ns(), cpus);
+  stacks_reserved_pct_ =
+      stack_reserve_->HeldPct(governor_->interrupt_ns(), cpus, governor_->budget_pct());
   governor_->set_reserved_pct(calibration_reserved_pct_ + stacks_reserved_pct_);
 }
 
@@ -448,15 +451,14 @@ void Daemon::StartMerge(bool close_window, bool wait_lookups) {
     NoteHandover(t0);
     return;
   }
-  // What the stacks cost since the last merge (a window's first merges too:
-  // its end then holds back the latest figure, not the window's start's).
-  stack_reserve_->Update(drainer_->stats().source.stacks, aggregator_->unwind_counts().cpu_ns,
-                         NowNs());
   // A window's end: the governor's rate for the next one, set at its mark.
   std::optional<std::vector<uint64_t>> periods;
   if (close_window) {
     WatchCpusOnline();
-    HoldBack();  // calibrations an interval old no longer count
+    // calibrations an interval old no longer count; this window's
+    // unwinding does
+    stack_reserve_->Update(aggregator_->unwind_counts().cpu_ns, NowNs());
+    HoldBack();
     periods = governor_->Decide();
   }
   draining_ = Draining{close_window, wait_lookups, periods.has_value()};
@@ -892,7 +894,10 @@ std::string Daemon::Status() {
     b.governor_interrupt_ns = governor_->interrupt_ns();
     b.governor_daemon_ns = governor_->daemon_ns_per_sample();
     b.calibration_reserved_pct = calibration_reserved_pct_;
+    b.governor_reserved_pct = governor_->reserved_pct();
+    b.stacks_cost_pct = stacks_cost_pct_;
     b.stacks_reserved_pct = stacks_reserved_pct_;
+    b.stacks_unwind_ns_per_s = stack_reserve_->unwind_ns_per_s();
     b.estimate_confirmed = governor_->confirmed();
     b.calibrations_refused = governor_->refused();
     b.calibrations_confirming = confirming_started_;

@@ -204,8 +204,9 @@ class Daemon {
   CalibrationRetry retry_{options_.calibrate_every};
   CalibrationReserve reserve_{options_.calibrate_every};
   std::optional<StackReserve> stack_reserve_;  // set in Start
-  // HoldBack's two shares, for the status
-  double calibration_reserved_pct_ = 0, stacks_reserved_pct_ = 0;
+  // HoldBack's two shares, and what the stacks cost (over their share when
+  // it is capped), for the status
+  double calibration_reserved_pct_ = 0, stacks_reserved_pct_ = 0, stacks_cost_pct_ = 0;
   CpuOnlineWatch cpus_online_;  // their count at the last window's end
   uint64_t cpu_online_calibrations_ = 0;
   // What each batch's samples cost, for the window's row (set in Start).

@@ -65,6 +65,9 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "governor_daemon_ns " << static_cast<int64_t>(f.governor_daemon_ns) << "\n";
   o << "calibration_reserved_pct " << f.calibration_reserved_pct << "\n";
   o << "stacks_reserved_pct " << f.stacks_reserved_pct << "\n";
+  o << "stacks_cost_pct " << f.stacks_cost_pct << "\n";
+  o << "stacks_unwind_ns_per_s " << static_cast<uint64_t>(f.stacks_unwind_ns_per_s) << "\n";
+  o << "governor_reserved_pct " << f.governor_reserved_pct << "\n";
   o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";
   o << "calibrations_refused " << f.calibrations_refused << "\n";
   o << "calibrations_confirming " << f.calibrations_confirming << "\n";
@@ -73,9 +76,10 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "cpu_online_calibrations " << f.cpu_online_calibrations << "\n";
   if (f.governor_cost_ns > 0 && f.governed_rate > 0) {
     // by the cost the governor holds to the budget, the flat rate's, and
-    // with what it holds back (calibrations, stacks): all of it counts
+    // what calibrations and stacks cost (the stacks' whole cost, not their
+    // capped share): all of it counts
     const double now_pct = f.governor_cost_ns * f.governed_rate / 1e7;
-    const double total_pct = now_pct + f.calibration_reserved_pct + f.stacks_reserved_pct;
+    const double total_pct = now_pct + f.calibration_reserved_pct + f.stacks_cost_pct;
     const bool over = f.budget_pct > 0 && total_pct > f.budget_pct * (1 + 1e-9);
     const bool exceeded = over && (total_pct > f.budget_pct * (1 + f.hysteresis) ||
                                    f.governed_rate <= kGovernorFloorRate);

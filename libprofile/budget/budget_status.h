@@ -38,7 +38,10 @@ struct BudgetFigures {
   // calibrations a change in the online CPUs started.
   double governor_cost_ns = 0, governor_interrupt_ns = 0, governor_daemon_ns = 0;
   double calibration_reserved_pct = 0;  // held back from the budget for calibrations
-  double stacks_reserved_pct = 0;       // and for call stacks (stack_reserve.h)
+  double stacks_reserved_pct = 0;       // and for call stacks (stack_reserve.h)...
+  double stacks_cost_pct = 0;           // ...what they cost (over it where capped)...
+  double stacks_unwind_ns_per_s = 0;    // ...of which lcpid's unwinding, all CPUs'
+  double governor_reserved_pct = 0;     // what the governor holds back in all
   bool estimate_confirmed = false;
   uint64_t calibrations_refused = 0, calibrations_confirming = 0;
   int calibration_later_tries = 0;  // since the estimate last settled (calibration_retry.h)

@@ -69,17 +69,20 @@ bool AtHeldTarget(std::map<std::string, std::string>& st) {
 
 // Status once governor_changes reached `changes` (or after four minutes, as
 // long as calibrations of ~5 s each, refused or disagreeing on a loaded
-// host, can take to settle one; in the QEMU guest, LCPI_TEST_RATE_LOW set,
-// the first calibration under TCG took from under a minute to over one).
-// Where the estimate still waits for a confirmation and lcpid's own tries
-// wait longer and longer (calibration_retry.h: 10 s, 20 s, 40 s, 80 s), the
-// test asks for one after 10 s idle, as an operator would (lcpictl
-// calibrate): on a loaded host 6 of 8 calibrations were refused for their
-// interval, and lcpid's next try came after the two minutes this waited.
+// host, can take to settle one; 150 s in the QEMU guest, LCPI_TEST_RATE_LOW
+// set, where the first calibration under TCG took from under a minute to
+// over one). Where the estimate still waits for a confirmation after lcpid
+// made its own tries at once and its first two later ones (10 s, then 20 s
+// after: calibration_retry.h), the test asks for one after 10 s idle, as
+// an operator would (lcpictl calibrate): on a loaded host 6 of 8
+// calibrations were refused for their interval, and lcpid's next try (40 s,
+// then 80 s later) came after the two minutes this waited then.
 std::map<std::string, std::string> GovernedStatus(Lcpid& d, uint64_t changes) {
   std::map<std::string, std::string> st;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  const auto give_up = std::chrono::steady_clock::now() +
+                       std::chrono::seconds(std::getenv("LCPI_TEST_RATE_LOW") ? 150 : 240);
   auto idle_since = std::chrono::steady_clock::now();
+  int asked = 0;
   while (std::chrono::steady_clock::now() < give_up) {
     st = d.Status();
     // and a second calibration confirmed the first (a step over x2 waits for it)
@@ -87,14 +90,18 @@ std::map<std::string, std::string> GovernedStatus(Lcpid& d, uint64_t changes) {
         st["estimate_confirmed"] == "1" && st["calibration_state"] != "running")
       break;
     const auto now = std::chrono::steady_clock::now();
-    if (st["calibration_state"] == "running" || st["estimate_confirmed"] == "1") {
+    const bool lcpid_tried =
+        !st["calibration_later_tries"].empty() && std::stoi(st["calibration_later_tries"]) >= 2;
+    if (st["calibration_state"] == "running" || st["estimate_confirmed"] == "1" || !lcpid_tried) {
       idle_since = now;
     } else if (now - idle_since > std::chrono::seconds(10)) {
       d.Ctl("calibrate");
       idle_since = now;
+      asked++;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  if (asked) WARN("the test asked for " << asked << " calibrations after lcpid's own tries");
   // then settled: at the rate the budget allows at the cost held (within
   // the governor's hysteresis) and unchanged for 1.5 s. A confirmed
   // estimate may take more windows' steps than 1.5 s: on a loaded host a
@@ -274,7 +281,8 @@ TEST_CASE("a budget the asked rate exceeds lowers the rate, and status and the w
   // it took: a refused one leaves the one before)
   const double held = Number(st, "governor_cost_ns");
   CHECK(held > 0);
-  CHECK(governed == Approx(std::max(100.0, budget * 1e7 / held)).epsilon(0.12));
+  const double left = budget - Number(st, "governor_reserved_pct");  // calibrations held back
+  CHECK(governed == Approx(std::max(100.0, left * 1e7 / held)).epsilon(0.12));
   CHECK(Number(st, "governed_cost_pct") <= 1.1 * budget);
   CHECK(st["budget_exceeded"] == "0");
   // the rate really taken (idle CPUs are sampled too: cpu-clock)
@@ -417,32 +425,44 @@ TEST_CASE("lcpictl budget changes the budget at run time, and the rate follows")
 TEST_CASE("call stacks are held back from the budget, and the flat rate gives way") {
   lcpi::testing::TempDir dir("lcpi-budget-stacks");
   const double cost = std::stod(KnownSampleCostNs());
-  // merges every 2 s, each measuring the stacks, windows of 4 s; 200
-  // stacks/s/CPU: 0.16 % of each CPU at 8 us a stack where every CPU is busy
+  // windows of 4 s, each measuring the unwinding; 200 stacks/s/CPU at 8 us
+  // a stack: 0.16 % of each CPU, and their unwinding on top
   Lcpid d(dir.path, 2,
           {"--max-overhead", "1", "--sample-cost", KnownSampleCostNs(), "--stack-frequency", "200",
            "--window", "4s"});
   REQUIRE(d.running());
-  // user code on a CPU, whose stacks are unwound, for two windows
-  REQUIRE(Run({kWorkloads + "/shares", "8"}) == 0);
+  // user code on a CPU, whose stacks are unwound, over two windows and the
+  // status read after them
+  std::thread work([] { Run({kWorkloads + "/shares", "16"}); });
+  std::this_thread::sleep_for(std::chrono::seconds(9));
   auto st = GovernedStatus(d, 1);
   INFO("governor_error: " << st["governor_error"]);
-  REQUIRE(Number(st, "stacks") > 0);
-  const double stacks = Number(st, "stacks_reserved_pct");
+  CHECK(Number(st, "stacks") > 0);
+  const double stacks = Number(st, "stacks_cost_pct"), held = Number(st, "stacks_reserved_pct");
+  const double unwind = Number(st, "stacks_unwind_ns_per_s"), cpus = Number(st, "cpus_online");
   const double calibrations = Number(st, "calibration_reserved_pct");
-  INFO("held back: stacks " << stacks << " %, calibrations " << calibrations << " %");
-  CHECK(stacks > 0);
-  CHECK(stacks < 1);  // this host: a few tenths of a percent
+  INFO("stacks cost " << stacks << " % (unwinding " << unwind << " ns/s), held back " << held
+                      << " %, calibrations " << calibrations << " %");
+  // the window's unwinding was measured, and the stacks priced as the flat
+  // rate is: the asked rate at the sample's cost, per CPU
+  CHECK(unwind > 0);
+  CHECK(stacks == Approx((200 * cost + unwind / cpus) / 1e7));
+  // held back: the cost, at most half the budget
+  CHECK(held == Approx(std::min(stacks, 0.5)));
+  CHECK(Number(st, "governor_reserved_pct") == Approx(calibrations + held));
+  // the flat rate is what the budget left, within the governor's
+  // hysteresis, and well below what it allows without stacks (>= 0.16 of
+  // the 1 % held back)
   const double governed = Number(st, "governed_rate_per_cpu");
-  // the flat rate the budget left, within the governor's hysteresis, and
-  // below the rate the budget allows without stacks
-  CHECK(governed == Approx((1 - calibrations - stacks) * 1e7 / cost).epsilon(0.11));
-  CHECK(governed < (1 - calibrations) * 1e7 / cost);
-  // all of it is counted against the budget, and kept
+  CHECK(governed == Approx((1 - calibrations - held) * 1e7 / cost).epsilon(0.11));
+  CHECK(governed < 0.95 * (1 - calibrations) * 1e7 / cost);
+  // all of it counts against the budget: kept where the stacks cost no
+  // more than their share (on a loaded host every process's stacks are
+  // unwound, and may cost more: then the budget is exceeded by that)
   CHECK(Number(st, "budget_cost_pct") ==
         Approx(Number(st, "governed_cost_pct") + calibrations + stacks));
-  CHECK(Number(st, "budget_cost_pct") <= 1.1);
-  CHECK(st["budget_exceeded"] == "0");
+  if (stacks <= 0.5) CHECK(st["budget_exceeded"] == "0");
+  work.join();
   REQUIRE(d.Stop() == 0);
 }
 
