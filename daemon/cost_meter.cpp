@@ -36,8 +36,11 @@ std::optional<WindowCost> CostMeter::Take(const SourceStats& now, uint64_t daemo
   const uint64_t wall = now.as_of_ns && before.as_of_ns ? Since(now.as_of_ns, before.as_of_ns)
                                                         : Since(now_ns, ns_before);
   c.cpu_ns = wall > UINT64_MAX / cpus_ ? UINT64_MAX : wall * cpus_;
-  c.interrupt_ns = Times(calibration->fit.slope, c.samples);
-  c.interrupt_ci95_ns = Times(calibration->fit.half95, c.samples);
+  // a stack is a cpu-clock sample of its own: its interrupt costs as one
+  c.stack_samples = Since(now.stacks, before.stacks);
+  const uint64_t interrupts = c.samples + c.stack_samples;
+  c.interrupt_ns = Times(calibration->fit.slope, interrupts);
+  c.interrupt_ci95_ns = Times(calibration->fit.half95, interrupts);
   // A thread that ended takes its time with it (self_cpu.h): never negative.
   c.daemon_ns = Since(daemon_cpu_ns, daemon_before);
   const uint64_t handler_now = now.handler_ns_hit + now.handler_ns_miss;

@@ -75,6 +75,7 @@ void FoldInto(MergeBatch& held, const MergeBatch& newer) {
     c.daemon_ns += newer.cost->daemon_ns;
     c.module_samples += newer.cost->module_samples;
     c.module_handler_ns += newer.cost->module_handler_ns;
+    c.stack_samples += newer.cost->stack_samples;
   }
   if (!held.observer_pid) held.observer_pid = newer.observer_pid;
   if (held.observer_image.empty()) held.observer_image = newer.observer_image;

@@ -25,6 +25,7 @@ constexpr CostField kCostFields[] = {
     {"cost.daemon_ns", &WindowCost::daemon_ns},
     {"cost.module_samples", &WindowCost::module_samples},
     {"cost.module_handler_ns", &WindowCost::module_handler_ns},
+    {"cost.stack_samples", &WindowCost::stack_samples},
 };
 
 // A sum as an integer of at most `top`: NaN and below 0 are 0.

@@ -16,12 +16,15 @@ std::optional<CostFigures> FiguresOf(const std::optional<WindowCost>& cost) {
               (static_cast<double>(cost->interrupt_ns) + static_cast<double>(cost->daemon_ns)) /
               cpu_ns;
   f.ci95_percent = 100.0 * static_cast<double>(cost->interrupt_ci95_ns) / cpu_ns;
-  f.interrupt_ns = static_cast<double>(cost->interrupt_ns) / samples;
+  // every interrupt: the flat samples' and the call stacks'
+  f.interrupt_ns = static_cast<double>(cost->interrupt_ns) /
+                   (samples + static_cast<double>(cost->stack_samples));
   f.daemon_ns = static_cast<double>(cost->daemon_ns) / samples;
   if (cost->module_samples)
     f.module_ns =
         static_cast<double>(cost->module_handler_ns) / static_cast<double>(cost->module_samples);
   f.rate = samples / (cpu_ns / 1e9);
+  f.stack_rate = static_cast<double>(cost->stack_samples) / (cpu_ns / 1e9);
   return f;
 }
 
@@ -34,7 +37,9 @@ std::string CostSentence(const std::optional<WindowCost>& cost, size_t windows) 
                     " of CPU in " + where + " (interrupt " + Fixed(f->interrupt_ns / 1000.0, 1) +
                     " \u00b5s/sample, daemon " + Fixed(std::round(f->daemon_ns), 0) + " ns/sample";
   if (f->module_ns) out += ", module handler " + Fixed(std::round(*f->module_ns), 0) + " ns/sample";
-  return out + ", " + Fixed(std::round(f->rate), 0) + " samples/s/CPU)";
+  out += ", " + Fixed(std::round(f->rate), 0) + " samples/s/CPU";
+  if (cost->stack_samples) out += ", " + Fixed(std::round(f->stack_rate), 0) + " stacks/s/CPU";
+  return out + ")";
 }
 
 }  // namespace lcpi::report

@@ -5,9 +5,10 @@
 //
 //   cost %   = (interrupt ns + lcpid's ns) / CPU time covered x 100
 //   ± %      = the interrupt estimate's 95 % half-width, the same way
-//   interrupt = ns one sample costs the code it interrupts (the calibration)
-//   daemon    = lcpid's own threads' ns per sample
-//   rate      = samples / s / CPU
+//   interrupt = ns one sample costs the code it interrupts (the calibration),
+//               flat samples and call stacks alike (schema/009)
+//   daemon    = lcpid's own threads' ns per flat sample (unwinding included)
+//   rate      = flat samples / s / CPU; stacks the same for call stacks
 #ifndef LCPI_LIBPROFILE_REPORT_OBSERVER_COST_H
 #define LCPI_LIBPROFILE_REPORT_OBSERVER_COST_H
 
@@ -24,6 +25,7 @@ struct CostFigures {
   double daemon_ns = 0;                  // per sample
   std::optional<double> module_ns;       // lcpi.ko's handler per sample, where it timed it
   double rate = 0;                       // samples/s/CPU
+  double stack_rate = 0;                 // call stacks/s/CPU
 };
 
 // The figures of summed rows; nothing when there are none (a database or
@@ -33,6 +35,7 @@ std::optional<CostFigures> FiguresOf(const std::optional<WindowCost>& cost);
 
 // The header's sentence: "lcpi cost 0.80 % ± 0.10 of CPU in this window
 // (interrupt 16.0 µs/sample, daemon 900 ns/sample, 5000 samples/s/CPU)",
+// with ", 100 stacks/s/CPU" where call stacks were taken,
 // "... in these 3 windows ...", or "lcpi cost not measured (no estimate
 // stored for these windows)".
 std::string CostSentence(const std::optional<WindowCost>& cost, size_t windows);

@@ -42,7 +42,9 @@ std::string CostObject(const Header& h) {
                     ", \"interrupt_ns_per_sample\": " + Fixed(f->interrupt_ns, 1) +
                     ", \"daemon_ns_per_sample\": " + Fixed(f->daemon_ns, 1);
   if (f->module_ns) out += ", \"module_handler_ns_per_sample\": " + Fixed(*f->module_ns, 1);
-  return out + ", \"samples_per_s_per_cpu\": " + Fixed(f->rate, 1) + ", \"text\": " + text + "}";
+  out += ", \"samples_per_s_per_cpu\": " + Fixed(f->rate, 1);
+  if (h.cost->stack_samples) out += ", \"stacks_per_s_per_cpu\": " + Fixed(f->stack_rate, 1);
+  return out + ", \"text\": " + text + "}";
 }
 
 std::string HeaderFields(const Header& h, const std::string& indent) {

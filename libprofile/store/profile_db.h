@@ -138,6 +138,9 @@ struct WindowCost {
   uint64_t daemon_ns = 0;          // lcpid's own threads' CPU
   uint64_t module_samples = 0;     // lcpi.ko timed these samples' handler (1 in 64)...
   uint64_t module_handler_ns = 0;  // ...and spent this long in it
+  // Call stacks taken (schema/009): their interrupts are in interrupt_ns
+  // (and its half-widths) beside the flat samples'.
+  uint64_t stack_samples = 0;
 };
 
 // One flush of the daemon. Counts, process counts and stats are added to

@@ -14,7 +14,7 @@ namespace lcpi {
 namespace {
 
 constexpr const char kSqlAddCost[] =
-    LCPI_INSERT_WINDOW_COST "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) " LCPI_ADD_WINDOW_COST;
+    LCPI_INSERT_WINDOW_COST "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) " LCPI_ADD_WINDOW_COST;
 constexpr const char kSqlAddObserverPid[] =
     "INSERT OR IGNORE INTO observer_pids (epoch_id, pid) VALUES (?1, ?2)";
 constexpr const char kSqlAddObserverImage[] =
@@ -35,7 +35,7 @@ Expected<void> ProfileDb::MergeCost(const MergeBatch& b) {
     sql::Bind(*stmt, 1, b.epoch);
     int i = 2;
     for (uint64_t v : {c.samples, c.cpu_ns, c.interrupt_ns, c.interrupt_ci95_ns, c.daemon_ns,
-                       c.module_samples, c.module_handler_ns})
+                       c.module_samples, c.module_handler_ns, c.stack_samples})
       sql::Bind(*stmt, i++, Clamp(v));
     if (int rc = sqlite3_step(*stmt); rc != SQLITE_DONE) return SqlError(rc, "merge: window cost");
   }

@@ -111,8 +111,8 @@ constexpr const char kSqlStatsAll[] = "SELECT name, sum(value) FROM stats GROUP 
 // Every epoch's row (?1 NULL) or those of the listed epochs; no rows: count 0.
 constexpr const char kSqlCost[] =
     "SELECT count(*), sum(samples), sum(cpu_ns), sum(interrupt_ns), sum(interrupt_ci95_ns), "
-    "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
-    "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1))";
+    "sum(daemon_ns), sum(module_samples), sum(module_handler_ns), sum(stack_samples) "
+    "FROM window_costs WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1))";
 constexpr const char kSqlObserverImages[] =
     "SELECT DISTINCT identity FROM observer_images "
     "WHERE ?1 IS NULL OR epoch_id IN (SELECT value FROM json_each(?1)) ORDER BY identity";
@@ -535,8 +535,8 @@ Expected<std::optional<WindowCost>> ProfileDb::Cost(const EpochSet& epochs) {
       [&](sqlite3_stmt* s) { BindEpochSet(s, epochs, json); },
       [&](sqlite3_stmt* s) {
         if (sqlite3_column_int64(s, 0) == 0) return;
-        out =
-            WindowCost{U64(s, 1), U64(s, 2), U64(s, 3), U64(s, 4), U64(s, 5), U64(s, 6), U64(s, 7)};
+        out = WindowCost{U64(s, 1), U64(s, 2), U64(s, 3), U64(s, 4),
+                         U64(s, 5), U64(s, 6), U64(s, 7), U64(s, 8)};
       });
   if (!ok) return ok.error();
   return out;

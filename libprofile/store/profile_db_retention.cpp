@@ -165,7 +165,8 @@ constexpr const char* kSqlRollup[] = {
     // so a report over it weighs each window by its samples and CPU time.
     (LCPI_INSERT_WINDOW_COST
      "SELECT ?1, sum(samples), sum(cpu_ns), sum(interrupt_ns), sum(interrupt_ci95_ns), "
-     "sum(daemon_ns), sum(module_samples), sum(module_handler_ns) FROM window_costs "
+     "sum(daemon_ns), sum(module_samples), sum(module_handler_ns), sum(stack_samples) "
+     "FROM window_costs "
      "WHERE epoch_id IN (SELECT value FROM json_each(?2)) HAVING count(*) > "
      "0 " LCPI_ADD_WINDOW_COST),
     // The merged epochs share their events' facts (RollupGroups): only the

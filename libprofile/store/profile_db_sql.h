@@ -10,19 +10,20 @@
 #include <string>
 #include <string_view>
 
-// Adding to a window's cost row (schema/007): its columns, and the sums on
+// Adding to a window's cost row (schema/007, 009): its columns, and the sums on
 // conflict. A merge (profile_db_cost.cpp) and a rollup
 // (profile_db_retention.cpp) add the same way.
 #define LCPI_INSERT_WINDOW_COST                                                            \
   "INSERT INTO window_costs (epoch_id, samples, cpu_ns, interrupt_ns, interrupt_ci95_ns, " \
-  "daemon_ns, module_samples, module_handler_ns) "
+  "daemon_ns, module_samples, module_handler_ns, stack_samples) "
 #define LCPI_ADD_WINDOW_COST                                                                 \
   "ON CONFLICT (epoch_id) DO UPDATE SET samples = samples + excluded.samples, "              \
   "cpu_ns = cpu_ns + excluded.cpu_ns, interrupt_ns = interrupt_ns + excluded.interrupt_ns, " \
   "interrupt_ci95_ns = interrupt_ci95_ns + excluded.interrupt_ci95_ns, "                     \
   "daemon_ns = daemon_ns + excluded.daemon_ns, "                                             \
   "module_samples = module_samples + excluded.module_samples, "                              \
-  "module_handler_ns = module_handler_ns + excluded.module_handler_ns"
+  "module_handler_ns = module_handler_ns + excluded.module_handler_ns, "                     \
+  "stack_samples = stack_samples + excluded.stack_samples"
 
 namespace lcpi::sql {
 

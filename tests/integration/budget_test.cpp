@@ -464,6 +464,14 @@ TEST_CASE("call stacks are held back from the budget, and the flat rate gives wa
   if (stacks <= 0.5) CHECK(st["budget_exceeded"] == "0");
   work.join();
   REQUIRE(d.Stop() == 0);
+  // and the windows' cost counts the stacks' interrupts (schema 9)
+  auto db = d.OpenDb();
+  REQUIRE(db);
+  auto stored = db->Cost(lcpi::EpochSet::All());
+  REQUIRE(stored);
+  REQUIRE(stored->has_value());
+  const lcpi::WindowCost& w = **stored;
+  CHECK(w.stack_samples > 0);
 }
 
 TEST_CASE("lcpid --max-overhead refuses what is not a percent of a CPU") {

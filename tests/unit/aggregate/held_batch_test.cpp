@@ -90,7 +90,7 @@ TEST_CASE("a newer batch dropped into the held one adds its statistics and times
 TEST_CASE("a newer batch dropped into the held one adds its cost and keeps lcpid's pid",
           "[aggregate]") {
   MergeBatch held, newer;
-  newer.cost = WindowCost{100, 1'000, 2'000, 300, 400, 5, 60};
+  newer.cost = WindowCost{100, 1'000, 2'000, 300, 400, 5, 60, 7};
   newer.observer_pid = 42;
   FoldInto(held, newer);  // the held batch measured nothing: the newer's cost
   REQUIRE(held.cost.has_value());
@@ -104,4 +104,5 @@ TEST_CASE("a newer batch dropped into the held one adds its cost and keeps lcpid
   CHECK(held.cost->daemon_ns == 800);
   CHECK(held.cost->module_samples == 10);
   CHECK(held.cost->module_handler_ns == 120);
+  CHECK(held.cost->stack_samples == 14);
 }

@@ -28,8 +28,8 @@ std::map<std::string, double> Sums(const std::vector<std::vector<WindowFact>>& w
 }  // namespace
 
 TEST_CASE("two windows' statistics and costs, shipped and summed, give the local header's") {
-  WindowCost a{1000, 2'000'000'000, 8'000'000, 900'000, 500'000, 64, 6400};
-  WindowCost b{3000, 2'000'000'000, 24'000'000, 1'800'000, 700'000, 0, 0};
+  WindowCost a{1000, 2'000'000'000, 8'000'000, 900'000, 500'000, 64, 6400, 100};
+  WindowCost b{3000, 2'000'000'000, 24'000'000, 1'800'000, 700'000, 0, 0, 200};
   std::vector<WindowFact> fa = WindowFacts({{"attributed", 900}, {"unknown", 100}, {"lost", 5}}, a);
   std::vector<WindowFact> fb = WindowFacts({{"attributed", 2700}, {"unknown", 300}}, b);
   Header h;
@@ -47,6 +47,7 @@ TEST_CASE("two windows' statistics and costs, shipped and summed, give the local
   CHECK(h.cost->daemon_ns == 1'200'000);
   CHECK(h.cost->module_samples == 64);
   CHECK(h.cost->module_handler_ns == 6400);
+  CHECK(h.cost->stack_samples == 300);
   // every name the header reads is one a window ships
   for (const std::string& name : FactNamesRead()) {
     INFO(name);

@@ -162,6 +162,29 @@ TEST_CASE("every report's header states what the profile cost, or that it was no
              Catch::Contains("# cost:     lcpi cost not measured in this window"));
 }
 
+// Call stacks (schema 9): their interrupts are in interrupt_ns beside the
+// flat samples', so the cost per sample divides by both, and the header
+// says how many stacks a second were taken.
+TEST_CASE("the header's cost counts the call stacks' interrupts and states their rate") {
+  lcpi::testing::TempDir dir{"lcpi-observer-test"};
+  auto db = OpenOk(dir.File("p.db"));
+  // 1600 flat samples and 400 stacks over 2 s of 4 CPUs (200 and 50/s/CPU),
+  // 2000 interrupts of 20 us each +- 5, 2 us of lcpid's a flat sample
+  WindowCost cost{1600, 8'000'000'000, 40'000'000, 10'000'000, 3'200'000};
+  cost.stack_samples = 400;
+  REQUIRE(db->Merge(Batch(Ok(db->CurrentEpoch()), 77, cost)).has_value());
+  RenderOptions text;
+  text.width = 200;
+  CHECK_THAT(RenderProfile(Build(*db, View::kImages), text),
+             Catch::Contains("# cost:     lcpi cost 0.54 % \u00b1 0.12 of CPU in this window "
+                             "(interrupt 20.0 \u00b5s/sample, daemon 2000 ns/sample, "
+                             "200 samples/s/CPU, 50 stacks/s/CPU)"));
+  RenderOptions json;
+  json.format = Format::kJson;
+  CHECK_THAT(RenderProfile(Build(*db, View::kImages), json),
+             Catch::Contains("\"samples_per_s_per_cpu\": 200.0, \"stacks_per_s_per_cpu\": 50.0"));
+}
+
 // Review round 15, finding 5: a user's own program named lcpid (~/bin/lcpid,
 // a user-owned file: identity ":u1000") is not lcpid's executable; only the
 // identity lcpid stored for its window is.

@@ -63,12 +63,17 @@ inline int64_t RawInt(const std::string& path, const std::string& sql) {
   return v;
 }
 
-// SQL that takes a database of schema 8 back to schema 7 (no identity of
+// SQL that takes a database of schema 9 back to schema 8 (no call stacks in
+// the window costs).
+#define LCPI_UNDO_SCHEMA9 "ALTER TABLE window_costs DROP COLUMN stack_samples; "
+inline constexpr const char kUndoSchema9[] = LCPI_UNDO_SCHEMA9 "PRAGMA user_version = 8;";
+
+// SQL that takes a database of schema 9 back to schema 7 (no identity of
 // lcpid's executable).
-#define LCPI_UNDO_SCHEMA8 "DROP TABLE observer_images; "
+#define LCPI_UNDO_SCHEMA8 LCPI_UNDO_SCHEMA9 "DROP TABLE observer_images; "
 inline constexpr const char kUndoSchema8[] = LCPI_UNDO_SCHEMA8 "PRAGMA user_version = 7;";
 
-// SQL that takes a database of schema 8 back to schema 6 (no window costs).
+// SQL that takes a database of schema 9 back to schema 6 (no window costs).
 #define LCPI_UNDO_SCHEMA7 LCPI_UNDO_SCHEMA8 "DROP TABLE observer_pids; DROP TABLE window_costs; "
 inline constexpr const char kUndoSchema7[] = LCPI_UNDO_SCHEMA7 "PRAGMA user_version = 6;";
 

@@ -2,7 +2,7 @@
 // as sums (window_costs) so that merges add, a rollup keeps the figures
 // weighted by samples and CPU time, a drop takes them; lcpid's pids per
 // window (observer_pids); a schema 6 database migrates and reads "not
-// measured".
+// measured"; schema 9: the call stacks taken, added up the same way.
 #include <catch2/catch.hpp>
 
 #include <optional>
@@ -37,16 +37,20 @@ MergeBatch Batch(int64_t epoch, std::optional<WindowCost> cost, uint32_t pid) {
   return b;
 }
 
-// samples, cpu_ns, interrupt_ns, interrupt_ci95_ns, daemon_ns, module_samples, module_handler_ns
+// samples, cpu_ns, interrupt_ns, interrupt_ci95_ns, daemon_ns, module_samples,
+// module_handler_ns, stack_samples
 WindowCost Cost(uint64_t samples, uint64_t cpu_ns, uint64_t interrupt_ns, uint64_t ci,
-                uint64_t daemon_ns, uint64_t module_samples = 0, uint64_t module_ns = 0) {
-  return WindowCost{samples, cpu_ns, interrupt_ns, ci, daemon_ns, module_samples, module_ns};
+                uint64_t daemon_ns, uint64_t module_samples = 0, uint64_t module_ns = 0,
+                uint64_t stacks = 0) {
+  return WindowCost{samples,   cpu_ns,         interrupt_ns, ci,
+                    daemon_ns, module_samples, module_ns,    stacks};
 }
 
 bool Same(const WindowCost& a, const WindowCost& b) {
   return a.samples == b.samples && a.cpu_ns == b.cpu_ns && a.interrupt_ns == b.interrupt_ns &&
          a.interrupt_ci95_ns == b.interrupt_ci95_ns && a.daemon_ns == b.daemon_ns &&
-         a.module_samples == b.module_samples && a.module_handler_ns == b.module_handler_ns;
+         a.module_samples == b.module_samples && a.module_handler_ns == b.module_handler_ns &&
+         a.stack_samples == b.stack_samples;
 }
 
 }  // namespace
@@ -65,12 +69,13 @@ TEST_CASE("a window's cost adds up over its merges, and its pids are kept") {
   CHECK(Ok(db->ObserverPids(EpochSet::All())) == std::vector<uint32_t>{42});
 
   int64_t e2 = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
-  OkVoid(db->Merge(Batch(e2, Cost(3000, 2'000'000'000, 30'000'000, 6'000'000, 9'000'000), 77)));
+  OkVoid(db->Merge(
+      Batch(e2, Cost(3000, 2'000'000'000, 30'000'000, 6'000'000, 9'000'000, 0, 0, 60), 77)));
   int64_t e3 = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
   OkVoid(db->Merge(Batch(e3, std::nullopt, 0)));
   // Over several windows: the sums of their rows; a window without one adds nothing.
   CHECK(Same(Ok(db->Cost(EpochSet::All())).value(),
-             Cost(4500, 5'000'000'000, 54'000'000, 9'000'000, 13'000'000, 8, 800)));
+             Cost(4500, 5'000'000'000, 54'000'000, 9'000'000, 13'000'000, 8, 800, 60)));
   CHECK_FALSE(Ok(db->Cost(EpochSet::Of({e3}))).has_value());
   CHECK(Ok(db->ObserverPids(EpochSet::Of({e1, e2}))) == std::vector<uint32_t>{42, 77});
   CHECK(Ok(db->ObserverPids(EpochSet::Of({e3}))).empty());
@@ -78,7 +83,7 @@ TEST_CASE("a window's cost adds up over its merges, and its pids are kept") {
   SECTION("a rollup keeps the sums (so the figures stay sample-weighted) and every pid") {
     OkVoid(db->MergeEpochs({e1, e2}));
     CHECK(Same(Ok(db->Cost(EpochSet::Of({e1}))).value(),
-               Cost(4500, 5'000'000'000, 54'000'000, 9'000'000, 13'000'000, 8, 800)));
+               Cost(4500, 5'000'000'000, 54'000'000, 9'000'000, 13'000'000, 8, 800, 60)));
     CHECK(Ok(db->ObserverPids(EpochSet::Of({e1}))) == std::vector<uint32_t>{42, 77});
     CHECK(RawInt(dir.File("p.db"), "SELECT count(*) FROM window_costs") == 1);
   }
@@ -86,13 +91,13 @@ TEST_CASE("a window's cost adds up over its merges, and its pids are kept") {
     Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));  // e3 is no longer current
     OkVoid(db->MergeEpochs({e3, e2}));
     CHECK(Same(Ok(db->Cost(EpochSet::Of({e3}))).value(),
-               Cost(3000, 2'000'000'000, 30'000'000, 6'000'000, 9'000'000)));
+               Cost(3000, 2'000'000'000, 30'000'000, 6'000'000, 9'000'000, 0, 0, 60)));
     CHECK(Ok(db->ObserverPids(EpochSet::Of({e3}))) == std::vector<uint32_t>{77});
   }
   SECTION("a drop takes the window's cost and pids") {
     OkVoid(db->DropEpochs({e1}));
     CHECK(Same(Ok(db->Cost(EpochSet::All())).value(),
-               Cost(3000, 2'000'000'000, 30'000'000, 6'000'000, 9'000'000)));
+               Cost(3000, 2'000'000'000, 30'000'000, 6'000'000, 9'000'000, 0, 0, 60)));
     CHECK(Ok(db->ObserverPids(EpochSet::All())) == std::vector<uint32_t>{77});
   }
 }
@@ -107,7 +112,7 @@ TEST_CASE("a schema 6 database migrates to window costs: its windows were not me
   RawExec(path, lcpi::testing::kUndoSchema7);
   auto db = OpenOk(path);
   CHECK(RawInt(path, "PRAGMA user_version") == ProfileDb::LatestSchemaVersion());
-  CHECK(ProfileDb::LatestSchemaVersion() == 8);
+  CHECK(ProfileDb::LatestSchemaVersion() == 9);
   CHECK_FALSE(Ok(db->Cost(EpochSet::All())).has_value());
   CHECK(Ok(db->ObserverPids(EpochSet::All())).empty());
 }
@@ -127,4 +132,27 @@ TEST_CASE("a schema 7 database migrates to lcpid's executable per window: none k
   CHECK(RawInt(path, "PRAGMA user_version") == ProfileDb::LatestSchemaVersion());
   CHECK(Ok(db->ObserverImages(EpochSet::All())).empty());
   CHECK(Ok(db->ObserverPids(EpochSet::All())) == std::vector<uint32_t>{42});
+}
+
+TEST_CASE("a schema 8 database migrates to stacks in the window costs: none counted before") {
+  TempDir dir;
+  const std::string path = dir.File("p.db");
+  {
+    auto db = OpenOk(path);
+    OkVoid(db->Merge(Batch(Ok(db->CurrentEpoch()),
+                           Cost(1000, 2'000'000'000, 16'000'000, 2'000'000, 3'000'000, 0, 0, 50),
+                           42)));
+  }
+  RawExec(path, lcpi::testing::kUndoSchema9);
+  {
+    auto db = OpenOk(path);
+    CHECK(RawInt(path, "PRAGMA user_version") == ProfileDb::LatestSchemaVersion());
+    // the row written before stays, its stacks not counted
+    CHECK(Same(Ok(db->Cost(EpochSet::All())).value(),
+               Cost(1000, 2'000'000'000, 16'000'000, 2'000'000, 3'000'000)));
+    // and later merges add theirs
+    OkVoid(db->Merge(
+        Batch(Ok(db->CurrentEpoch()), Cost(10, 1'000'000, 160'000, 20'000, 30'000, 0, 0, 5), 42)));
+    CHECK(Ok(db->Cost(EpochSet::All()))->stack_samples == 5);
+  }
 }
