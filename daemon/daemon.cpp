@@ -328,6 +328,7 @@ void Daemon::TakeCalibration() {
           "end of the last one's interval, unconfirmed",
           CalibrationRetry::kAtOnce + 1, governor_->interrupt_ns());
       govern_early_ = true;
+      HoldBack();  // the stacks' interrupts at that estimate
     }
     FollowUp(next);
     return;
@@ -1034,6 +1035,7 @@ std::string Daemon::Handle(const std::string& request) {
     Expected<double> pct = ParseBudgetPct(arg);
     if (!pct) return "error " + pct.error().message() + "\n\n";
     governor_->set_budget_pct(*pct);
+    HoldBack();            // the stacks' share is bounded by the budget
     govern_early_ = true;  // the window ends early if the rate changes
     // A budget that now wants an estimate, or a step a confirmation: at
     // once, not at the next hourly calibration (one running decides).

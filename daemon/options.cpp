@@ -52,8 +52,9 @@ int ParseDaemonOptions(int argc, char** argv, DaemonOptions* out) {
                  "call stacks per second per CPU, a cpu-clock perf event of their own beside the "
                  "flat profile, with either source (user stacks unwound through .eh_frame on "
                  "x86-64, by frame pointers elsewhere), e.g. 100, counted in the cost budget (the "
-                 "flat rate gives way: lcpictl status's stacks_reserved_pct); 0 (the default for "
-                 "now): none")
+                 "flat rate gives way, down to half the budget; what stacks cost beyond shows as "
+                 "the budget exceeded: lcpictl status's stacks_cost_pct); 0 (the default for now): "
+                 "none")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
   app.add_option("--max-stacks", o.max_stacks,

@@ -66,6 +66,9 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "calibration_reserved_pct " << f.calibration_reserved_pct << "\n";
   o << "stacks_reserved_pct " << f.stacks_reserved_pct << "\n";
   o << "stacks_cost_pct " << f.stacks_cost_pct << "\n";
+  // the stacks cost more than the share held back for them (half the budget)
+  o << "stacks_share_capped " << (f.stacks_cost_pct > f.stacks_reserved_pct * (1 + 1e-9) ? 1 : 0)
+    << "\n";
   o << "stacks_unwind_ns_per_s " << static_cast<uint64_t>(f.stacks_unwind_ns_per_s) << "\n";
   o << "governor_reserved_pct " << f.governor_reserved_pct << "\n";
   o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";

@@ -8,7 +8,9 @@
 namespace lcpi::report {
 
 std::optional<CostFigures> FiguresOf(const std::optional<WindowCost>& cost) {
-  if (!cost || cost->samples == 0 || cost->cpu_ns == 0) return std::nullopt;
+  // a window of call stacks and no flat sample (a hardware event on idle
+  // CPUs) still cost its stacks' interrupts
+  if (!cost || cost->samples + cost->stack_samples == 0 || cost->cpu_ns == 0) return std::nullopt;
   const double samples = static_cast<double>(cost->samples);
   const double cpu_ns = static_cast<double>(cost->cpu_ns);
   CostFigures f;
@@ -19,7 +21,7 @@ std::optional<CostFigures> FiguresOf(const std::optional<WindowCost>& cost) {
   // every interrupt: the flat samples' and the call stacks'
   f.interrupt_ns = static_cast<double>(cost->interrupt_ns) /
                    (samples + static_cast<double>(cost->stack_samples));
-  f.daemon_ns = static_cast<double>(cost->daemon_ns) / samples;
+  f.daemon_ns = cost->samples ? static_cast<double>(cost->daemon_ns) / samples : 0;
   if (cost->module_samples)
     f.module_ns =
         static_cast<double>(cost->module_handler_ns) / static_cast<double>(cost->module_samples);

@@ -30,7 +30,7 @@ struct CostFigures {
 
 // The figures of summed rows; nothing when there are none (a database or
 // windows older than schema 7, or merged before lcpid's first calibration)
-// or they cover no samples or no time.
+// or they cover no samples (flat or stacks) or no time.
 std::optional<CostFigures> FiguresOf(const std::optional<WindowCost>& cost);
 
 // The header's sentence: "lcpi cost 0.80 % ± 0.10 of CPU in this window

@@ -183,6 +183,18 @@ TEST_CASE("the header's cost counts the call stacks' interrupts and states their
   json.format = Format::kJson;
   CHECK_THAT(RenderProfile(Build(*db, View::kImages), json),
              Catch::Contains("\"samples_per_s_per_cpu\": 200.0, \"stacks_per_s_per_cpu\": 50.0"));
+  // a window of stacks and no flat sample (a hardware event on idle CPUs)
+  // still cost its stacks' interrupts
+  const int64_t e2 = Ok(db->NewEpoch(std::nullopt, EpochKind::kWindow));
+  WindowCost stacks_only{0, 8'000'000'000, 8'000'000, 2'000'000, 1'000'000};
+  stacks_only.stack_samples = 400;
+  REQUIRE(db->Merge(Batch(e2, 77, stacks_only)).has_value());
+  ProfOptions second;
+  second.epoch = std::to_string(e2);
+  CHECK_THAT(RenderProfile(Ok(BuildProfile(*db, second)), text),
+             Catch::Contains("# cost:     lcpi cost 0.11 % \u00b1 0.03 of CPU in this window "
+                             "(interrupt 20.0 \u00b5s/sample, daemon 0 ns/sample, "
+                             "0 samples/s/CPU, 50 stacks/s/CPU)"));
 }
 
 // Review round 15, finding 5: a user's own program named lcpid (~/bin/lcpid,
