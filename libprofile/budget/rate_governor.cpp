@@ -73,8 +73,10 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
     refused_++;
     return Offered::kRefused;
   }
-  const bool agrees =
-      estimate_ns_ > 0 && std::fabs(slope_ns - estimate_ns_) <= half95_ns + estimate_half95_ns_;
+  // A lower bound's interval is a refused one's, wide: anything would agree
+  // with it, and one calibration would pass for two.
+  const bool agrees = !lower_bound_ && estimate_ns_ > 0 &&
+                      std::fabs(slope_ns - estimate_ns_) <= half95_ns + estimate_half95_ns_;
   if (agrees) {
     // confirmed: the first one's rate stays the one its step is bounded from
     estimate_ns_ = slope_ns;
@@ -93,6 +95,7 @@ RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
 }
 
 void RateGovernor::Hold(double ns, double half95_ns, bool confirmed) {
+  lower_bound_ = false;
   estimate_ns_ = ns;
   estimate_half95_ns_ = half95_ns;
   confirmed_ = confirmed;
@@ -117,6 +120,7 @@ bool RateGovernor::TakeLowerBound(double slope_ns, double half95_ns) {
   const double low = slope_ns - half95_ns;
   if (estimate_ns_ > 0 || !std::isfinite(low) || !(low > 0)) return false;
   Hold(low, half95_ns, false);
+  lower_bound_ = true;
   return true;
 }
 
@@ -139,6 +143,9 @@ RateSteps RateGovernor::StepsNow() const {
 
 bool RateGovernor::awaits_confirmation() const {
   if (confirmed_ || estimate_ns_ <= 0 || budget_pct_ <= 0) return false;
+  // a refused calibration's lower end is no measurement, whatever rate it
+  // allows (it may allow the asked one: 778 ns of 9,464 +- 8,686)
+  if (lower_bound_) return true;
   const double target =
       NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), steps_).target.rate;
   return target < estimate_rate_ / steps_.unconfirmed_max_down;

@@ -129,8 +129,10 @@ class RateGovernor {
   double interrupt_ns() const { return estimate_ns_; }
   double daemon_ns_per_sample() const { return daemon_ns_; }
   bool confirmed() const { return confirmed_; }
-  // The rate is held above the target by an unconfirmed estimate: a second
-  // calibration would let it go further.
+  // The rate is held above the target by an unconfirmed estimate (a second
+  // calibration would let it go further), or the estimate is only a refused
+  // calibration's lower end (TakeLowerBound): lcpid calibrates again until
+  // one is accepted.
   bool awaits_confirmation() const;
   uint64_t refused() const { return refused_; }
 
@@ -166,6 +168,7 @@ class RateGovernor {
   std::string error_;
   double estimate_ns_ = 0, estimate_half95_ns_ = 0;
   bool confirmed_ = false;
+  bool lower_bound_ = false;  // the estimate is TakeLowerBound's
   double estimate_rate_ = 0;  // the rate in use when the first unconfirmed estimate came
   double daemon_ns_ = 0;
   uint64_t refused_ = 0;

@@ -193,6 +193,28 @@ TEST_CASE("with no estimate, a refused calibration's lower end is taken, unconfi
   CHECK(h.cost_ns() == 0);
 }
 
+// Run 32: on a loaded host every calibration was refused, and the lower end
+// of the last one's interval (9,464 +- 8,686 ns: 778 ns) said the asked
+// 5,000/s cost 0.39 %: the rate held nothing up, so lcpid wanted no other
+// calibration and sampled at 3.7 % of a 1 % budget until the hourly one.
+TEST_CASE("an estimate that is only a refused calibration's lower end awaits an accepted one") {
+  RateGovernor g(1, 5000, {200000});
+  REQUIRE(g.TakeLowerBound(9464, 8686));
+  CHECK(g.cost_ns() == Approx(778));
+  CHECK_FALSE(g.Decide());  // 5,000/s at 778 ns is within the budget
+  CHECK(g.awaits_confirmation());
+  // a refused one leaves it waiting; an accepted one replaces it, and then
+  // waits only where its step is over x2, as any first estimate
+  CHECK(g.Offer(7000, 6000) == RateGovernor::Offered::kRefused);
+  CHECK(g.awaits_confirmation());
+  REQUIRE(g.Offer(1000, 100) == RateGovernor::Offered::kAccepted);
+  CHECK_FALSE(g.awaits_confirmation());
+  // with the budget off, nothing is awaited
+  RateGovernor off(0, 5000, {200000});
+  off.TakeLowerBound(9464, 8686);
+  CHECK_FALSE(off.awaits_confirmation());
+}
+
 TEST_CASE("the periodic calibrations' share of each CPU is held back from the budget") {
   RateGovernor g(1, 5000, {200000});
   REQUIRE(g.Offer(8000, 400) == RateGovernor::Offered::kAccepted);
