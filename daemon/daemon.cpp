@@ -254,6 +254,7 @@ Expected<void> Daemon::Start() {
     governor_.emplace(options_.max_overhead_pct, asked, std::move(periods));
     if (options_.sample_cost_ns > 0) governor_->SetKnownCost(options_.sample_cost_ns);
   }
+  HoldBack();  // the unwinding's CPU allowance from the first stack on
 
   if (Expected<void> e = control_.Listen(options_.socket); !e) return e;
 
@@ -384,6 +385,8 @@ void Daemon::HoldBack() {
   stacks_reserved_pct_ =
       stack_reserve_->HeldPct(governor_->interrupt_ns(), cpus, governor_->budget_pct());
   governor_->set_reserved_pct(calibration_reserved_pct_ + stacks_reserved_pct_);
+  aggregator_->set_unwind_cpu_allowance(
+      StackReserve::UnwindAllowanceNsPerS(governor_->budget_pct(), cpus));
 }
 
 void Daemon::WatchCpusOnline() {
@@ -855,6 +858,8 @@ std::string Daemon::Status() {
   o << "unwind_end_failed " << uw.failed << "\n";
   o << "unwind_end_budget " << uw.budget << "\n";
   o << "unwind_over_share " << uw.over_share << "\n";
+  o << "unwind_over_cpu " << uw.over_cpu << "\n";
+  o << "unwind_cpu_allowance_ns_per_s " << aggregator_->unwind_cpu_allowance() << "\n";
   o << "unwind_in_flight_bytes " << uw.in_flight_bytes << "\n";
   o << "unwind_snapshots " << uw.snapshots << "\n";
   // The unwinder's threads' CPU (lcpid's own cost, beside daemon_ns).

@@ -211,6 +211,11 @@ void Aggregator::TakeStack(const StackSample& stack) {
     unwind_.over_share++;
     return NotUnwound(stack);
   }
+  if (!unwind_allowance_.Allows(user, MonotonicNs())) {
+    if (share.stacks == 0) unwinding_by_user_.erase(user);
+    unwind_.over_cpu++;
+    return NotUnwound(stack);
+  }
   share.stacks++;
   share.bytes += bytes;
   unwind_.in_flight++;
@@ -230,8 +235,8 @@ void Aggregator::TakeStack(const StackSample& stack) {
   unwind_worker_->Submit(
       [request, tables, base, self = this, hook = unwind_hook_, user,
        bytes]() -> std::function<void()> {
+        const uint64_t cpu0 = ThreadCpuNs();  // a test's hook stands for part of the walk
         if (hook) hook(base.pid, *request);
-        const uint64_t cpu0 = ThreadCpuNs();
         const auto t0 = std::chrono::steady_clock::now();
         request->deadline = t0 + kUnwindBudget;  // from the walk's start, not its queueing
         UnwindResult r = UnwindUserStack(*request, *tables);
@@ -241,6 +246,7 @@ void Aggregator::TakeStack(const StackSample& stack) {
         r.cpu_ns = ThreadCpuNs() - cpu0;
         return [self, base, r = std::move(r), user, bytes] {
           self->UnwindEnded(user, bytes);
+          self->unwind_allowance_.Charge(user, r.cpu_ns, MonotonicNs());
           self->FinishUnwind(base, r);
         };
       },

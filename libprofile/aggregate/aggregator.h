@@ -48,6 +48,7 @@
 #include "libprofile/image/vdso_symbols.h"
 #include "libprofile/store/profile_db.h"
 #include "libprofile/unwind/dwarf_unwinder.h"
+#include "libprofile/unwind/unwind_allowance.h"
 
 namespace lcpi {
 
@@ -143,6 +144,11 @@ class Aggregator {
   // stack is kept as frame pointers gave it, counted in over_share.
   static constexpr size_t kMaxUnwindingPerUser = kMaxUnwinding / 4;
   static constexpr size_t kMaxUnwindBytesPerUser = size_t{16} << 20;
+  // The walks' CPU, per second: all users' at most ns_per_s, one user's at
+  // most half of it (UnwindAllowance; 0, the default: no bound). Beyond,
+  // the stack is kept as frame pointers gave it, counted in over_cpu.
+  void set_unwind_cpu_allowance(uint64_t ns_per_s) { unwind_allowance_.Set(ns_per_s); }
+  uint64_t unwind_cpu_allowance() const { return unwind_allowance_.total_ns_per_s(); }
   // A walk's time on the unwinder's thread (UnwindRequest::deadline):
   // one takes tens of microseconds; past this it ends "unwind budget".
   static constexpr std::chrono::milliseconds kUnwindBudget{20};
@@ -167,6 +173,7 @@ class Aggregator {
     uint64_t no_table = 0, copy_short = 0, jit = 0, failed = 0;  // its walks' ends
     uint64_t budget = 0;      // walks that ended past kUnwindBudget
     uint64_t over_share = 0;  // not unwound: over their user's share (stacks or bytes)
+    uint64_t over_cpu = 0;    // not unwound: over the walks' CPU allowance (theirs or all's)
     uint64_t snapshots = 0;   // address-space snapshots built (one per change of a space)
     size_t in_flight = 0;
     size_t in_flight_bytes = 0;
@@ -268,6 +275,7 @@ class Aggregator {
     size_t stacks = 0, bytes = 0;
   };
   absl::flat_hash_map<uint32_t, UserUnwinds> unwinding_by_user_;
+  UnwindAllowance unwind_allowance_;
   UnwindCounts unwind_;
   bool kernel_reloading_ = false;
   std::vector<Waiting> kernel_waiting_;                             // for the re-read

@@ -30,4 +30,11 @@ double StackReserve::HeldPct(double interrupt_ns, long cpus, double budget_pct) 
   return std::min(CostPct(interrupt_ns, cpus), kMaxBudgetShare * budget);
 }
 
+uint64_t StackReserve::UnwindAllowanceNsPerS(double budget_pct, long cpus) {
+  if (!(std::isfinite(budget_pct) && budget_pct > 0)) return 0;
+  // percent of a CPU is 1e7 ns a second
+  return static_cast<uint64_t>(kMaxBudgetShare * budget_pct * 1e7 *
+                               static_cast<double>(std::max(1L, cpus)));
+}
+
 }  // namespace lcpi

@@ -43,6 +43,11 @@ class StackReserve {
   double HeldPct(double interrupt_ns, long cpus, double budget_pct) const;
   // The last window's unwinding, CPU ns per second (all CPUs').
   double unwind_ns_per_s() const { return unwind_ns_per_s_; }
+  // The most CPU lcpid's walks of user stacks may take, ns per second of
+  // every CPU's (UnwindAllowance): the stacks' share of a budget of
+  // budget_pct on each of `cpus`; 0, no bound, where the budget is off
+  // (--max-overhead 0: what was asked, whatever it costs).
+  static uint64_t UnwindAllowanceNsPerS(double budget_pct, long cpus);
 
  private:
   double asked_rate_;

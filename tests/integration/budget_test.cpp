@@ -464,6 +464,12 @@ TEST_CASE("call stacks are held back from the budget, and the flat rate gives wa
   CHECK(Number(st, "budget_cost_pct") ==
         Approx(Number(st, "governed_cost_pct") + calibrations + stacks));
   if (stacks <= 0.5) CHECK(st["budget_exceeded"] == "0");
+  // the walks' CPU is bounded by the stacks' half of the budget on every
+  // CPU, 0.5 % of a CPU being 5 ms a second (unwind_allowance.h); whether
+  // these walks stay within it depends on the host's load
+  CHECK(Number(st, "unwind_cpu_allowance_ns_per_s") == Approx(0.5 * 1e7 * cpus));
+  INFO("unwind_over_cpu " << st["unwind_over_cpu"]);
+  CHECK(st.count("unwind_over_cpu") == 1);
   REQUIRE(d.Stop() == 0);
   // and the windows' cost counts the stacks' interrupts (schema 9)
   auto db = d.OpenDb();

@@ -4,8 +4,9 @@
 // (a hook holds them, as a file on a hung mount or a long CFI program
 // would) fills only its own share, and another user's stacks are still
 // unwound. The stacks of one process share one snapshot of its mappings
-// until they change, and a user's stacks in flight hold a bounded number of
-// bytes. Real processes of two users (root, and a child that drops to
+// until they change, a user's stacks in flight hold a bounded number of
+// bytes, and a user's walks take a bounded share of CPU (the allowance).
+// Real processes of two users (root, and a child that drops to
 // nobody), a real ProcessTracker and LookupWorker.
 #include <signal.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "libprofile/aggregate/aggregator.h"
+#include "libprofile/base/clock_ns.h"
 
 using lcpi::Aggregator;
 using lcpi::ImageTable;
@@ -209,4 +211,62 @@ TEST_CASE("a user's stacks in flight hold at most its share of bytes, and the re
   worker.Stop();
   CHECK(agg.unwind_counts().in_flight_bytes == 0);
   CHECK(agg.unwind_counts().unwound == counts.in_flight);
+}
+
+TEST_CASE(
+    "a user whose walks cost more CPU than its allowance keeps the rest as frame pointers gave "
+    "them") {
+  REQUIRE(geteuid() == 0);  // a second user's process
+  OtherUser other;
+  const uint32_t costly = static_cast<uint32_t>(getpid());
+  ImageTable images;
+  ProcessTracker tracker;
+  for (uint32_t pid : {costly, other.pid()}) {
+    tracker.OnComm(pid, "app", true, 0);
+    tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
+  }
+  Aggregator agg(images, tracker, nullptr);
+  // 2 ms of walks a second in all, 1 ms a user, 10 ms of it at once: a
+  // costly user's walks of 2 ms (its unwind tables made so) are let
+  // through 5 or 6 times, and the rest wait for the debt, repaid at 1 ms
+  // a second.
+  agg.set_unwind_cpu_allowance(2'000'000);
+  UnwindTables tables("");
+  agg.SetUnwindHookForTest([costly](uint32_t pid, const lcpi::UnwindRequest&) {
+    if (pid != costly) return;
+    const uint64_t until = lcpi::ThreadCpuNs() + 2'000'000;
+    while (lcpi::ThreadCpuNs() < until) {
+    }
+  });
+  LookupWorker worker(Aggregator::UnwindWorkerLimits());
+  agg.SetUnwinder(&tables, &worker);
+  // One stack at a time, each walk over before the next is taken (the
+  // allowance charges a walk when it ends).
+  auto take = [&](uint32_t pid) {
+    RecordBuffer buffer;
+    buffer.stacks.push_back(StackOf(pid));
+    agg.Add(buffer);
+    REQUIRE(worker.WaitIdle(std::chrono::seconds(10)));
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr uint64_t kCostly = 20;
+  for (uint64_t i = 0; i < kCostly; i++) take(costly);
+  const Aggregator::UnwindCounts after_costly = agg.unwind_counts();
+  constexpr uint64_t kOthers = 5;
+  for (uint64_t i = 0; i < kOthers; i++) take(other.pid());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Aggregator::UnwindCounts counts = agg.unwind_counts();
+  worker.Stop();
+
+  INFO("unwound " << after_costly.unwound << " of the costly user's " << kCostly << " in "
+                  << seconds << " s, " << after_costly.cpu_ns << " ns of CPU");
+  // 10 ms at once and 1 ms a second after: 5 walks, a sixth on what was
+  // repaid meanwhile, and one more for each 2 ms repaid
+  CHECK(after_costly.unwound >= 5);
+  CHECK(after_costly.unwound <= 6 + static_cast<uint64_t>(seconds / 2) + 1);
+  CHECK(after_costly.over_cpu == kCostly - after_costly.unwound);
+  CHECK(after_costly.not_unwound == after_costly.over_cpu);
+  CHECK(counts.unwound - after_costly.unwound == kOthers);  // the other user's, every one
+  CHECK(counts.over_cpu == after_costly.over_cpu);
 }

@@ -71,3 +71,12 @@ TEST_CASE("a total that went back counts as no unwinding") {
   r.Update(1'000'010, 30 * kS);  // and from there on as measured
   CHECK(r.unwind_ns_per_s() == Approx(1e5));
 }
+
+TEST_CASE("the unwinding may take the stacks' share of the budget, on every CPU") {
+  // 1 % of each of 2 CPUs, half of it: 10 ms a second in all
+  CHECK(StackReserve::UnwindAllowanceNsPerS(1, 2) == 10'000'000);
+  CHECK(StackReserve::UnwindAllowanceNsPerS(0.5, 64) == 160'000'000);
+  CHECK(StackReserve::UnwindAllowanceNsPerS(1, 0) == 5'000'000);  // one CPU at least
+  // the budget off: what was asked, whatever it costs
+  CHECK(StackReserve::UnwindAllowanceNsPerS(0, 2) == 0);
+}
