@@ -311,7 +311,12 @@ void Daemon::TakeCalibration() {
         retry_.AfterOffer(RateGovernor::Offered::kRefused, was_confirming, CalibrationWanted()));
     return;
   }
+  const uint64_t pooled_before = governor_->pooled(), pool = governor_->pool_size();
   const RateGovernor::Offered v = governor_->Offer(c.last->fit.slope, c.last->fit.half95);
+  if (governor_->pooled() != pooled_before)
+    spdlog::info(
+        "calibration: {} refused ones pooled, {:.0f} ns +- {:.0f} a sample: offered as one",
+        pool + 1, governor_->interrupt_ns(), governor_->interrupt_half95_ns());
   if (v == RateGovernor::Offered::kRefused) {
     spdlog::warn(
         "calibration refused: {:.0f} ns +- {:.0f} a sample, an interval over {:.0f} % of it;"
@@ -322,12 +327,11 @@ void Daemon::TakeCalibration() {
     // up by an unconfirmed one, until the next hourly calibration.
     const bool wanted = CalibrationWanted();
     const CalibrationRetry::Next next = retry_.AfterOffer(v, was_confirming, wanted);
-    if (next.after_s != 0 && wanted &&
-        governor_->TakeLowerBound(c.last->fit.slope, c.last->fit.half95)) {
+    if (next.after_s != 0 && wanted && governor_->TakeLowerBound()) {
       spdlog::warn(
-          "no calibration accepted in {} tries: the governor takes {:.0f} ns, the lower "
-          "end of the last one's interval, unconfirmed",
-          CalibrationRetry::kAtOnce + 1, governor_->interrupt_ns());
+          "no calibration accepted: the governor takes {:.0f} ns, the lower end of the {} "
+          "refused ones pooled, unconfirmed",
+          governor_->interrupt_ns(), governor_->pool_size());
       govern_early_ = true;
       HoldBack();  // the stacks' interrupts at that estimate
     }
@@ -379,14 +383,15 @@ int64_t Daemon::NowNs() {
 
 void Daemon::HoldBack() {
   const long cpus = cpus_online_.online();
+  // (no CPUs known: counted as one)
+  aggregator_->set_unwind_cpu_allowance(
+      StackReserve::UnwindAllowanceNsPerS(governor_->budget_pct(), cpus));
   if (cpus <= 0) return;
   calibration_reserved_pct_ = reserve_.Pct(NowNs(), cpus);
   stacks_cost_pct_ = stack_reserve_->CostPct(governor_->interrupt_ns(), cpus);
   stacks_reserved_pct_ =
       stack_reserve_->HeldPct(governor_->interrupt_ns(), cpus, governor_->budget_pct());
   governor_->set_reserved_pct(calibration_reserved_pct_ + stacks_reserved_pct_);
-  aggregator_->set_unwind_cpu_allowance(
-      StackReserve::UnwindAllowanceNsPerS(governor_->budget_pct(), cpus));
 }
 
 void Daemon::WatchCpusOnline() {

@@ -67,12 +67,32 @@ RateGovernor::RateGovernor(double budget_pct, double asked_rate,
       rate_(asked_rate),
       periods_(asked_periods_) {}
 
+void RateGovernor::Pool::Add(double slope_ns, double half95_ns) {
+  const double w1 = 1 / (half95_ns * half95_ns);
+  w += w1;
+  wx += w1 * slope_ns;
+  n++;
+}
+
 RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
-  if (!std::isfinite(slope_ns) || !std::isfinite(half95_ns) || !(slope_ns > 0) || half95_ns < 0 ||
-      half95_ns > steps_.max_relative_half95 * slope_ns) {
+  const bool measured = std::isfinite(slope_ns) && std::isfinite(half95_ns) && half95_ns >= 0;
+  if (!measured || !(slope_ns > 0) || half95_ns > steps_.max_relative_half95 * slope_ns) {
     refused_++;
-    return Offered::kRefused;
+    // a noisy measurement still (a slope at or below zero too: leaving it
+    // out would bias the mean up)
+    if (measured && half95_ns > 0) pool_.Add(slope_ns, half95_ns);
+    if (pool_.n < 2 || !(pool_.mean() > 0) ||
+        pool_.half95() > steps_.max_relative_half95 * pool_.mean())
+      return Offered::kRefused;
+    slope_ns = pool_.mean();
+    half95_ns = pool_.half95();
+    pooled_++;
   }
+  pool_ = {};
+  return Judge(slope_ns, half95_ns);
+}
+
+RateGovernor::Offered RateGovernor::Judge(double slope_ns, double half95_ns) {
   // A lower bound's interval is a refused one's, wide: anything would agree
   // with it, and one calibration would pass for two.
   const bool agrees = !lower_bound_ && estimate_ns_ > 0 &&
@@ -116,10 +136,11 @@ double RateGovernor::SamplingBudgetPct() const {
   return std::max(budget_pct_ - reserved_pct_, 1e-9);
 }
 
-bool RateGovernor::TakeLowerBound(double slope_ns, double half95_ns) {
-  const double low = slope_ns - half95_ns;
-  if (estimate_ns_ > 0 || !std::isfinite(low) || !(low > 0)) return false;
-  Hold(low, half95_ns, false);
+bool RateGovernor::TakeLowerBound() {
+  if ((estimate_ns_ > 0 && !lower_bound_) || pool_.n == 0) return false;
+  const double low = pool_.mean() - pool_.half95();
+  if (!std::isfinite(low) || !(low > 0) || (lower_bound_ && low == estimate_ns_)) return false;
+  Hold(low, pool_.half95(), false);
   lower_bound_ = true;
   return true;
 }
@@ -132,7 +153,7 @@ double RateGovernor::cost_ns() const { return estimate_ns_; }
 
 RateSteps RateGovernor::StepsNow() const {
   RateSteps s = steps_;
-  if (!confirmed_ && estimate_ns_ > 0 && rate_ > 0) {
+  if (!confirmed_ && !lower_bound_ && estimate_ns_ > 0 && rate_ > 0) {
     // no lower than estimate_rate_ / unconfirmed_max_down: from rate_, a
     // step down of at most rate_ / that
     const double lowest = estimate_rate_ / steps_.unconfirmed_max_down;

@@ -9,6 +9,7 @@
 #ifndef LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 #define LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -105,14 +106,27 @@ class RateGovernor {
   // use (the intervals overlap), else the new, unconfirmed estimate: the
   // rate goes at most x2 below the rate in use when the last confirmed
   // estimate was replaced (however many unconfirmed ones followed it).
+  // Calibrations refused for their interval are pooled (their
+  // inverse-variance weighted mean: each is a noisy measurement of the one
+  // cost, and n of them narrow the interval about sqrt(n) times); once the
+  // pool's interval is narrow enough, the pool is offered as one
+  // calibration would be, and Offer returns what became of it.
   enum class Offered { kAccepted, kConfirmed, kRefused };
   Offered Offer(double slope_ns, double half95_ns);
   // Where no estimate was ever accepted and calibrations keep being refused
-  // (a loaded host), the lower end of a refused one's interval, taken as
-  // an unconfirmed estimate (so a step of at most x2): the governor does
-  // not sample at the full asked rate for an hour. False if it has an
-  // estimate already or the lower end is no cost.
-  bool TakeLowerBound(double slope_ns, double half95_ns);
+  // (a loaded host), the lower end of the refused ones' pooled interval,
+  // taken as an unconfirmed estimate, and taken again as the pool grows:
+  // the governor does not sample at the full asked rate for an hour, and
+  // one wide interval reaching near zero no longer decides (run 32: the
+  // last one's lower end, 778 ns of 9,464 +- 8,686). Its step is not held
+  // to x2: a lower end overstates the rate the budget allows. False if an
+  // accepted estimate is held, no refused one is pooled, the lower end is
+  // no cost, or it is the one held.
+  bool TakeLowerBound();
+  // Pooled estimates offered since start, and the refused calibrations in
+  // the pool now.
+  uint64_t pooled() const { return pooled_; }
+  uint64_t pool_size() const { return pool_.n; }
   // A cost per sample the operator measured (lcpid --sample-cost): held,
   // confirmed, and calibrations are no longer offered.
   void SetKnownCost(double ns);
@@ -127,6 +141,7 @@ class RateGovernor {
   // sampling interrupt's cost (0: no estimate yet).
   double cost_ns() const;
   double interrupt_ns() const { return estimate_ns_; }
+  double interrupt_half95_ns() const { return estimate_half95_ns_; }
   double daemon_ns_per_sample() const { return daemon_ns_; }
   bool confirmed() const { return confirmed_; }
   // The rate is held above the target by an unconfirmed estimate (a second
@@ -169,6 +184,19 @@ class RateGovernor {
   double estimate_ns_ = 0, estimate_half95_ns_ = 0;
   bool confirmed_ = false;
   bool lower_bound_ = false;  // the estimate is TakeLowerBound's
+  // The refused calibrations since the last accepted one (Offer).
+  struct Pool {
+    double w = 0, wx = 0;  // sum of 1 / half95^2, and of slope / half95^2
+    uint64_t n = 0;
+    void Add(double slope_ns, double half95_ns);
+    double mean() const { return wx / w; }
+    double half95() const { return 1 / std::sqrt(w); }
+  };
+  Pool pool_;
+  uint64_t pooled_ = 0;
+  // Offer's verdict on an interval narrow enough: confirms the estimate
+  // held, or replaces it, unconfirmed.
+  Offered Judge(double slope_ns, double half95_ns);
   double estimate_rate_ = 0;  // the rate in use when the first unconfirmed estimate came
   double daemon_ns_ = 0;
   uint64_t refused_ = 0;
