@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 
@@ -230,11 +231,15 @@ void Aggregator::TakeStack(const StackSample& stack) {
   base.user_stack.clear();
   base.user_stack.shrink_to_fit();
   UnwindTables* tables = unwind_tables_;
-  // The work touches only its request and the tables; its result comes
-  // back to this thread.
+  // When the walk started on its thread (0: not yet): a walk the worker
+  // abandons is charged its time there, an upper bound on its CPU.
+  auto started = std::make_shared<std::atomic<int64_t>>(0);
+  // The work touches only its request, the tables and `started`; its
+  // result comes back to this thread.
   unwind_worker_->Submit(
-      [request, tables, base, self = this, hook = unwind_hook_, user,
-       bytes]() -> std::function<void()> {
+      [request, tables, base, self = this, hook = unwind_hook_, user, bytes,
+       started]() -> std::function<void()> {
+        started->store(MonotonicNs());
         const uint64_t cpu0 = ThreadCpuNs();  // a test's hook stands for part of the walk
         if (hook) hook(base.pid, *request);
         const auto t0 = std::chrono::steady_clock::now();
@@ -243,15 +248,22 @@ void Aggregator::TakeStack(const StackSample& stack) {
         r.ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                          std::chrono::steady_clock::now() - t0)
                                          .count());
-        r.cpu_ns = ThreadCpuNs() - cpu0;
+        const uint64_t cpu1 = ThreadCpuNs();
+        r.cpu_ns = cpu1 > cpu0 ? cpu1 - cpu0 : 0;  // 0 from a clock that failed
         return [self, base, r = std::move(r), user, bytes] {
           self->UnwindEnded(user, bytes);
           self->unwind_allowance_.Charge(user, r.cpu_ns, MonotonicNs());
           self->FinishUnwind(base, r);
         };
       },
-      [this, base, user, bytes](const std::string&) {
+      [this, base, user, bytes, started](const std::string&) {
         UnwindEnded(user, bytes);
+        const int64_t since = started->load();
+        if (since > 0) {
+          const int64_t now = MonotonicNs();
+          unwind_allowance_.Charge(user, static_cast<uint64_t>(std::max<int64_t>(now - since, 0)),
+                                   now);
+        }
         NotUnwound(base);
       },
       user);
@@ -655,7 +667,9 @@ void Aggregator::NewWindow() {
   // The stacks held back with their image, as the process rows below.
   if (const uint64_t over = stacks_.NewWindow(); over > 0)
     stats_[kStacksOverLimitStat] += static_cast<int64_t>(over);
-  // Snapshots of processes gone since go too (those in flight live on).
+  // Snapshots of processes gone since go too (those in flight live on),
+  // and the allowance's buckets full again.
+  unwind_allowance_.Prune(MonotonicNs());
   snapshots_.clear();
   snapshot_bytes_ = 0;
   admitted_.clear();

@@ -43,10 +43,15 @@ void UnwindAllowance::Charge(uint32_t user, uint64_t cpu_ns, int64_t now_ns) {
   const double cost = static_cast<double>(cpu_ns);
   if (total_.at_ns == 0) total_.at_ns = now_ns;
   Refill(total_, static_cast<double>(total_rate_), now_ns);
-  total_.tokens -= cost;
   auto [it, added] = users_.try_emplace(user, Bucket{kBurstSeconds * user_rate(), now_ns});
   if (!added) Refill(it->second, user_rate(), now_ns);
+  total_.tokens -= std::clamp(it->second.tokens, 0.0, cost);
   it->second.tokens -= cost;
+}
+
+void UnwindAllowance::Prune(int64_t now_ns) {
+  const double rate = user_rate();
+  absl::erase_if(users_, [&](auto& entry) { return Refill(entry.second, rate, now_ns); });
 }
 
 }  // namespace lcpi

@@ -6,9 +6,13 @@
 // bucket in ns of the walks' thread CPU time, refilled at its rate and
 // holding at most kBurstSeconds' worth: a user may spend half of the
 // total, and all users together the total. A walk is charged when it
-// ends, so a user may overdraw by its walks in flight; it then waits until
-// its debt is repaid. Beyond either bucket a stack is kept as frame
-// pointers gave it (Aggregator: counted in over_cpu).
+// ends (one abandoned by the worker its time on the thread), so a user
+// may overdraw by its walks in flight; it then waits until its own debt
+// is repaid, and the total pays only what the user's balance covered, so
+// one user's overdraw does not stop other users' walks. Beyond either
+// bucket a stack is kept as frame pointers gave it (Aggregator: counted
+// in over_cpu). Each uid is a user: one person with subordinate uids (a
+// user namespace) has a share per uid.
 #ifndef LCPI_LIBPROFILE_UNWIND_UNWIND_ALLOWANCE_H
 #define LCPI_LIBPROFILE_UNWIND_UNWIND_ALLOWANCE_H
 
@@ -36,9 +40,13 @@ class UnwindAllowance {
   // May a walk of `user`'s start at now_ns (a monotonic clock)? False
   // when the user or all users together have spent their allowance.
   bool Allows(uint32_t user, int64_t now_ns);
-  // A walk of `user`'s took cpu_ns.
+  // A walk of `user`'s took cpu_ns: the user's bucket pays all of it (a
+  // debt where it runs out), the total what the user's balance covered.
   void Charge(uint32_t user, uint64_t cpu_ns, int64_t now_ns);
-  // Users with a bucket not full (a full one is not kept).
+  // Lets go of the buckets that are full again (a full one is as if its
+  // user had never walked); Allows lets go of its user's.
+  void Prune(int64_t now_ns);
+  // Users with a bucket kept.
   size_t users_tracked() const { return users_.size(); }
 
  private:

@@ -23,7 +23,9 @@ trap 'kill $daemon 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXI
 # The flat profile at a low rate: only the stacks are compared. At 1,000
 # stacks/s/CPU a loaded host (every leaf offset a distinct stack) fills the
 # default 8,192 distinct stacks of a window within the run: --max-stacks.
-"$lcpid" --foreground --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 100 \
+# --max-overhead 0: every stack unwound, at whatever CPU (with a budget
+# the walks at this rate would be over their CPU allowance).
+"$lcpid" --foreground --max-overhead 0 --db "$dir/p.db" --socket "$dir/s" --events cpu-clock --frequency 100 \
   --stack-frequency 1000 --max-stacks 65536 --log-level warn 2>"$dir/lcpid.log" &
 daemon=$!
 for _ in $(seq 100); do "$lcpictl" --socket "$dir/s" status >/dev/null 2>&1 && break; sleep 0.1; done

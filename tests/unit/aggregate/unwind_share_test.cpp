@@ -270,3 +270,52 @@ TEST_CASE(
   CHECK(counts.unwound - after_costly.unwound == kOthers);  // the other user's, every one
   CHECK(counts.over_cpu == after_costly.over_cpu);
 }
+
+TEST_CASE("a walk the worker abandons is charged its time, to its user alone") {
+  REQUIRE(geteuid() == 0);  // a second user's process
+  OtherUser other;
+  const uint32_t stuck = static_cast<uint32_t>(getpid());
+  ImageTable images;
+  ProcessTracker tracker;
+  for (uint32_t pid : {stuck, other.pid()}) {
+    tracker.OnComm(pid, "app", true, 0);
+    tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
+  }
+  Aggregator agg(images, tracker, nullptr);
+  agg.set_unwind_cpu_allowance(2'000'000);  // 1 ms a second a user, 10 ms at once
+  UnwindTables tables("");
+  Gate gate;
+  agg.SetUnwindHookForTest([&gate, stuck](uint32_t pid, const lcpi::UnwindRequest&) {
+    if (pid == stuck) gate.Wait();  // idle: given up as stuck after 2 s
+  });
+  LookupWorker worker(Aggregator::UnwindWorkerLimits());
+  agg.SetUnwinder(&tables, &worker);
+  auto add = [&](uint32_t pid) {
+    RecordBuffer buffer;
+    buffer.stacks.push_back(StackOf(pid));
+    agg.Add(buffer);
+  };
+  add(stuck);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (agg.unwind_counts().in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(agg.unwind_counts().in_flight == 0);  // abandoned
+  // charged 2 s, 2,000 s of its allowance: its next stack is refused, the
+  // other user's is unwound
+  add(stuck);
+  CHECK(agg.unwind_counts().over_cpu == 1);
+  add(other.pid());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (agg.unwind_counts().unwound == 0 && std::chrono::steady_clock::now() < until) {
+    worker.RunCompletions();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const Aggregator::UnwindCounts counts = agg.unwind_counts();
+  gate.Open();  // before any check can end the test: the stuck thread returns
+  CHECK(worker.WaitIdle(std::chrono::seconds(10)));
+  worker.Stop();
+  CHECK(counts.unwound == 1);  // the other user's
+  CHECK(counts.over_cpu == 1);
+}

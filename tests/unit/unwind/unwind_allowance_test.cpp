@@ -1,6 +1,7 @@
 // unwind_allowance_test.cpp - the unwinding's CPU allowance
 // (unwind_allowance.h): one user at most half the total, all users the
-// total, 10 seconds' worth at once, repaid at the rate; no bound at 0.
+// total, 10 seconds' worth at once, repaid at the rate; one user's debt
+// is its own; no bound at 0.
 #include "libprofile/unwind/unwind_allowance.h"
 
 #include <catch2/catch.hpp>
@@ -56,5 +57,43 @@ TEST_CASE("an allowance of 0 bounds nothing") {
   a.Set(0);
   a.Charge(1, 10 * kSecond, kStart);
   CHECK(a.Allows(1, kStart));
+  CHECK(a.users_tracked() == 0);
+}
+
+TEST_CASE("one user's overdraw is its own debt: the total pays what its balance covered") {
+  UnwindAllowance a;
+  a.Set(10 * kMs);  // 100 ms at once in all, 50 per user
+  // one walk of 2 s (a table made costly, or a walk abandoned late)
+  REQUIRE(a.Allows(1, kStart));
+  a.Charge(1, 2000 * kMs, kStart);
+  CHECK_FALSE(a.Allows(1, kStart));
+  CHECK(a.Allows(2, kStart));                        // the total lost 50 ms, not 2 s
+  CHECK_FALSE(a.Allows(1, kStart + 300 * kSecond));  // 1,950 ms at 5 ms a second
+  CHECK(a.Allows(1, kStart + 400 * kSecond));
+}
+
+TEST_CASE("a debt stands when the same total is set again, and goes with a new one") {
+  UnwindAllowance a;
+  a.Set(10 * kMs);
+  a.Charge(1, 60 * kMs, kStart);
+  CHECK_FALSE(a.Allows(1, kStart));
+  a.Set(10 * kMs);  // every window's end sets it again
+  CHECK_FALSE(a.Allows(1, kStart));
+  a.Set(20 * kMs);  // a new budget: buckets start full
+  CHECK(a.Allows(1, kStart));
+  a.Charge(1, 200 * kMs, kStart);
+  CHECK_FALSE(a.Allows(1, kStart));
+  a.Set(0);  // the budget off: no bound
+  CHECK(a.Allows(1, kStart));
+}
+
+TEST_CASE("buckets full again are let go by Prune") {
+  UnwindAllowance a;
+  a.Set(10 * kMs);
+  for (uint32_t user = 1; user <= 100; user++) a.Charge(user, 1 * kMs, kStart);
+  CHECK(a.users_tracked() == 100);
+  a.Prune(kStart + kSecond / 10);  // 0.5 ms repaid of 1: kept
+  CHECK(a.users_tracked() == 100);
+  a.Prune(kStart + kSecond);
   CHECK(a.users_tracked() == 0);
 }
