@@ -397,6 +397,7 @@ void Daemon::HoldBack() {
 void Daemon::WatchCpusOnline() {
   if (!cpus_online_.Changed()) return;
   spdlog::info("{} CPUs online now: calibrating again", cpus_online_.online());
+  governor_->ForgetPool();  // refused calibrations of the machine as it was
   if (StartCalibration()) cpu_online_calibrations_++;
 }
 

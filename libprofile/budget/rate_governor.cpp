@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
+
+#include "libprofile/budget/slope_fit.h"
 
 namespace lcpi {
 
@@ -67,21 +70,27 @@ RateGovernor::RateGovernor(double budget_pct, double asked_rate,
       rate_(asked_rate),
       periods_(asked_periods_) {}
 
-void RateGovernor::Pool::Add(double slope_ns, double half95_ns) {
-  const double w1 = 1 / (half95_ns * half95_ns);
-  w += w1;
-  wx += w1 * slope_ns;
+void RateGovernor::Pool::Add(double slope_ns) {
+  sum += slope_ns;
+  sum_squares += slope_ns * slope_ns;
   n++;
+}
+
+double RateGovernor::Pool::half95() const {
+  if (n < 2) return std::numeric_limits<double>::infinity();
+  const double k = static_cast<double>(n);
+  const double variance = std::max(sum_squares - sum * sum / k, 0.0) / (k - 1);
+  return T95(static_cast<int>(std::min<uint64_t>(n - 1, 1000))) * std::sqrt(variance / k);
 }
 
 RateGovernor::Offered RateGovernor::Offer(double slope_ns, double half95_ns) {
   const bool measured = std::isfinite(slope_ns) && std::isfinite(half95_ns) && half95_ns >= 0;
   if (!measured || !(slope_ns > 0) || half95_ns > steps_.max_relative_half95 * slope_ns) {
     refused_++;
-    // a noisy measurement still (a slope at or below zero too: leaving it
-    // out would bias the mean up)
-    if (measured && half95_ns > 0) pool_.Add(slope_ns, half95_ns);
-    if (pool_.n < 2 || !(pool_.mean() > 0) ||
+    // a noisy measurement still, pooled while nothing confirmed is held (a
+    // slope at or below zero measured nothing)
+    if (measured && !confirmed_ && slope_ns > 0) pool_.Add(slope_ns);
+    if (pool_.n < kMinPooled || !(pool_.mean() > 0) ||
         pool_.half95() > steps_.max_relative_half95 * pool_.mean())
       return Offered::kRefused;
     slope_ns = pool_.mean();

@@ -106,11 +106,15 @@ class RateGovernor {
   // use (the intervals overlap), else the new, unconfirmed estimate: the
   // rate goes at most x2 below the rate in use when the last confirmed
   // estimate was replaced (however many unconfirmed ones followed it).
-  // Calibrations refused for their interval are pooled (their
-  // inverse-variance weighted mean: each is a noisy measurement of the one
-  // cost, and n of them narrow the interval about sqrt(n) times); once the
-  // pool's interval is narrow enough, the pool is offered as one
-  // calibration would be, and Offer returns what became of it.
+  // While no confirmed estimate is held, calibrations refused for their
+  // interval (a slope above zero, a half-width over 25 % of it) are pooled,
+  // each a noisy measurement of the one cost: their mean, its 95 %
+  // interval from their spread (Student's t on n - 1 degrees of freedom),
+  // not from their own intervals, so that one out of line with the others
+  // (a tight one near zero, which inverse-variance weights would let
+  // decide) moves the mean by its share and widens the interval. Once the
+  // pool's interval is narrow enough (3 at least), the pool is offered as
+  // one calibration would be, and Offer returns what became of it.
   enum class Offered { kAccepted, kConfirmed, kRefused };
   Offered Offer(double slope_ns, double half95_ns);
   // Where no estimate was ever accepted and calibrations keep being refused
@@ -127,6 +131,9 @@ class RateGovernor {
   // the pool now.
   uint64_t pooled() const { return pooled_; }
   uint64_t pool_size() const { return pool_.n; }
+  // The pooled calibrations measured a machine that changed (CPUs came or
+  // went): let go.
+  void ForgetPool() { pool_ = {}; }
   // A cost per sample the operator measured (lcpid --sample-cost): held,
   // confirmed, and calibrations are no longer offered.
   void SetKnownCost(double ns);
@@ -186,13 +193,14 @@ class RateGovernor {
   bool lower_bound_ = false;  // the estimate is TakeLowerBound's
   // The refused calibrations since the last accepted one (Offer).
   struct Pool {
-    double w = 0, wx = 0;  // sum of 1 / half95^2, and of slope / half95^2
+    double sum = 0, sum_squares = 0;  // of the slopes
     uint64_t n = 0;
-    void Add(double slope_ns, double half95_ns);
-    double mean() const { return wx / w; }
-    double half95() const { return 1 / std::sqrt(w); }
+    void Add(double slope_ns);
+    double mean() const { return sum / static_cast<double>(n); }
+    double half95() const;  // infinite below 2
   };
   Pool pool_;
+  static constexpr uint64_t kMinPooled = 3;  // offered from this many on
   uint64_t pooled_ = 0;
   // Offer's verdict on an interval narrow enough: confirms the estimate
   // held, or replaces it, unconfirmed.
