@@ -266,7 +266,8 @@ TEST_CASE("one refused calibration out of line with the others does not decide t
 // calibration and sampled at 3.7 % of a 1 % budget until the hourly one.
 TEST_CASE("an estimate that is only the refused calibrations' lower end awaits an accepted one") {
   RateGovernor g(1, 5000, {200000});
-  for (auto [slope, half95] : {std::pair{9464.0, 8686.0}, {6000.0, 5000.0}, {8000.0, 6000.0}})
+  const std::vector<std::pair<double, double>> refused = {{9464, 8686}, {6000, 5000}, {8000, 6000}};
+  for (auto [slope, half95] : refused)
     REQUIRE(g.Offer(slope, half95) == RateGovernor::Offered::kRefused);
   REQUIRE(g.TakeLowerBound());
   CHECK(g.cost_ns() == Approx(3501).epsilon(0.001));  // 7,821 +- 4,320
