@@ -21,8 +21,9 @@ Configurations (--configs), every one at every rate of --rates:
                the known-shares workload (tests/integration/workloads/shares.c)
                at the governed rate checks the shares against the truth
   in the QEMU guest (--guest; scripts/qemu/run-guest.sh, Debian's 6.1
-  kernel under TCG, lcpi.ko loaded), the same three, with lcpid --source kmod:
-  guest-floor, guest-perf-record, guest-lcpid
+  kernel under TCG, lcpi.ko loaded), the same four, with lcpid --source kmod:
+  guest-floor, guest-perf-record, guest-lcpid, guest-lcpid-governed (its
+  known-shares run too, in the guest)
 Rate 0 is the bare workload, run once per configuration and repetition
 (each configuration's intercept). Every repetition runs every (configuration,
 rate) cell once, in a fresh random order (seeded, --seed), so drift and the
@@ -58,8 +59,12 @@ import cost_report  # noqa: E402
 
 GOVERNED = "lcpid-governed"
 HOST_CONFIGS = ["floor", "perf-record", "lcpid", GOVERNED]
-GUEST_CONFIGS = ["guest-floor", "guest-perf-record", "guest-lcpid"]
+GUEST_GOVERNED = "guest-" + GOVERNED
+GUEST_CONFIGS = ["guest-floor", "guest-perf-record", "guest-lcpid", GUEST_GOVERNED]
 EVENT = "cpu-clock"
+# How long a governed run waits for lcpid's calibration and its rate in the
+# guest, where TCG's emulated interrupts make a calibration slow and noisy
+GUEST_GOVERN_TIMEOUT_S = 180
 MODES = {  # repetitions, CPU seconds per thread per run, guest repetitions, guest s
     "full": (8, 1.5, 4, 1.0),
     "quick": (2, 0.4, 1, 0.3),
@@ -112,7 +117,7 @@ def start(cfg, rate, a):
         return profilers.PerfRecord(EVENT, period)
     source = "kmod" if cfg.startswith("guest-") else "perf"
     return profilers.LcpidProf(a.build, source, EVENT, period,
-                               a.budget if base == GOVERNED else 0)
+                               a.budget if base == GOVERNED else 0, govern_timeout=a.govern_timeout)
 
 
 def one_run(cfg, rate, a, cmd, start_fn=None):
@@ -139,9 +144,10 @@ def one_run(cfg, rate, a, cmd, start_fn=None):
 
 
 def run_all(configs, rates, reps, a, cmd, seed, start_fn=None):
-    cells = [(c, r) for c in configs if c != GOVERNED for r in rates]
-    if GOVERNED in configs:  # one asked rate, several runs, and its bare one
-        cells += [(GOVERNED, 0)] + [(GOVERNED, a.governed_rate)] * a.governed_runs
+    cells = [(c, r) for c in configs if not c.endswith(GOVERNED) for r in rates]
+    for gov in (c for c in configs if c.endswith(GOVERNED)):
+        # one asked rate, several runs, and its bare one
+        cells += [(gov, 0)] + [(gov, a.governed_rate)] * a.governed_runs
     rng = random.Random(seed)
     runs, t0, total = [], time.monotonic(), reps * len(cells)
     for rep in range(reps):
@@ -213,18 +219,21 @@ def _mean_var(xs):
     return m, sum((x - m) ** 2 for x in xs) / (n - 1) if n > 1 else 0.0
 
 
-def governed_summary(runs, fitted, budget):
+def governed_summary(runs, fitted, budget, prefix="", nproc=None):
     """The governed row against its budget: the rate lcpid chose, the
     workload's slowdown (its CPU time over the bare runs', every
     configuration's rate 0, with a 95 % interval by the delta method on the
     two means, normal quantile), and the overhead the fixed-rate lcpid's slope
     implies at the governed rate (slope x rate, with its interval)."""
-    gov = [r for r in runs if r["config"] == GOVERNED and r.get("governed")]
+    gov = [r for r in runs if r["config"] == prefix + GOVERNED and r.get("governed")]
     bare = [r["cpu_s"] for r in runs if r["rate"] == 0]
     if len(gov) < 2 or len(bare) < 2:
         return None
     rates = sorted(r["governed"]["governed_rate_per_cpu"] for r in gov)
-    costs = sorted(r["governed"]["sample_cost_ns"] for r in gov)
+
+    def median(key):  # of the runs whose status had it
+        xs = sorted(r["governed"][key] for r in gov if r["governed"].get(key) is not None)
+        return xs[len(xs) // 2] if xs else None
     mg, vg = _mean_var([r["cpu_s"] for r in gov])
     mb, vb = _mean_var(bare)
     slow = mg / mb - 1
@@ -235,28 +244,34 @@ def governed_summary(runs, fitted, budget):
            "rate_after_differs": sum(1 for r in gov if r["governed"].get("rate_after")
                                      != r["governed"]["governed_rate_per_cpu"]),
            "asked_rate": gov[0]["governed"]["asked_rate_per_cpu"],
-           "cost_estimate_ns_median": costs[len(costs) // 2],
-           "governed_cost_pct_median": sorted(
-               r["governed"]["governed_cost_pct"] for r in gov)[len(gov) // 2],
+           "cost_estimate_ns_median": median("sample_cost_ns"),
+           "governed_cost_pct_median": median("governed_cost_pct"),
            "slowdown_pct": 100 * slow, "slowdown_ci95_pct": 100 * half,
-           "samples_per_cpu_s": sum(r["samples"] / r["cpu_s"] for r in gov) / len(gov)}
+           "samples_per_cpu_s": sum(r["samples"] / r["cpu_s"] for r in gov) / len(gov),
+           # calibrations the bench asked for beyond each run's first
+           # (profilers.LcpidProf._govern), in how many runs
+           "calibrations_asked_again": sum(r["governed"].get("calibrations_asked", 1) - 1
+                                           for r in gov),
+           "runs_asked_again": sum(1 for r in gov
+                                   if r["governed"].get("calibrations_asked", 1) > 1)}
     for key, cfg in (("implied_fixed", "lcpid"), ("implied_own", GOVERNED)):
-        f = fitted.get(cfg, {}).get("cpu")
+        f = fitted.get(prefix + cfg, {}).get("cpu")
         if f:
             out[key + "_pct"] = 100 * f["slope"] * rate
             out[key + "_ci95_pct"] = 100 * f["slope_ci95"] * rate
     # lcpid's own CPU over the workload's runs, as a share of every CPU
-    wall = sum(r["wall_s"] for r in gov) * (os.cpu_count() or 1)
+    wall = sum(r["wall_s"] for r in gov) * (nproc or os.cpu_count() or 1)
     out["daemon_pct"] = 100 * sum(r["profiler_cpu_s"] for r in gov) / wall
     return out
 
 
-def known_shares(a):
-    """lcpid --max-overhead BUDGET at the governed rate over the known-shares
-    workload (work60, work30, work10 for 60/30/10 % of its iterations):
-    each procedure's share of the three against the truth."""
+def known_shares(a, source):
+    """lcpid --source SOURCE --max-overhead BUDGET at the governed rate over
+    the known-shares workload (work60, work30, work10 for 60/30/10 % of its
+    iterations): each procedure's share of the three against the truth."""
     shares = os.path.join(a.build, "tests/integration/workloads/shares")
-    prof = profilers.LcpidProf(a.build, "perf", EVENT, 1_000_000_000 // a.governed_rate, a.budget)
+    prof = profilers.LcpidProf(a.build, source, EVENT, 1_000_000_000 // a.governed_rate, a.budget,
+                               govern_timeout=a.govern_timeout)
     try:
         gov = dict(prof.governed)
         # Long enough for --shares-samples at the rate chosen (the workload
@@ -296,12 +311,19 @@ def run_guest(a):
     """The guest configurations: this runner inside the QEMU guest."""
     reps, cpu_s = a.guest_reps, a.guest_cpu_s
     # a generous bound: under TCG a perf record run takes about a minute (its
-    # start-up and perf script), the others ~10 s
-    timeout = int(300 + reps * len(a.rates) * len(GUEST_CONFIGS) * (45 + 10 * cpu_s))
+    # start-up and perf script), the others ~10 s, a governed one its
+    # calibration too; the known-shares run at most --shares-max-seconds
+    timeout = int(300 + reps * len(a.rates) * len(GUEST_CONFIGS) * (45 + 10 * cpu_s)
+                  + reps * a.governed_runs * (GUEST_GOVERN_TIMEOUT_S + 10 * cpu_s)
+                  + GUEST_GOVERN_TIMEOUT_S + a.shares_max_seconds)
     cmd = [os.path.join(REPO, "scripts/qemu/run-guest.sh"), "--timeout", str(timeout), "--",
            "/usr/bin/python3", "-B", os.path.abspath(__file__), "--inside-guest",
            "--build", a.build, "--reps", str(reps), "--cpu-seconds", str(cpu_s),
-           "--rates", ",".join(map(str, a.rates)), "--seed", str(a.seed)]
+           "--rates", ",".join(map(str, a.rates)), "--seed", str(a.seed),
+           "--budget", str(a.budget), "--governed-rate", str(a.governed_rate),
+           "--governed-runs", str(a.governed_runs), "--shares-seconds", str(a.shares_seconds),
+           "--shares-samples", str(a.shares_samples),
+           "--shares-max-seconds", str(a.shares_max_seconds)]
     log("guest: " + " ".join(cmd))
     found = None
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as p:
@@ -312,6 +334,8 @@ def run_guest(a):
                 log("guest| " + line.rstrip())
     if found is None:
         return None, "run-guest.sh exited %d without results (see its log above)" % p.returncode
+    with open(a.out + ".guest-runs.json", "w") as f:  # kept should the analysis fail
+        json.dump(found, f)
     return found, None
 
 
@@ -371,14 +395,18 @@ def main():
     a.guest_cpu_s = a.guest_cpu_seconds or gcpu_s
     a.rates = [int(r) for r in a.rates.split(",")]
     a.build = os.path.abspath(a.build)
+    a.govern_timeout = profilers.GOVERN_TIMEOUT_S
 
     if a.inside_guest:
         with open("/proc/sys/kernel/perf_cpu_time_max_percent", "w") as f:
             f.write("0")  # run-guest.sh does this too; the rates must hold
+        a.govern_timeout = GUEST_GOVERN_TIMEOUT_S
         iters = calibrate(a.build, a.cpu_seconds)
         runs = run_all(GUEST_CONFIGS, a.rates, a.reps, a, spin_cmd(a.build, iters), a.seed)
-        print("LCPI-COST-RESULT " + json.dumps({"runs": runs, "iterations": iters,
-                                                 "machine": machine()}), flush=True)
+        found = {"runs": runs, "iterations": iters, "machine": machine()}
+        if a.shares_seconds:
+            found["known_shares"] = known_shares(a, "kmod")
+        print("LCPI-COST-RESULT " + json.dumps(found), flush=True)
         return 0
 
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -387,6 +415,8 @@ def main():
     log("cost: %d iterations per thread (~%.1f CPU-s), %d repetitions of %s at %s/s/CPU" % (
         iters, a.cpu_seconds, a.reps, ",".join(configs), ",".join(map(str, a.rates))))
     runs = run_all(configs, a.rates, a.reps, a, spin_cmd(a.build, iters), a.seed)
+    with open(a.out + ".host-runs.json", "w") as f:  # kept should the analysis fail
+        json.dump(runs, f)
     result = {"command": " ".join(["bench/cost/cost.py"] + sys.argv[1:]), "mode": mode,
               "started": started.isoformat(timespec="seconds"),
               "event": EVENT, "rates": a.rates, "seed": a.seed,
@@ -397,15 +427,19 @@ def main():
     if GOVERNED in configs:
         result["host"]["governed"] = governed_summary(runs, result["host"]["fits"], a.budget)
         if a.shares_seconds:
-            result["host"]["known_shares"] = known_shares(a)
+            result["host"]["known_shares"] = known_shares(a, "perf")
             log("cost: known shares at the governed rate: %r" % result["host"]["known_shares"])
     if a.guest:
         g, err = run_guest(a)
         result["guest_error"] = err
         if g:
+            gf = fits(g["runs"], GUEST_CONFIGS)
             result["guest"] = {"machine": g["machine"], "iterations": g["iterations"],
                                "reps": a.guest_reps, "cpu_s_per_thread": a.guest_cpu_s,
-                               "runs": g["runs"], "fits": fits(g["runs"], GUEST_CONFIGS)}
+                               "runs": g["runs"], "fits": gf,
+                               "governed": governed_summary(g["runs"], gf, a.budget, "guest-",
+                                                            g["machine"]["nproc"]),
+                               "known_shares": g.get("known_shares")}
     result["minutes"] = (datetime.datetime.now(datetime.timezone.utc) - started).seconds / 60
     with open(a.out + ".json", "w") as f:
         json.dump(result, f, indent=1)

@@ -20,6 +20,7 @@ NAMES = {
     "guest-floor": "guest: floor",
     "guest-perf-record": "guest: `perf record -a`",
     "guest-lcpid": "guest: lcpid, kmod source",
+    "guest-lcpid-governed": "guest: lcpid, kmod source, --max-overhead 1 (governed)",
 }
 
 
@@ -78,23 +79,43 @@ def table(part, title):
     return lines
 
 
-def governed_text(h):
-    """The governed row against its budget, and the known shares at its rate."""
+def _num(v, fmt):
+    return "n/a" if v is None else fmt % v
+
+
+def asked_again(g):
+    """What the bench did where lcpid's estimate waited for a confirmation."""
+    n = g.get("calibrations_asked_again")
+    if not n:
+        return ""
+    return (" In %d of the runs lcpid's first estimate was not confirmed within 10 s (its "
+            "later calibrations refused for their interval, as on a loaded host), and the "
+            "bench asked for %d more calibrations (`lcpictl calibrate`), as an operator "
+            "would; until one confirms it, an estimate lowers the rate by half at most." % (
+                g["runs_asked_again"], n))
+
+
+def governed_text(h, where="", source="perf"):
+    """The governed row against its budget, and the known shares at its rate;
+    where: "" on the host, "QEMU guest, " in it."""
     g = h.get("governed")
     if not g:
         return []
     def pm(key):
         v = g.get(key + "_pct")
         return "n/a" if v is None else "%.2f ± %.2f %%" % (v, g[key + "_ci95_pct"])
-    out = ["### Governed: lcpid --max-overhead %g" % g["budget_pct"], "",
+    out = ["### %sgoverned: lcpid --source %s --max-overhead %g" % (
+               where, source, g["budget_pct"]) if where else
+           "### Governed: lcpid --max-overhead %g" % g["budget_pct"], "",
            "lcpid asked for %s/s/CPU with a budget of %g %% of each CPU, armed once it had "
            "calibrated and its governor had set the rate (%d runs, each a fresh lcpid). "
            "The rate it chose: %.0f/s/CPU (median; %.0f-%.0f over the runs), by its "
-           "estimate of %.0f ns per sample (median), governed_cost_pct %.2f; the workload "
-           "was sampled at %.0f per CPU-second. Against the budget:" % (
+           "estimate of %s ns per sample (median), governed_cost_pct %s; the workload "
+           "was sampled at %.0f per CPU-second.%s Against the budget:" % (
                "{:,.0f}".format(g["asked_rate"]), g["budget_pct"], g["runs"], g["rate_median"],
-               g["rate_min"], g["rate_max"], g["cost_estimate_ns_median"],
-               g["governed_cost_pct_median"], g["samples_per_cpu_s"]), "",
+               g["rate_min"], g["rate_max"], _num(g["cost_estimate_ns_median"], "%.0f"),
+               _num(g["governed_cost_pct_median"], "%.2f"), g["samples_per_cpu_s"],
+               asked_again(g)), "",
            "| measure | % of the workload's CPU (95 % CI) |", "|---|---|",
            "| measured slowdown: its CPU time over the %d bare runs' (rate 0 of every "
            "configuration) | %.2f ± %.2f %% |" % (g["bare_runs"], g["slowdown_pct"],
@@ -180,6 +201,7 @@ def write(result, out):
         if result.get("guest_note"):
             md += [result["guest_note"], ""]
         md += table(g, "QEMU guest")
+        md += governed_text(g, "QEMU guest, ", "kmod")
     else:
         md += ["### QEMU guest", "", "Not measured in this run: %s." % result.get(
             "guest_error"), ""]
