@@ -206,15 +206,14 @@ void Aggregator::TakeStack(const StackSample& stack) {
   // Its user's share: the stacks and bytes it has in flight.
   const uint32_t user = snap->uid;
   const size_t bytes = stack.user_stack.size() + stack.pcs.size() * sizeof(uint64_t) + snap->bytes;
+  if (!unwind_allowance_.Allows(user, MonotonicNs())) {
+    unwind_.over_cpu++;
+    return NotUnwound(stack);
+  }
   UserUnwinds& share = unwinding_by_user_[user];
   if (share.stacks >= kMaxUnwindingPerUser || share.bytes + bytes > kMaxUnwindBytesPerUser) {
     if (share.stacks == 0) unwinding_by_user_.erase(user);
     unwind_.over_share++;
-    return NotUnwound(stack);
-  }
-  if (!unwind_allowance_.Allows(user, MonotonicNs())) {
-    if (share.stacks == 0) unwinding_by_user_.erase(user);
-    unwind_.over_cpu++;
     return NotUnwound(stack);
   }
   share.stacks++;

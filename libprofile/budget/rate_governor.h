@@ -9,7 +9,6 @@
 #ifndef LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 #define LCPI_LIBPROFILE_BUDGET_RATE_GOVERNOR_H
 
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
