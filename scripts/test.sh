@@ -30,9 +30,14 @@ prebuild=""
 if [ $# = 0 ]; then
   prebuild_args=()
   [ "$SANITIZE" = 0 ] || prebuild_args=(--sanitize)
-  setsid chrt --idle 0 scripts/prebuild.sh "${prebuild_args[@]}" &
+  # In a process group of its own (job control), so that an interrupted
+  # run stops all of it; not in a session of its own (setsid): the
+  # scheduler's autogroups share the CPU between sessions, and gave it half
+  # of it whatever its policy.
+  set -m
+  chrt --idle 0 scripts/prebuild.sh "${prebuild_args[@]}" &
   prebuild=$!
-  # its own process group: an interrupted run stops all of it
+  set +m
   trap 'kill -- -$prebuild 2>/dev/null || true' EXIT
 fi
 scripts/build.sh
