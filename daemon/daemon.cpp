@@ -899,6 +899,7 @@ std::string Daemon::Status() {
     b.asked_rate = governor_->asked_rate();
     b.budget_pct = governor_->budget_pct();
     b.governed_rate = governor_->rate();
+    b.target_rate = governor_->target_rate();
     b.hysteresis = governor_->steps().hysteresis;
     b.governor_changes = governor_->changes();
     b.governor_error = governor_->error();
@@ -913,6 +914,8 @@ std::string Daemon::Status() {
     b.estimate_confirmed = governor_->confirmed();
     b.calibrations_refused = governor_->refused();
     b.calibrations_confirming = confirming_started_;
+    b.calibrations_pooled = governor_->pool_size();
+    b.pooled_offers = governor_->pooled();
     b.calibration_later_tries = retry_.later_tries();
     b.cpu_online_calibrations = cpu_online_calibrations_;
     b.cpus_online = cpus_online_.online();

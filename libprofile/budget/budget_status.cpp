@@ -40,7 +40,8 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
     o << "calibration_cpu_ms " << l.cpu_ns / 1'000'000 << "\n";
     if (f.asked_rate > 0) {
       // What sampling at the asked rate costs each CPU, by this estimate,
-      // and the rate the budget allows.
+      // and the rate the budget allows by it: this calibration's, refused
+      // or not (governor_target_per_cpu: the governor's, by what it holds).
       const double budget = f.budget_pct > 0 ? f.budget_pct : 100;
       const GovernedRate g = Govern(f.asked_rate, budget, l.fit.slope);
       o << "sampling_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
@@ -58,6 +59,7 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "max_overhead_pct " << f.budget_pct << "\n";
   o << "asked_rate_per_cpu " << static_cast<uint64_t>(f.asked_rate) << "\n";
   o << "governed_rate_per_cpu " << static_cast<uint64_t>(f.governed_rate) << "\n";
+  o << "governor_target_per_cpu " << static_cast<uint64_t>(f.target_rate) << "\n";
   o << "governor_changes " << f.governor_changes << "\n";
   if (!f.governor_error.empty()) o << "governor_error " << f.governor_error << "\n";
   o << "governor_cost_ns " << static_cast<int64_t>(f.governor_cost_ns) << "\n";
@@ -74,6 +76,8 @@ void WriteBudgetStatus(std::ostream& o, const BudgetFigures& f) {
   o << "estimate_confirmed " << (f.estimate_confirmed ? 1 : 0) << "\n";
   o << "calibrations_refused " << f.calibrations_refused << "\n";
   o << "calibrations_confirming " << f.calibrations_confirming << "\n";
+  o << "calibrations_pooled " << f.calibrations_pooled << "\n";
+  o << "pooled_offers " << f.pooled_offers << "\n";
   o << "calibration_later_tries " << f.calibration_later_tries << "\n";
   o << "cpus_online " << f.cpus_online << "\n";
   o << "cpu_online_calibrations " << f.cpu_online_calibrations << "\n";

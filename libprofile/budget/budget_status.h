@@ -28,6 +28,7 @@ struct BudgetFigures {
   // a change (kmod), if it did.
   double budget_pct = 0;
   double governed_rate = 0;
+  double target_rate = 0;  // where the governor is taking it (RateGovernor::target_rate)
   double hysteresis = 0;
   uint64_t governor_changes = 0;
   std::string governor_error;
@@ -44,6 +45,8 @@ struct BudgetFigures {
   double governor_reserved_pct = 0;     // what the governor holds back in all
   bool estimate_confirmed = false;
   uint64_t calibrations_refused = 0, calibrations_confirming = 0;
+  // refused calibrations pooled now, and pooled estimates offered since start
+  uint64_t calibrations_pooled = 0, pooled_offers = 0;
   int calibration_later_tries = 0;  // since the estimate last settled (calibration_retry.h)
   uint64_t cpu_online_calibrations = 0;
   long cpus_online = 0;

@@ -181,6 +181,11 @@ bool RateGovernor::awaits_confirmation() const {
   return target < estimate_rate_ / steps_.unconfirmed_max_down;
 }
 
+double RateGovernor::target_rate() const {
+  if (!(asked_rate_ > 0)) return 0;
+  return NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), steps_).target.rate;
+}
+
 std::optional<std::vector<uint64_t>> RateGovernor::Decide() {
   if (!(asked_rate_ > 0)) return std::nullopt;  // no rate known in time: nothing to govern
   last_ = NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), StepsNow());

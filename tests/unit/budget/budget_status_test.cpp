@@ -82,3 +82,14 @@ TEST_CASE("with the budget off nothing is exceeded") {
   CHECK(st["budget_exceeded"] == "0");
   CHECK(std::stod(st["budget_exceeded_by_pct"]) == 0);
 }
+
+TEST_CASE("the governor's target and its pool are shown beside the last calibration's rate") {
+  BudgetFigures f = Governed();
+  f.target_rate = 1250;
+  f.calibrations_pooled = 2;
+  f.pooled_offers = 1;
+  auto l = Lines(f);
+  CHECK(l["governor_target_per_cpu"] == "1250");
+  CHECK(l["calibrations_pooled"] == "2");
+  CHECK(l["pooled_offers"] == "1");
+}

@@ -311,6 +311,29 @@ TEST_CASE("the periodic calibrations' share of each CPU is held back from the bu
   CHECK(g.reserved_pct() == 0);
 }
 
+TEST_CASE("the target is where the rate is headed: the budget at the cost held, reserves out") {
+  RateGovernor g(1, 5000, {200000});
+  CHECK(g.target_rate() == Approx(5000));  // no estimate: the asked rate
+  REQUIRE(g.Offer(40000, 2000) == RateGovernor::Offered::kAccepted);
+  REQUIRE(g.Offer(40000, 2000) == RateGovernor::Offered::kConfirmed);
+  g.set_reserved_pct(0.2);
+  // 40 us a sample in 0.8 %: 200/s, where one step from 5,000 reaches 500
+  CHECK(g.target_rate() == Approx(200));
+  auto p = g.Decide();
+  REQUIRE(p);
+  g.Applied(*p);
+  CHECK(g.rate() == Approx(500));
+  CHECK(g.target_rate() == Approx(200));
+  // a refused calibration (status's rate_within_budget, the last
+  // calibration's, is then its own) leaves the target where it was
+  CHECK(g.Offer(4000, 3000) == RateGovernor::Offered::kRefused);
+  CHECK(g.target_rate() == Approx(200));
+  g.set_budget_pct(0);  // off: the asked rate
+  CHECK(g.target_rate() == Approx(5000));
+  RateGovernor unknown(1, 0, {200000});  // no rate known in time
+  CHECK(unknown.target_rate() == 0);
+}
+
 TEST_CASE("a cost the operator gives is held at once, confirmed") {
   RateGovernor g(20, 5000, {200000});
   g.SetKnownCost(200000);  // an emulated CPU: 200 us a sample
