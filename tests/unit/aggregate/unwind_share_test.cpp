@@ -93,42 +93,60 @@ struct Gate {
   }
 };
 
+// Two users' processes, this one's (root) and a child's of nobody, each
+// with one anonymous mapping, and an aggregator that unwinds on a worker
+// of its own. Tests set the hook and the allowance before adding stacks.
+struct TwoUsers {
+  OtherUser other;
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  ImageTable images;
+  ProcessTracker tracker;
+  Aggregator agg{images, tracker, nullptr};
+  UnwindTables tables{""};
+  Gate gate;  // outlives the worker, whose walks may wait on it
+  LookupWorker worker{Aggregator::UnwindWorkerLimits()};
+
+  TwoUsers() {
+    for (uint32_t pid : {self, other.pid()}) {
+      tracker.OnComm(pid, "app", true, 0);
+      tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
+    }
+    agg.SetUnwinder(&tables, &worker);
+  }
+  // `n` stacks of `pid`'s, in one buffer
+  void Add(uint32_t pid, size_t n = 1) {
+    RecordBuffer buffer;
+    for (size_t i = 0; i < n; i++) buffer.stacks.push_back(StackOf(pid));
+    agg.Add(buffer);
+  }
+  // Runs completions until done() or `seconds` passed.
+  template <class Done>
+  void RunUntil(Done done, int seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      worker.RunCompletions();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("one user's stuck walks do not keep another user's stacks from being unwound") {
   REQUIRE(geteuid() == 0);  // a second user's process; the unit tests run as root
-  OtherUser other;
-  const uint32_t slow = static_cast<uint32_t>(getpid());
-  ImageTable images;
-  ProcessTracker tracker;
-  for (uint32_t pid : {slow, other.pid()}) {
-    tracker.OnComm(pid, "app", true, 0);
-    tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
-  }
-  Aggregator agg(images, tracker, nullptr);
-  UnwindTables tables("");
-  Gate gate;
-  agg.SetUnwindHookForTest([&gate, slow](uint32_t pid, const lcpi::UnwindRequest&) {
-    if (pid == slow) gate.Wait();
+  TwoUsers u;
+  const uint32_t slow = u.self;
+  u.agg.SetUnwindHookForTest([&u, slow](uint32_t pid, const lcpi::UnwindRequest&) {
+    if (pid == slow) u.gate.Wait();
   });
-  LookupWorker worker(Aggregator::UnwindWorkerLimits());
-  agg.SetUnwinder(&tables, &worker);
 
   // The slow user's stacks first, more than the whole queue, then the
   // other user's.
-  RecordBuffer buffer;
-  for (size_t i = 0; i < Aggregator::kMaxUnwinding + 100; i++)
-    buffer.stacks.push_back(StackOf(slow));
   constexpr uint64_t kOthers = 20;
-  for (uint64_t i = 0; i < kOthers; i++) buffer.stacks.push_back(StackOf(other.pid()));
-  agg.Add(buffer);
-
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (agg.unwind_counts().unwound < kOthers && std::chrono::steady_clock::now() < deadline) {
-    worker.RunCompletions();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  const Aggregator::UnwindCounts counts = agg.unwind_counts();
+  u.Add(slow, Aggregator::kMaxUnwinding + 100);
+  u.Add(u.other.pid(), kOthers);
+  u.RunUntil([&] { return u.agg.unwind_counts().unwound >= kOthers; }, 5);
+  const Aggregator::UnwindCounts counts = u.agg.unwind_counts();
   INFO("unwound " << counts.unwound << ", not unwound " << counts.not_unwound);
   CHECK(counts.unwound == kOthers);  // every one of the other user's, none of the slow one's
   // The slow user's beyond its share are kept as they came, and counted.
@@ -136,9 +154,9 @@ TEST_CASE("one user's stuck walks do not keep another user's stacks from being u
   CHECK(counts.over_share == Aggregator::kMaxUnwinding + 100 - Aggregator::kMaxUnwindingPerUser);
   CHECK(counts.not_unwound == counts.over_share);
 
-  gate.Open();
-  CHECK(worker.WaitIdle(std::chrono::seconds(10)));
-  worker.Stop();
+  u.gate.Open();
+  CHECK(u.worker.WaitIdle(std::chrono::seconds(10)));
+  u.worker.Stop();
 }
 
 TEST_CASE("stacks of one process share one snapshot of its mappings until they change") {
@@ -217,47 +235,35 @@ TEST_CASE(
     "a user whose walks cost more CPU than its allowance keeps the rest as frame pointers gave "
     "them") {
   REQUIRE(geteuid() == 0);  // a second user's process
-  OtherUser other;
-  const uint32_t costly = static_cast<uint32_t>(getpid());
-  ImageTable images;
-  ProcessTracker tracker;
-  for (uint32_t pid : {costly, other.pid()}) {
-    tracker.OnComm(pid, "app", true, 0);
-    tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
-  }
-  Aggregator agg(images, tracker, nullptr);
+  TwoUsers u;
+  const uint32_t costly = u.self;
   // 2 ms of walks a second in all, 1 ms a user, 10 ms of it at once: a
   // costly user's walks of 2 ms (its unwind tables made so) are let
   // through 5 or 6 times, and the rest wait for the debt, repaid at 1 ms
   // a second.
-  agg.set_unwind_cpu_allowance(2'000'000);
-  UnwindTables tables("");
-  agg.SetUnwindHookForTest([costly](uint32_t pid, const lcpi::UnwindRequest&) {
+  u.agg.set_unwind_cpu_allowance(2'000'000);
+  u.agg.SetUnwindHookForTest([costly](uint32_t pid, const lcpi::UnwindRequest&) {
     if (pid != costly) return;
     const uint64_t until = lcpi::ThreadCpuNs() + 2'000'000;
     while (lcpi::ThreadCpuNs() < until) {
     }
   });
-  LookupWorker worker(Aggregator::UnwindWorkerLimits());
-  agg.SetUnwinder(&tables, &worker);
   // One stack at a time, each walk over before the next is taken (the
   // allowance charges a walk when it ends).
   auto take = [&](uint32_t pid) {
-    RecordBuffer buffer;
-    buffer.stacks.push_back(StackOf(pid));
-    agg.Add(buffer);
-    REQUIRE(worker.WaitIdle(std::chrono::seconds(10)));
+    u.Add(pid);
+    REQUIRE(u.worker.WaitIdle(std::chrono::seconds(10)));
   };
   const auto t0 = std::chrono::steady_clock::now();
   constexpr uint64_t kCostly = 20;
   for (uint64_t i = 0; i < kCostly; i++) take(costly);
-  const Aggregator::UnwindCounts after_costly = agg.unwind_counts();
+  const Aggregator::UnwindCounts after_costly = u.agg.unwind_counts();
   constexpr uint64_t kOthers = 5;
-  for (uint64_t i = 0; i < kOthers; i++) take(other.pid());
+  for (uint64_t i = 0; i < kOthers; i++) take(u.other.pid());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const Aggregator::UnwindCounts counts = agg.unwind_counts();
-  worker.Stop();
+  const Aggregator::UnwindCounts counts = u.agg.unwind_counts();
+  u.worker.Stop();
 
   INFO("unwound " << after_costly.unwound << " of the costly user's " << kCostly << " in "
                   << seconds << " s, " << after_costly.cpu_ns << " ns of CPU");
@@ -273,49 +279,25 @@ TEST_CASE(
 
 TEST_CASE("a walk the worker abandons is charged its time, to its user alone") {
   REQUIRE(geteuid() == 0);  // a second user's process
-  OtherUser other;
-  const uint32_t stuck = static_cast<uint32_t>(getpid());
-  ImageTable images;
-  ProcessTracker tracker;
-  for (uint32_t pid : {stuck, other.pid()}) {
-    tracker.OnComm(pid, "app", true, 0);
-    tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
-  }
-  Aggregator agg(images, tracker, nullptr);
-  agg.set_unwind_cpu_allowance(2'000'000);  // 1 ms a second a user, 10 ms at once
-  UnwindTables tables("");
-  Gate gate;
-  agg.SetUnwindHookForTest([&gate, stuck](uint32_t pid, const lcpi::UnwindRequest&) {
-    if (pid == stuck) gate.Wait();  // idle: given up as stuck after 2 s
+  TwoUsers u;
+  const uint32_t stuck = u.self;
+  u.agg.set_unwind_cpu_allowance(2'000'000);  // 1 ms a second a user, 10 ms at once
+  u.agg.SetUnwindHookForTest([&u, stuck](uint32_t pid, const lcpi::UnwindRequest&) {
+    if (pid == stuck) u.gate.Wait();  // idle: given up as stuck after 2 s
   });
-  LookupWorker worker(Aggregator::UnwindWorkerLimits());
-  agg.SetUnwinder(&tables, &worker);
-  auto add = [&](uint32_t pid) {
-    RecordBuffer buffer;
-    buffer.stacks.push_back(StackOf(pid));
-    agg.Add(buffer);
-  };
-  add(stuck);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (agg.unwind_counts().in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
-    worker.RunCompletions();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(agg.unwind_counts().in_flight == 0);  // abandoned
+  u.Add(stuck);
+  u.RunUntil([&] { return u.agg.unwind_counts().in_flight == 0; }, 10);
+  REQUIRE(u.agg.unwind_counts().in_flight == 0);  // abandoned
   // charged 2 s, 2,000 s of its allowance: its next stack is refused, the
   // other user's is unwound
-  add(stuck);
-  CHECK(agg.unwind_counts().over_cpu == 1);
-  add(other.pid());
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (agg.unwind_counts().unwound == 0 && std::chrono::steady_clock::now() < until) {
-    worker.RunCompletions();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  const Aggregator::UnwindCounts counts = agg.unwind_counts();
-  gate.Open();  // before any check can end the test: the stuck thread returns
-  CHECK(worker.WaitIdle(std::chrono::seconds(10)));
-  worker.Stop();
+  u.Add(stuck);
+  CHECK(u.agg.unwind_counts().over_cpu == 1);
+  u.Add(u.other.pid());
+  u.RunUntil([&] { return u.agg.unwind_counts().unwound > 0; }, 5);
+  const Aggregator::UnwindCounts counts = u.agg.unwind_counts();
+  u.gate.Open();  // before any check can end the test: the stuck thread returns
+  CHECK(u.worker.WaitIdle(std::chrono::seconds(10)));
+  u.worker.Stop();
   CHECK(counts.unwound == 1);  // the other user's
   CHECK(counts.over_cpu == 1);
 }
