@@ -4,7 +4,7 @@
 # --idle 0, inherited by make and the compilers), so it takes only the CPU
 # those leave idle: most tests sleep part of the time, and guests boot.
 #   1. The arm64 debug kernel, built once into the cache
-#      (scripts/qemu/build-nmi-kernel.sh: ~8 min on 2 free cores on a
+#      (scripts/qemu/build-nmi-kernel.sh: 476 s on 2 free cores on a
 #      fresh machine, at once later). kmod.arm64.nmi.kernel, ordered
 #      after the x86 guests and the scale tests, finds it built or waits
 #      for it under the script's lock.
@@ -23,7 +23,8 @@ scripts/qemu/build-nmi-kernel.sh >build/prebuild-kernel.log 2>&1
 if [ "${1:-}" = --sanitize ]; then
   # shellcheck source=scripts/sanitize-env.sh
   . scripts/sanitize-env.sh
-  { configure_sanitize_tree && cmake --build "$LCPI_SAN_BUILD" -j"$(nproc)"; } \
+  { lock_sanitize_tree && configure_sanitize_tree &&
+    cmake --build "$LCPI_SAN_BUILD" -j"${LCPI_JOBS:-$(nproc)}" && unlock_sanitize_tree; } \
     >build/prebuild-san.log 2>&1
 fi
 exit 0

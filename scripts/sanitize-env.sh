@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # sanitize-env.sh - the one sanitizer configuration, sourced by
 # scripts/test-sanitize.sh (the test suite under it, part of CI) and
 # scripts/fuzz.sh (longer fuzzing runs in the same tree).
@@ -19,6 +20,17 @@ LCPI_SAN_BUILD=${LCPI_SAN_BUILD_DIR:-build-san}
 
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:suppressions=$PWD/fuzz/asan.supp"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+
+# lock_sanitize_tree: waits until no other process builds $LCPI_SAN_BUILD
+# (scripts/prebuild.sh in the background, or one an interrupted run left),
+# then holds it; unlock_sanitize_tree lets go once built, so that no test
+# (a daemon left running) holds it after.
+lock_sanitize_tree() {
+  mkdir -p "$LCPI_SAN_BUILD"
+  exec 9>"$LCPI_SAN_BUILD/.build.lock"
+  flock 9
+}
+unlock_sanitize_tree() { exec 9>&-; }
 
 # configure_sanitize_tree: (re)configures $LCPI_SAN_BUILD; run from the
 # repository's root.

@@ -34,9 +34,11 @@ scripts/setup.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
 
 start=$(date +%s)
+lock_sanitize_tree
 configure_sanitize_tree
 # shellcheck disable=SC2086
 cmake --build "$LCPI_SAN_BUILD" -j"$JOBS" ${LCPI_SAN_TARGETS:+--target $LCPI_SAN_TARGETS}
+unlock_sanitize_tree
 built=$(date +%s)
 status=0
 left_out=(style)

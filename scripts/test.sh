@@ -35,10 +35,11 @@ if [ $# = 0 ]; then
   # scheduler's autogroups share the CPU between sessions, and gave it half
   # of it whatever its policy.
   set -m
-  chrt --idle 0 scripts/prebuild.sh "${prebuild_args[@]}" &
+  chrt --idle 0 scripts/prebuild.sh "${prebuild_args[@]}" </dev/null &
   prebuild=$!
   set +m
-  trap 'kill -- -$prebuild 2>/dev/null || true' EXIT
+  # only while it runs: once reaped, its number may be another group's
+  trap '[ -z "$(jobs -rp)" ] || kill -- -"$prebuild" 2>/dev/null || true' EXIT
 fi
 scripts/build.sh
 main=0

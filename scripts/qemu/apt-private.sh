@@ -50,6 +50,8 @@ EOF
 	# Lists older than a day are refreshed (security updates replace kernels).
 	if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null)" ]; then
 		say "updating the package lists of $suite for $arch in $APTDIR"
-		apt-get "${APT[@]}" update -qq >&2 || return 1
+		# apt's own locks are off (Debug::NoLocking): one update at a time
+		# (scripts/prebuild.sh may run beside a guest test's fetch)
+		flock "$APTDIR/.update.lock" apt-get "${APT[@]}" update -qq >&2 || return 1
 	fi
 }

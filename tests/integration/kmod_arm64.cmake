@@ -136,12 +136,14 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # timeouts leave it out), takes the PMU overflow as an NMI; the shares
   # still land within 2 points and every handler run was an NMI
   add_test(NAME kmod.arm64.nmi.kernel COMMAND ${CMAKE_SOURCE_DIR}/scripts/qemu/build-nmi-kernel.sh)
-  # After the x86 guests and the scale tests, the longest (CTest runs a
-  # fixture's setup first otherwise): where scripts/test.sh builds this
-  # kernel in the background (at SCHED_IDLE, from its start), that build
-  # has had the CPU the builds and most tests left idle by the time this
-  # test waits for it (docs/kmod.md). After the x86 guests only, it waited
-  # 275 s in fresh run 36. A name here that no longer exists is ignored.
+  # After the x86 guests and the scale tests, the longest: where
+  # scripts/test.sh builds this kernel in the background (at SCHED_IDLE,
+  # from its start), the build has the CPU they and the builds leave idle
+  # until this test waits for it (docs/kmod.md). CTest runs a fixture's
+  # setup first, and a test's DEPENDS early: in fresh run 37 this test
+  # started 19 minutes into the tests and waited 178 s (after the x86
+  # guests only, run 36: 275 s). A name here that no longer exists is
+  # ignored.
   set(nmi_kernel_after kmod.basics kmod.6.12.basics kmod.daemon kmod.late-module soak
     "daemon: merge (slow)" "reliability: reliability" "reliability: load (slow)"
     "reliability: churn (slow)")
