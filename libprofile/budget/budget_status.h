@@ -28,7 +28,7 @@ struct BudgetFigures {
   // a change (kmod), if it did.
   double budget_pct = 0;
   double governed_rate = 0;
-  double target_rate = 0;  // where the governor is taking it (RateGovernor::target_rate)
+  double target_rate = 0;  // what the budget allows at the cost held (RateGovernor::target_rate)
   double hysteresis = 0;
   uint64_t governor_changes = 0;
   std::string governor_error;

@@ -92,10 +92,10 @@ class RateGovernor {
   double reserved_pct() const { return reserved_pct_; }
   double asked_rate() const { return asked_rate_; }
   double rate() const { return rate_; }  // the current window's
-  // Where the rate is headed: what the budget allows now at the cost held,
-  // the reserves left out, before the steps that smooth the way there (the
-  // asked rate with no estimate or no budget; 0 where no rate is known in
-  // time).
+  // What the budget, less the reserves, allows now at the cost held: the
+  // rate Decide's steps lead toward (held within their hysteresis, at
+  // most 2x down while the estimate is unconfirmed). The asked rate with
+  // no estimate or no budget; 0 where no rate is known in time.
   double target_rate() const;
   const std::vector<uint64_t>& periods() const { return periods_; }
   const RateSteps& steps() const { return steps_; }

@@ -103,7 +103,7 @@ struct TwoUsers {
   ProcessTracker tracker;
   Aggregator agg{images, tracker, nullptr};
   UnwindTables tables{""};
-  Gate gate;  // outlives the worker, whose walks may wait on it
+  Gate gate;
   LookupWorker worker{Aggregator::UnwindWorkerLimits()};
 
   TwoUsers() {
@@ -112,6 +112,14 @@ struct TwoUsers {
       tracker.OnMmap(pid, {0x1000, 0x2000, 0, lcpi::kNoImage}, 0);
     }
     agg.SetUnwinder(&tables, &worker);
+  }
+  // A walk the worker gave up as stuck runs on, on a thread of its own,
+  // with `tables`, until the gate lets it go: it must end before they do
+  // (also where a failed REQUIRE left the gate shut).
+  ~TwoUsers() {
+    gate.Open();
+    for (int i = 0; i < 1000 && worker.stats().stuck_threads > 0; i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // `n` stacks of `pid`'s, in one buffer
   void Add(uint32_t pid, size_t n = 1) {
