@@ -176,9 +176,7 @@ bool RateGovernor::awaits_confirmation() const {
   // a refused calibration's lower end is no measurement, whatever rate it
   // allows (it may allow the asked one: 778 ns of 9,464 +- 8,686)
   if (lower_bound_) return true;
-  const double target =
-      NextRate(rate_, asked_rate_, SamplingBudgetPct(), cost_ns(), steps_).target.rate;
-  return target < estimate_rate_ / steps_.unconfirmed_max_down;
+  return target_rate() < estimate_rate_ / steps_.unconfirmed_max_down;
 }
 
 double RateGovernor::target_rate() const {
