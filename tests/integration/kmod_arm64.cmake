@@ -136,20 +136,14 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # timeouts leave it out), takes the PMU overflow as an NMI; the shares
   # still land within 2 points and every handler run was an NMI
   add_test(NAME kmod.arm64.nmi.kernel COMMAND ${CMAKE_SOURCE_DIR}/scripts/qemu/build-nmi-kernel.sh)
-  # After the x86 guests and the scale tests, the longest: where
-  # scripts/test.sh builds this kernel in the background (at SCHED_IDLE,
-  # from its start), the build has the CPU they and the builds leave idle
-  # until this test waits for it (docs/kmod.md). CTest runs a fixture's
-  # setup first, and a test's DEPENDS early: in fresh run 37 this test
-  # started 19 minutes into the tests and waited 178 s (after the x86
-  # guests only, run 36: 275 s). A name here that no longer exists is
-  # ignored.
-  set(nmi_kernel_after kmod.basics kmod.6.12.basics kmod.daemon kmod.late-module soak
-    "daemon: merge (slow)" "reliability: reliability" "reliability: load (slow)"
-    "reliability: churn (slow)")
+  # Label debug-kernel: scripts/test.sh, run whole as CI runs it, builds
+  # this kernel in the background (at SCHED_IDLE, from its start) and runs
+  # the tests with this label in a second ctest pass, after every other
+  # test, so that the build has the CPU they and the builds leave idle and
+  # this test waits only for what is left (docs/kmod.md).
   set_tests_properties(kmod.arm64.nmi.kernel PROPERTIES
-    LABELS "kmod;integration;slow" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 2400
-    FIXTURES_SETUP lcpi_nmi_kernel DEPENDS "${nmi_kernel_after}")
+    LABELS "kmod;integration;slow;debug-kernel" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 2400
+    FIXTURES_SETUP lcpi_nmi_kernel)
   lcpi_kmod_guest_test(kmod.arm64.nmi 200 --arch arm64 --nmi
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/nmi.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
        ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
@@ -176,6 +170,8 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # kmod.arm64.nmi); kmod.arm64.multiplex loads no module.
   set_tests_properties(kmod.arm64.stress kmod.arm64.faults.unload_open kmod.arm64.precise
     PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
+  set_property(TEST kmod.arm64.nmi kmod.arm64.pinned kmod.arm64.stress
+    kmod.arm64.faults.unload_open kmod.arm64.precise APPEND PROPERTY LABELS debug-kernel)
 else()
   foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles
             arm64.multiplex arm64.precise arm64.pinned arm64.storm arm64.faults.kill_reader arm64.nmi.kernel arm64.nmi)
