@@ -2,9 +2,10 @@
 # failure-summary.sh - the end of each failed test's output, from a tree's
 # last ctest run (Testing/Temporary/LastTest.log), so that a long run's log
 # ends with why each test failed, not only which (CI keeps only part of a
-# long log). A sanitizer's report is shown from its first line (the error
-# and the stack where it happened), which a fuzzer's long tail would push
-# out of the last lines, and a fuzzer's crashing input in base64. scripts/test.sh
+# long log). Shown from their first line, where a fuzzer's long tail would
+# push them out of the last lines: a sanitizer's report (the error and the
+# stack where it happened) and the kernel's log a guest printed before its
+# timeout. A fuzzer's crashing input is shown in base64. scripts/test.sh
 # calls it for each tree that failed.
 #
 #   scripts/failure-summary.sh BUILD-DIR [LINES]     (default 30 lines a test)
@@ -23,10 +24,13 @@ cut -d: -f2- "$dir/LastTestsFailed.log" | while IFS= read -r name; do
     cur == 1 && /^Output:$/ { cur = 2; getline; next }
     cur == 2 && /^<end of output>$/ { cur = 0 }
     cur == 2 && !/sampling cpu-clock instead$/ { print }' "$dir/LastTest.log")
-  report=$(grep -n -m1 -E '^==[0-9]+==ERROR: |runtime error: ' <<<"$output" | cut -d: -f1 || true)
+  # a sanitizer's report, or the kernel's log a guest printed before its
+  # timeout (scripts/qemu/guest-init.sh)
+  report=$(grep -n -m1 -E "^==[0-9]+==ERROR: |runtime error: |^guest-init: the command still runs" \
+    <<<"$output" | cut -d: -f1 || true)
   if [ -n "$report" ]; then
-    echo "(the sanitizer's report, from its first line)"
-    tail -n "+$report" <<<"$output" | head -n 40
+    echo "(the report, from its first line)"
+    tail -n "+$report" <<<"$output" | head -n 105
     echo "(the end of the output)"
   fi
   tail -n "$lines" <<<"$output"

@@ -9,7 +9,8 @@
 # host's programs) the initramfs stays the root: busybox is its shell, and
 # the host folders listed in the shared directory's .guest-binds are
 # mounted from /host at their own paths.
-# lcpi_shared, lcpi_dmesg and lcpi_chroot come from the kernel command line.
+# lcpi_shared, lcpi_dmesg, lcpi_chroot and lcpi_watchdog come from the kernel
+# command line.
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -38,6 +39,18 @@ done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose \
 	hostroot /host || finish 125
 echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
+# A command still running shortly before run-guest.sh's timeout
+# (lcpi_watchdog: seconds from here): the end of the kernel's log, which the
+# console's quiet level leaves out (an RCU stall's task dump is KERN_INFO),
+# printed before the host stops the guest.
+if [ -n "$lcpi_watchdog" ]; then
+	(
+		sleep "$lcpi_watchdog"
+		echo "guest-init: the command still runs after $lcpi_watchdog s; the end of the kernel's log:"
+		dmesg | tail -n 100
+		echo "guest-init: end of the kernel's log"
+	) &
+fi
 if [ "$lcpi_chroot" = 0 ]; then
 	mkdir -p /shared /run/tmp /tmp
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \

@@ -92,7 +92,11 @@ skip() {
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--timeout) TIMEOUT=$2; shift 2 ;;
+	--timeout)
+		case "$2" in
+		'' | *[!0-9]*) echo "run-guest: --timeout takes whole seconds, not '$2'" >&2; exit 2 ;;
+		esac
+		TIMEOUT=$2; shift 2 ;;
 	--dmesg) DMESG=1; shift ;;
 	--no-load) LOAD=0; shift ;;
 	--smp) SMP=$2; shift 2 ;;
@@ -354,7 +358,7 @@ boot() {
 		-smp "$SMP" -m "$MEM" \
 		-nodefaults -display none -no-reboot -monitor none -serial stdio \
 		-kernel "$IMAGE" -initrd "$RUN/initramfs.cpio" \
-		-append "console=$CONSOLE quiet panic=-1 lcpi_shared=$SHARED lcpi_dmesg=$DMESG lcpi_chroot=$CHROOT $APPEND ${LCPI_GUEST_APPEND:-}" \
+		-append "console=$CONSOLE quiet panic=-1 lcpi_shared=$SHARED lcpi_dmesg=$DMESG lcpi_chroot=$CHROOT lcpi_watchdog=$((TIMEOUT * 4 / 5)) $APPEND ${LCPI_GUEST_APPEND:-}" \
 		"${SHARES[@]}" \
 		</dev/null 2>&1 | sed -u 's/\r$//' | tee "$RUN/console.log"
 	QRC=${PIPESTATUS[0]}
