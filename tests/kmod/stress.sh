@@ -9,6 +9,7 @@ CHECK=$1
 N=${2:-50}
 if [ -d /sys/module/lcpi ]; then rmmod lcpi; fi
 for i in $(seq 1 "$N"); do
+	start=$(date +%s)
 	insmod "$LCPI_KO"
 	if [ $((i % 5)) = 0 ]; then
 		"$CHECK" abandon >/dev/null
@@ -18,6 +19,7 @@ for i in $(seq 1 "$N"); do
 	fi
 	rmmod lcpi
 	[ "$(cat /sys/devices/system/cpu/cpu1/online)" = 1 ] || echo 1 >/sys/devices/system/cpu/cpu1/online
-	echo "stress: round $i ok"
+	# how long, so that a slow round (a stall that ended) shows
+	echo "stress: round $i ok ($(($(date +%s) - start)) s)"
 done
 "$(dirname "$0")/dmesg-check.sh"
