@@ -26,11 +26,11 @@ cut -d: -f2- "$dir/LastTestsFailed.log" | while IFS= read -r name; do
     cur == 2 && !/sampling cpu-clock instead$/ { print }' "$dir/LastTest.log")
   # a sanitizer's report, or the kernel's log a guest printed before its
   # timeout (scripts/qemu/guest-init.sh)
-  report=$(grep -n -m1 -E "^==[0-9]+==ERROR: |runtime error: |^guest-init: the command still runs" \
+  report=$(grep -n -m1 -E "^==[0-9]+==ERROR: |runtime error: |^guest-init: the command still runs " \
     <<<"$output" | cut -d: -f1 || true)
   if [ -n "$report" ]; then
     echo "(the report, from its first line)"
-    tail -n "+$report" <<<"$output" | head -n 105
+    sed -n "$report,$((report + 104))p" <<<"$output"
     echo "(the end of the output)"
   fi
   tail -n "$lines" <<<"$output"

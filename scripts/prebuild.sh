@@ -5,9 +5,9 @@
 # those leave idle: most tests sleep part of the time, and guests boot.
 #   1. The arm64 debug kernel, built once into the cache
 #      (scripts/qemu/build-nmi-kernel.sh: 476 s on 2 free cores on a
-#      fresh machine, at once later). kmod.arm64.nmi.kernel, ordered
-#      after the x86 guests and the scale tests, finds it built or waits
-#      for it under the script's lock.
+#      fresh machine, at once later). kmod.arm64.nmi.kernel, in
+#      test.sh's second ctest pass (label debug-kernel, after every other
+#      test), finds it built or waits for it under the script's lock.
 #   2. With --sanitize, then, the sanitizer tree (build-san/), which
 #      test-sanitize.sh, run once this has ended, finds built.
 # A failure is not reported here: the same step runs again in the

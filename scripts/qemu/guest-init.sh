@@ -40,13 +40,14 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose \
 	hostroot /host || finish 125
 echo 0 >/proc/sys/kernel/printk_ratelimit 2>/dev/null
 # A command still running shortly before run-guest.sh's timeout
-# (lcpi_watchdog: seconds from here): the end of the kernel's log, which the
-# console's quiet level leaves out (an RCU stall's task dump is KERN_INFO),
-# printed before the host stops the guest.
-if [ -n "$lcpi_watchdog" ]; then
+# (lcpi_watchdog: seconds after the kernel started): the end of the kernel's
+# log, which the console's quiet level leaves out (an RCU stall's task dump
+# is KERN_INFO), printed before the host stops the guest.
+up=$(cut -d. -f1 /proc/uptime)
+if [ "${lcpi_watchdog:-0}" -gt "$up" ]; then
 	(
-		sleep "$lcpi_watchdog"
-		echo "guest-init: the command still runs after $lcpi_watchdog s; the end of the kernel's log:"
+		sleep $((lcpi_watchdog - up))
+		echo "guest-init: the command still runs $lcpi_watchdog s after boot; the end of the kernel's log:"
 		dmesg | tail -n 100
 		echo "guest-init: end of the kernel's log"
 	) &

@@ -96,7 +96,7 @@ while [ $# -gt 0 ]; do
 		case "$2" in
 		'' | *[!0-9]*) echo "run-guest: --timeout takes whole seconds, not '$2'" >&2; exit 2 ;;
 		esac
-		TIMEOUT=$2; shift 2 ;;
+		TIMEOUT=$((10#$2)); shift 2 ;;
 	--dmesg) DMESG=1; shift ;;
 	--no-load) LOAD=0; shift ;;
 	--smp) SMP=$2; shift 2 ;;

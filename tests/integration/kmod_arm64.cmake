@@ -1,5 +1,6 @@
 # kmod_arm64.cmake - lcpi.ko on a real PMU: tests in an arm64 QEMU guest
-# (labels kmod, integration, slow; names kmod.arm64.*), through
+# (labels kmod, integration, slow, and debug-kernel for those on the debug
+# kernel, set at the end; names kmod.arm64.*), through
 # `run-guest.sh --arch arm64` with kmod.cmake's lcpi_kmod_guest_test() (CMake
 # includes the integration files in name order, kmod.cmake first). QEMU
 # emulates an Arm PMUv3 there, so hardware cycles really overflow and
@@ -136,13 +137,13 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # timeouts leave it out), takes the PMU overflow as an NMI; the shares
   # still land within 2 points and every handler run was an NMI
   add_test(NAME kmod.arm64.nmi.kernel COMMAND ${CMAKE_SOURCE_DIR}/scripts/qemu/build-nmi-kernel.sh)
-  # Label debug-kernel: scripts/test.sh, run whole as CI runs it, builds
-  # this kernel in the background (at SCHED_IDLE, from its start) and runs
-  # the tests with this label in a second ctest pass, after every other
-  # test, so that the build has the CPU they and the builds leave idle and
-  # this test waits only for what is left (docs/kmod.md).
+  # Label debug-kernel (at the end): scripts/test.sh, run whole as CI runs
+  # it, builds this kernel in the background (at SCHED_IDLE, from its
+  # start) and runs the tests with this label in a second ctest pass, after
+  # every other test, so that the build has the CPU they and the builds
+  # leave idle and this test waits only for what is left (docs/kmod.md).
   set_tests_properties(kmod.arm64.nmi.kernel PROPERTIES
-    LABELS "kmod;integration;slow;debug-kernel" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 2400
+    LABELS "kmod;integration;slow" RUN_SERIAL TRUE SKIP_RETURN_CODE 77 TIMEOUT 2400
     FIXTURES_SETUP lcpi_nmi_kernel)
   lcpi_kmod_guest_test(kmod.arm64.nmi 200 --arch arm64 --nmi
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/nmi.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
@@ -170,8 +171,6 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # kmod.arm64.nmi); kmod.arm64.multiplex loads no module.
   set_tests_properties(kmod.arm64.stress kmod.arm64.faults.unload_open kmod.arm64.precise
     PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
-  set_property(TEST kmod.arm64.nmi kmod.arm64.pinned kmod.arm64.stress
-    kmod.arm64.faults.unload_open kmod.arm64.precise APPEND PROPERTY LABELS debug-kernel)
 else()
   foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles
             arm64.multiplex arm64.precise arm64.pinned arm64.storm arm64.faults.kill_reader arm64.nmi.kernel arm64.nmi)
@@ -180,3 +179,6 @@ else()
     set_tests_properties(kmod.${t} PROPERTIES LABELS "kmod;integration;slow" SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+# the tests that boot the debug kernel, and the test that builds it
+set_property(TEST kmod.arm64.nmi.kernel kmod.arm64.nmi kmod.arm64.pinned kmod.arm64.stress
+  kmod.arm64.faults.unload_open kmod.arm64.precise APPEND PROPERTY LABELS debug-kernel)
