@@ -34,10 +34,7 @@ done
 scripts/setup.sh
 . scripts/sanitize-env.sh
 BUILD=$LCPI_SAN_BUILD
-lock_sanitize_tree
-configure_sanitize_tree
-cmake --build "$BUILD" -j"${LCPI_JOBS:-$(nproc)}" --target "${TARGETS[@]}"
-unlock_sanitize_tree
+build_sanitize_tree "${TARGETS[@]}"
 
 status=0
 for t in "${TARGETS[@]}"; do

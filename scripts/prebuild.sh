@@ -23,8 +23,7 @@ scripts/qemu/build-nmi-kernel.sh >build/prebuild-kernel.log 2>&1
 if [ "${1:-}" = --sanitize ]; then
   # shellcheck source=scripts/sanitize-env.sh
   . scripts/sanitize-env.sh
-  { lock_sanitize_tree && configure_sanitize_tree &&
-    cmake --build "$LCPI_SAN_BUILD" -j"${LCPI_JOBS:-$(nproc)}" && unlock_sanitize_tree; } \
-    >build/prebuild-san.log 2>&1
+  # shellcheck disable=SC2119 # every target
+  build_sanitize_tree >build/prebuild-san.log 2>&1
 fi
 exit 0

@@ -41,3 +41,15 @@ configure_sanitize_tree() {
     -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
     -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
 }
+
+# build_sanitize_tree [TARGET...]: configures and builds $LCPI_SAN_BUILD
+# (those targets, or all) with LCPI_JOBS jobs (default: nproc), under
+# lock_sanitize_tree; returns the first failure's status.
+build_sanitize_tree() {
+  local rc=0
+  lock_sanitize_tree
+  configure_sanitize_tree || rc=$?
+  [ $rc != 0 ] || cmake --build "$LCPI_SAN_BUILD" -j"${LCPI_JOBS:-$(nproc)}" ${1:+--target "$@"} || rc=$?
+  unlock_sanitize_tree
+  return $rc
+}

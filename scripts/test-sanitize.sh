@@ -34,11 +34,8 @@ scripts/setup.sh
 JOBS=${LCPI_JOBS:-$(nproc)}
 
 start=$(date +%s)
-lock_sanitize_tree
-configure_sanitize_tree
 # shellcheck disable=SC2086
-cmake --build "$LCPI_SAN_BUILD" -j"$JOBS" ${LCPI_SAN_TARGETS:+--target $LCPI_SAN_TARGETS}
-unlock_sanitize_tree
+build_sanitize_tree ${LCPI_SAN_TARGETS:-}
 built=$(date +%s)
 status=0
 left_out=(style)
