@@ -22,6 +22,10 @@ foreach(c lcpi_kmod_shares lcpi_kmod_storm)
   target_include_directories(${c} PRIVATE ${CMAKE_SOURCE_DIR}/kmod/include)
 endforeach()
 
+# the tests that boot the debug kernel (below: (d), (e), (f))
+set(debug_kernel_guests kmod.arm64.nmi kmod.arm64.pinned kmod.arm64.stress
+  kmod.arm64.faults.unload_open kmod.arm64.precise)
+
 if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   set(arm64_warnings -Wall -Wextra)
   if(LCPI_WERROR)
@@ -148,14 +152,12 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   lcpi_kmod_guest_test(kmod.arm64.nmi 200 --arch arm64 --nmi
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/nmi.sh ${LCPI_ARM64_DIR}/lcpi_kmod_shares
        ${LCPI_ARM64_DIR}/shares ${LCPI_ARM64_DIR}/shares.nm)
-  set_tests_properties(kmod.arm64.nmi PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
   # (e) on the same kernel, under lockdep, KASAN and UBSAN: a user's pinned
   # cycles counters take every counter of the PMU; the module's unpinned
   # cycles event is created but never runs, and START says so (GET_INFO's
   # LCPI_EVENT_INFO_NOT_RUNNING) instead of sampling nothing silently
   lcpi_kmod_guest_test(kmod.arm64.pinned 120 --arch arm64 --nmi
     -- ${CMAKE_SOURCE_DIR}/tests/kmod/pinned.sh ${LCPI_ARM64_DIR}/lcpi_kmod_check)
-  set_tests_properties(kmod.arm64.pinned PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
   # (f) the module's other paths on the same debug kernel, booted without
   # pseudo-NMIs (--debug: the PMU's overflow an ordinary interrupt, as on
   # Debian's kernel), so lockdep, KASAN and UBSAN watch load/sample/
@@ -169,8 +171,8 @@ if(LCPI_AARCH64_CXX AND LCPI_AARCH64_CC AND LCPI_AARCH64_NM)
   # rate (kill_reader's log: rcu_sched stalls on CPU 0). kmod.arm64.shares
   # stays on Debian's kernel (the same check runs on the debug kernel as
   # kmod.arm64.nmi); kmod.arm64.multiplex loads no module.
-  set_tests_properties(kmod.arm64.stress kmod.arm64.faults.unload_open kmod.arm64.precise
-    PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
+  # (d), (e) and (f) boot the kernel kmod.arm64.nmi.kernel builds
+  set_tests_properties(${debug_kernel_guests} PROPERTIES FIXTURES_REQUIRED lcpi_nmi_kernel)
 else()
   foreach(t arm64.shares arm64.stress arm64.faults.unload_open arm64.faults.max_rate_cycles
             arm64.multiplex arm64.precise arm64.pinned arm64.storm arm64.faults.kill_reader arm64.nmi.kernel arm64.nmi)
@@ -180,5 +182,4 @@ else()
   endforeach()
 endif()
 # the tests that boot the debug kernel, and the test that builds it
-set_property(TEST kmod.arm64.nmi.kernel kmod.arm64.nmi kmod.arm64.pinned kmod.arm64.stress
-  kmod.arm64.faults.unload_open kmod.arm64.precise APPEND PROPERTY LABELS debug-kernel)
+set_property(TEST kmod.arm64.nmi.kernel ${debug_kernel_guests} APPEND PROPERTY LABELS debug-kernel)
